@@ -1,0 +1,33 @@
+"""The session store: an append-only JSONL tree per conversation, pi-compatible (v3)."""
+
+from .context import ModelRef, SessionContext, build_session_context
+from .errors import (
+    EntryNotFoundError,
+    InvalidSessionFileError,
+    PersistenceError,
+    SessionError,
+    SessionLockedError,
+    SessionNotFoundError,
+)
+from .files import LoadReport, SessionInfo, list_all_sessions, list_sessions
+from .store import LEAF_MARKER, PendingAppend, SessionManager, TreeNode
+
+__all__ = [
+    "LEAF_MARKER",
+    "EntryNotFoundError",
+    "InvalidSessionFileError",
+    "LoadReport",
+    "ModelRef",
+    "PendingAppend",
+    "PersistenceError",
+    "SessionContext",
+    "SessionError",
+    "SessionInfo",
+    "SessionLockedError",
+    "SessionManager",
+    "SessionNotFoundError",
+    "TreeNode",
+    "build_session_context",
+    "list_all_sessions",
+    "list_sessions",
+]

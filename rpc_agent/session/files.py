@@ -1,0 +1,425 @@
+"""Where session files live and how they are read, rewritten and locked.
+
+Everything that touches the file system for sessions, apart from the append path (writer.py),
+is here: the folder layout shared with the pi coding agent, the lenient line reader, atomic
+rewrites, the one-writer lock and session discovery.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .errors import InvalidSessionFileError, SessionLockedError
+
+JsonDict = dict[str, Any]
+
+HOME_ENV = "RPC_AGENT_HOME"
+
+
+def agent_home() -> Path:
+    """``$RPC_AGENT_HOME``, else ``~/.rpc-agent``."""
+    configured = os.environ.get(HOME_ENV)
+    return Path(configured).expanduser() if configured else Path.home() / ".rpc-agent"
+
+
+def encode_cwd(cwd: str) -> str:
+    """Folder name for a working directory: the reference agent's encoding, byte for byte."""
+    stripped = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
+    for char in "/\\:":
+        stripped = stripped.replace(char, "-")
+    return f"--{stripped}--"
+
+
+def sessions_root(home: Path | None = None) -> Path:
+    return (home or agent_home()) / "sessions"
+
+
+def default_session_dir(cwd: str, home: Path | None = None) -> Path:
+    return sessions_root(home) / encode_cwd(cwd)
+
+
+def now_iso() -> str:
+    """ISO-8601 in UTC with milliseconds and ``Z``, as JavaScript's ``toISOString``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def new_session_id() -> str:
+    return str(uuid.uuid4())
+
+
+def session_file_name(timestamp: str, session_id: str) -> str:
+    return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class LoadReport:
+    """What a lenient load had to skip or repair; damage is reported, never fatal."""
+
+    skipped_lines: list[int] = field(default_factory=list)
+    torn_tail_bytes: int = 0
+    migrated_from: int | None = None
+
+    @property
+    def skipped(self) -> int:
+        return len(self.skipped_lines)
+
+
+@dataclass(slots=True)
+class RawFile:
+    lines: list[JsonDict]
+    report: LoadReport
+    valid_length: int
+    """Byte length of the whole, newline-terminated part of the file."""
+    needs_newline: bool
+    """The file ends in a complete JSON line that lacks its newline."""
+    mentions_blobs: bool = False
+    """Some line holds a blob reference (so restoring is worth a pass over the entries)."""
+
+
+def is_header(line: Any) -> bool:
+    return isinstance(line, dict) and line.get("type") == "session" and isinstance(line.get("id"), str)
+
+
+def parse_lines(data: bytes) -> RawFile:
+    """Parse JSONL leniently: bad lines are skipped and counted, a torn last line is dropped.
+
+    A crash can leave the last line without its newline. If what is there still parses, it is
+    kept (only the newline is missing); otherwise it is cut off and reported.
+    """
+    report = LoadReport()
+    lines: list[JsonDict] = []
+    needs_newline = False
+    valid_length = len(data)
+    body = data
+    if data and not data.endswith(b"\n"):
+        cut = data.rfind(b"\n") + 1
+        tail = data[cut:]
+        try:
+            parsed_tail = orjson.loads(tail)
+        except orjson.JSONDecodeError:
+            parsed_tail = None
+        if isinstance(parsed_tail, dict):
+            needs_newline = True
+        else:
+            report.torn_tail_bytes = len(tail)
+            valid_length = cut
+            body = data[:cut]
+    loads = orjson.loads
+    for number, raw in enumerate(body.split(b"\n"), start=1):
+        if not raw or raw.isspace():
+            continue
+        try:
+            value = loads(raw)
+        except orjson.JSONDecodeError:
+            report.skipped_lines.append(number)
+            continue
+        if isinstance(value, dict):
+            lines.append(value)
+        else:
+            report.skipped_lines.append(number)
+    return RawFile(
+        lines=lines,
+        report=report,
+        valid_length=valid_length,
+        needs_newline=needs_newline,
+        mentions_blobs=b"blob:sha256:" in body,
+    )
+
+
+def read_session_file(path: Path) -> RawFile | None:
+    """The parsed file, or None when there is no file (or it is empty): a new session.
+
+    Raises InvalidSessionFileError for a non-empty file without a session header: such a file
+    is somebody else's data and must never be overwritten.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    if not data.strip():
+        return None
+    raw = parse_lines(data)
+    if not raw.lines or not is_header(raw.lines[0]):
+        raise InvalidSessionFileError(path, "the first line is not a session header")
+    return raw
+
+
+def read_header(path: Path, prefix: int = 4096) -> JsonDict | None:
+    """The header of a session file from a prefix read, or None when it is not a session."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(prefix)
+            while b"\n" not in head:
+                more = handle.read(65536)
+                if not more:
+                    break
+                head += more
+    except OSError:
+        return None
+    first = head.split(b"\n", 1)[0]
+    try:
+        value = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return None
+    return value if is_header(value) else None
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a create/rename in ``folder`` durable."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def encode_lines(lines: Iterable[JsonDict]) -> bytes:
+    dumps, option = orjson.dumps, orjson.OPT_APPEND_NEWLINE
+    return b"".join(dumps(line, option=option) for line in lines)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that a crash leaves either the old or the new file.
+
+    Temp file in the same folder (rename is only atomic within a file system), fsync, rename,
+    fsync of the folder.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    os.close(fd)
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def repair_tail(path: Path, raw: RawFile) -> None:
+    """Cut a torn last line, or finish a complete one, so the next append starts a fresh line."""
+    if raw.report.torn_tail_bytes:
+        with path.open("r+b") as handle:
+            handle.truncate(raw.valid_length)
+            handle.flush()
+            os.fsync(handle.fileno())
+    elif raw.needs_newline:
+        with path.open("ab") as handle:
+            handle.write(b"\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+# --- locking ------------------------------------------------------------------------------
+
+
+class SessionLock:
+    """An advisory, exclusive lock that says one writer owns a session file.
+
+    The lock is ``flock`` on a sidecar ``<file>.lock`` (the session file itself is replaced by
+    atomic rewrites, which would drop a lock held on it). ``flock`` conflicts between two
+    opens even inside one process, so a second manager on the same file is refused too. The
+    sidecar holds the owner's pid for the error message and is removed on release.
+    """
+
+    def __init__(self, session_path: Path) -> None:
+        self.path = session_path.with_name(session_path.name + ".lock")
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(10):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                os.close(fd)
+                if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise SessionLockedError(self.path.with_suffix(""), self._holder()) from None
+                raise
+            # The previous owner may have unlinked the sidecar between our open and flock:
+            # only a lock on the file that is at the path right now counts.
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                os.ftruncate(fd, 0)
+                os.write(fd, str(os.getpid()).encode())
+                self._fd = fd
+                return
+            os.close(fd)
+        raise SessionLockedError(self.path.with_suffix(""), None)
+
+    def _holder(self) -> int | None:
+        try:
+            return int(self.path.read_text().strip() or "0") or None
+        except (OSError, ValueError):
+            return None
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        os.close(self._fd)
+        self._fd = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+
+# --- discovery ----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SessionInfo:
+    path: str
+    id: str
+    cwd: str
+    name: str | None
+    parentSession: str | None
+    created: str
+    modified: str
+    messageCount: int
+    firstMessage: str
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            block.get("text", "")
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text"
+        )
+    return ""
+
+
+def _iso_from_ms(value: float) -> str:
+    return datetime.fromtimestamp(value / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def session_info(path: Path) -> SessionInfo | None:
+    """Listing metadata for one file, or None when it is not a session.
+
+    The message count and session name need the whole file; we scan the raw bytes line by
+    line and only parse lines that can matter (messages and session_info), which keeps a
+    listing of many large sessions cheap.
+    """
+    header = read_header(path)
+    if header is None:
+        return None
+    try:
+        stat = path.stat()
+        data = path.read_bytes()
+    except OSError:
+        return None
+    message_count = 0
+    first_message = ""
+    name: str | None = None
+    last_activity = 0
+    for raw in data.split(b"\n")[1:]:
+        is_message = raw.startswith(b'{"type":"message"') or b'"type":"message"' in raw[:64]
+        is_info = not is_message and b'"session_info"' in raw[:64]
+        if not (is_message or is_info):
+            continue
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("type") == "session_info":
+            if isinstance(entry.get("name"), str) and entry["name"].strip():
+                name = entry["name"].strip()
+            continue
+        if entry.get("type") != "message":
+            continue
+        message_count += 1
+        message = entry.get("message")
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            continue
+        stamp = message.get("timestamp")
+        if isinstance(stamp, int | float):
+            last_activity = max(last_activity, int(stamp))
+        if not first_message and message.get("role") == "user":
+            first_message = _text_of(message.get("content"))
+    created = str(header.get("timestamp", ""))
+    modified = (
+        _iso_from_ms(last_activity) if last_activity else (created or _iso_from_ms(stat.st_mtime * 1000))
+    )
+    parent = header.get("parentSession")
+    return SessionInfo(
+        path=str(path),
+        id=str(header["id"]),
+        cwd=str(header.get("cwd", "")),
+        name=name,
+        parentSession=parent if isinstance(parent, str) else None,
+        created=created,
+        modified=modified,
+        messageCount=message_count,
+        firstMessage=first_message or "(no messages)",
+    )
+
+
+def list_sessions(folder: Path) -> list[SessionInfo]:
+    """Sessions in one folder, most recently active first."""
+    if not folder.is_dir():
+        return []
+    infos = [
+        info
+        for child in folder.iterdir()
+        if child.suffix == ".jsonl" and child.is_file()
+        for info in [session_info(child)]
+        if info is not None
+    ]
+    infos.sort(key=lambda info: info.modified, reverse=True)
+    return infos
+
+
+def list_all_sessions(root: Path) -> list[SessionInfo]:
+    """Sessions of every working directory under a sessions root, most recent first."""
+    if not root.is_dir():
+        return []
+    infos = [info for folder in root.iterdir() if folder.is_dir() for info in list_sessions(folder)]
+    infos.sort(key=lambda info: info.modified, reverse=True)
+    return infos
+
+
+def most_recent_session(folder: Path) -> Path | None:
+    """The session file modified last (by mtime, as the reference agent picks it)."""
+    if not folder.is_dir():
+        return None
+    candidates = [
+        (child.stat().st_mtime, child)
+        for child in folder.iterdir()
+        if child.suffix == ".jsonl" and child.is_file() and read_header(child) is not None
+    ]
+    return max(candidates)[1] if candidates else None

@@ -1,0 +1,745 @@
+"""SessionManager: one session's tree, its leaf pointer, and its file.
+
+The manager owns the in-memory index (entries in file order, by id, by parent), the leaf, the
+labels and the session name, and hands every line to the write chain. Context building and
+migrations are pure functions elsewhere; this class decides *when* things reach the disk:
+
+* nothing is written until the session has an assistant message (a prompt that never got an
+  answer leaves no file behind); then the header and every entry are written at once, and
+  after that each append adds its line;
+* an append updates memory when it is called and returns an awaitable that completes once its
+  line is fsynced (``entry_id = await manager.append_message(...)``);
+* moving the leaf without appending (``branch``, ``reset_leaf``) writes a small ``custom``
+  marker entry whose parent is the new leaf, so that reopening the file puts the leaf back
+  where it was, and so that the reference agent, which takes the last line as the leaf, builds
+  the same context from the same file. Markers never reach the model and are hidden from the
+  tree.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import BaseModel
+
+from . import files
+from .blobs import BlobStore, prepare_for_disk, restore_blobs
+from .context import SessionContext, build_session_context, iso_to_ms, path_to_root
+from .entries import CURRENT_SESSION_VERSION, dump_message, parse_message
+from .errors import EntryNotFoundError, InvalidSessionFileError, SessionNotFoundError
+from .files import LoadReport, SessionLock
+from .migrations import file_version, migrate
+from .writer import WriteChain
+
+JsonDict = dict[str, Any]
+
+LEAF_MARKER = "rpc-agent.leaf"
+"""``customType`` of the entries that record a leaf move which appended nothing."""
+
+
+def is_leaf_marker(entry: JsonDict) -> bool:
+    return entry.get("type") == "custom" and entry.get("customType") == LEAF_MARKER
+
+
+def new_entry_id(taken: Iterable[str] | dict[str, Any] | set[str]) -> str:
+    """8 hex characters, unique in the file (retried on collision)."""
+    for _ in range(100):
+        candidate = secrets.token_hex(4)
+        if candidate not in taken:
+            return candidate
+    return secrets.token_hex(16)
+
+
+class PendingAppend:
+    """The result of an append: the id at once, durability when awaited.
+
+    ``await`` returns the entry id after its line is fsynced (or at once while the session is
+    not yet written, or in memory). ``.id`` is there without awaiting, for callers that do
+    not need to wait for the disk.
+    """
+
+    __slots__ = ("_chain", "_ticket", "id")
+
+    def __init__(self, entry_id: str | None, chain: WriteChain | None, ticket: int | None) -> None:
+        self.id = entry_id
+        self._chain = chain
+        self._ticket = ticket
+
+    def __await__(self) -> Generator[Any, None, str | None]:
+        if self._chain is not None and self._ticket is not None:
+            yield from self._chain.wait(self._ticket).__await__()
+        return self.id
+
+
+@dataclass(slots=True)
+class TreeNode:
+    """One row of the flattened tree: depth-first, children oldest first."""
+
+    entry: JsonDict
+    depth: int
+    parentId: str | None
+    childCount: int
+    label: str | None
+
+
+class SessionManager:
+    """Use the class methods (``create``, ``open``, ``in_memory``, ...) to make one."""
+
+    def __init__(
+        self,
+        *,
+        cwd: str,
+        session_dir: Path | None,
+        session_file: Path | None,
+        blobs: BlobStore | None,
+        header: JsonDict,
+        entries: list[JsonDict],
+        on_disk: bool,
+        report: LoadReport | None = None,
+        lock: SessionLock | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.session_dir = session_dir
+        self.session_file = session_file
+        self.blobs = blobs
+        self.header = header
+        self.load_report = report or LoadReport()
+        self._lock = lock
+        self._chain = WriteChain(session_file) if session_file is not None else None
+        self._on_disk = on_disk
+        self._has_assistant = on_disk
+        self._entries: list[JsonDict] = []
+        self._by_id: dict[str, JsonDict] = {}
+        self._position: dict[str, int] = {}
+        self._children: dict[str | None, list[str]] = {}
+        self._labels: dict[str, str] = {}
+        self._name: str | None = None
+        self._leaf: str | None = None
+        self._closed = False
+        for entry in entries:
+            self._index(entry)
+        self._leaf = self._leaf_from_file()
+
+    # --- construction -----------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        cwd: str,
+        session_dir: Path | str | None = None,
+        *,
+        parent_session: str | None = None,
+        home: Path | None = None,
+    ) -> SessionManager:
+        """A new session in ``session_dir`` (default: the folder of ``cwd`` under the home)."""
+        folder = Path(session_dir) if session_dir is not None else files.default_session_dir(cwd, home)
+        header = cls._new_header(cwd, parent_session)
+        path = folder / files.session_file_name(header["timestamp"], header["id"])
+        return cls._fresh(cwd, folder, path, header, home)
+
+    @classmethod
+    def open(
+        cls,
+        path: Path | str,
+        session_dir: Path | str | None = None,
+        *,
+        cwd: str | None = None,
+        home: Path | None = None,
+        must_exist: bool = False,
+    ) -> SessionManager:
+        """Open a session file for writing; a missing (or empty) file becomes a new session.
+
+        Raises InvalidSessionFileError for a non-empty file that is not a session (it is left
+        as it is), SessionLockedError when another writer holds it.
+        """
+        path = Path(path).absolute()
+        folder = Path(session_dir) if session_dir is not None else path.parent
+        lock = SessionLock(path)
+        lock.acquire()
+        try:
+            raw = files.read_session_file(path)
+            if raw is None:
+                if must_exist:
+                    raise SessionNotFoundError(path)
+                header = cls._new_header(cwd or os.getcwd(), None)
+                return cls._fresh(header["cwd"], folder, path, header, home, lock=lock)
+            blobs = BlobStore(cls._blob_folder(folder, home))
+            files.repair_tail(path, raw)
+            lines = raw.lines
+            from_version = migrate_lines(lines)
+            if from_version is not None:
+                raw.report.migrated_from = from_version
+                files.atomic_write(path, _encode_for_disk(lines, blobs))
+            header, entries = lines[0], lines[1:]
+            if raw.mentions_blobs:
+                for entry in entries:
+                    restore_blobs(entry, blobs)
+            header_cwd = header.get("cwd")
+            return cls(
+                cwd=header_cwd if isinstance(header_cwd, str) and header_cwd else (cwd or os.getcwd()),
+                session_dir=folder,
+                session_file=path,
+                blobs=blobs,
+                header=header,
+                entries=entries,
+                on_disk=True,
+                report=raw.report,
+                lock=lock,
+            )
+        except BaseException:
+            lock.release()
+            raise
+
+    @classmethod
+    def in_memory(cls, cwd: str | None = None) -> SessionManager:
+        """A session that is never written (``--no-session``)."""
+        cwd = cwd or os.getcwd()
+        return cls(
+            cwd=cwd,
+            session_dir=None,
+            session_file=None,
+            blobs=None,
+            header=cls._new_header(cwd, None),
+            entries=[],
+            on_disk=False,
+        )
+
+    @classmethod
+    def continue_recent(
+        cls, cwd: str, session_dir: Path | str | None = None, *, home: Path | None = None
+    ) -> SessionManager:
+        """The most recently modified session of ``cwd``, or a new one if there is none."""
+        folder = Path(session_dir) if session_dir is not None else files.default_session_dir(cwd, home)
+        recent = files.most_recent_session(folder)
+        if recent is not None:
+            return cls.open(recent, folder, cwd=cwd, home=home)
+        return cls.create(cwd, folder, home=home)
+
+    @classmethod
+    def fork_from(
+        cls,
+        source: Path | str,
+        target_cwd: str,
+        session_dir: Path | str | None = None,
+        *,
+        home: Path | None = None,
+    ) -> SessionManager:
+        """Copy another session (for example another project's) into a new file here."""
+        source = Path(source).absolute()
+        raw = files.read_session_file(source)
+        if raw is None:
+            raise SessionNotFoundError(source)
+        lines = raw.lines
+        migrate_lines(lines)
+        source_blobs = BlobStore(cls._blob_folder(source.parent, home))
+        entries = lines[1:]
+        for entry in entries:
+            restore_blobs(entry, source_blobs)
+        folder = Path(session_dir) if session_dir is not None else files.default_session_dir(target_cwd, home)
+        header = cls._new_header(target_cwd, str(source))
+        path = folder / files.session_file_name(header["timestamp"], header["id"])
+        return cls._fresh(target_cwd, folder, path, header, home, entries=entries, write_now=True)
+
+    @classmethod
+    def _fresh(
+        cls,
+        cwd: str,
+        folder: Path,
+        path: Path,
+        header: JsonDict,
+        home: Path | None,
+        *,
+        lock: SessionLock | None = None,
+        entries: list[JsonDict] | None = None,
+        write_now: bool = False,
+    ) -> SessionManager:
+        """A new session at ``path``; written at once when ``write_now`` (copies), else deferred."""
+        if lock is None:
+            lock = SessionLock(path)
+            lock.acquire()
+        try:
+            blobs = BlobStore(cls._blob_folder(folder, home))
+            entries = entries or []
+            if write_now:
+                files.atomic_write(path, _encode_for_disk([header, *entries], blobs))
+            return cls(
+                cwd=cwd,
+                session_dir=folder,
+                session_file=path,
+                blobs=blobs,
+                header=header,
+                entries=entries,
+                on_disk=write_now,
+                lock=lock,
+            )
+        except BaseException:
+            lock.release()
+            raise
+
+    @staticmethod
+    def _new_header(cwd: str, parent_session: str | None) -> JsonDict:
+        header: JsonDict = {
+            "type": "session",
+            "version": CURRENT_SESSION_VERSION,
+            "id": files.new_session_id(),
+            "timestamp": files.now_iso(),
+            "cwd": cwd,
+        }
+        if parent_session is not None:
+            header["parentSession"] = parent_session
+        return header
+
+    @staticmethod
+    def _blob_folder(session_dir: Path, home: Path | None) -> Path:
+        """Blobs live beside ``sessions/`` in the agent home: ``<home>/blobs``.
+
+        For a session folder outside any home (a custom ``--session-dir``), the blobs go in
+        ``<session_dir>/blobs`` so that the folder stays self-contained.
+        """
+        root = files.sessions_root(home)
+        try:
+            session_dir.absolute().relative_to(root.absolute())
+        except ValueError:
+            return session_dir / "blobs"
+        return root.parent / "blobs"
+
+    # --- index ------------------------------------------------------------------------
+
+    def _index(self, entry: JsonDict) -> None:
+        entry_id = entry.get("id")
+        if not isinstance(entry_id, str):
+            # Not a tree node (damaged or foreign line): kept in the file order, never indexed.
+            self._entries.append(entry)
+            return
+        self._position[entry_id] = len(self._entries)
+        self._entries.append(entry)
+        self._by_id[entry_id] = entry
+        parent = entry.get("parentId")
+        self._children.setdefault(parent if isinstance(parent, str) else None, []).append(entry_id)
+        kind = entry.get("type")
+        if kind == "label":
+            target, label = entry.get("targetId"), entry.get("label")
+            if isinstance(target, str):
+                if isinstance(label, str) and label:
+                    self._labels[target] = label
+                else:
+                    self._labels.pop(target, None)
+        elif kind == "session_info":
+            name = entry.get("name")
+            if isinstance(name, str) and name.strip():
+                self._name = name.strip()
+        elif kind == "message" and not self._has_assistant:
+            message = entry.get("message")
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                self._has_assistant = True
+
+    def _leaf_from_file(self) -> str | None:
+        """The leaf as the file says it: the last entry, or where its leaf marker points."""
+        for entry in reversed(self._entries):
+            entry_id = entry.get("id")
+            if not isinstance(entry_id, str):
+                continue
+            if is_leaf_marker(entry):
+                parent = entry.get("parentId")
+                if parent is None or parent in self._by_id:
+                    return parent if isinstance(parent, str) else None
+            return entry_id
+        return None
+
+    # --- reading ----------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        return str(self.header["id"])
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self._leaf
+
+    @property
+    def is_persisted(self) -> bool:
+        return self.session_file is not None
+
+    @property
+    def is_on_disk(self) -> bool:
+        """False until the first assistant message made the session worth a file."""
+        return self._on_disk
+
+    @property
+    def session_name(self) -> str | None:
+        return self._name
+
+    @property
+    def entries(self) -> list[JsonDict]:
+        """Every entry in file order (not a copy: do not mutate)."""
+        return self._entries
+
+    def get_entry(self, entry_id: str) -> JsonDict | None:
+        return self._by_id.get(entry_id)
+
+    def require_entry(self, entry_id: str) -> JsonDict:
+        entry = self._by_id.get(entry_id)
+        if entry is None:
+            raise EntryNotFoundError(entry_id)
+        return entry
+
+    def get_leaf_entry(self) -> JsonDict | None:
+        return self._by_id.get(self._leaf) if self._leaf is not None else None
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self._labels.get(entry_id)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return dict(self._labels)
+
+    def entries_since(self, entry_id: str | None) -> list[JsonDict]:
+        """Entries after ``entry_id`` in file order (all of them for None): a catch-up cursor."""
+        if entry_id is None:
+            return list(self._entries)
+        position = self._position.get(entry_id)
+        if position is None:
+            raise EntryNotFoundError(entry_id)
+        return self._entries[position + 1 :]
+
+    def get_children(self, parent_id: str | None) -> list[JsonDict]:
+        """Direct children as the tree shows them (leaf markers are see-through), oldest first."""
+        return [self._by_id[i] for i in self._visible_children(parent_id)]
+
+    def get_branch(self, from_id: str | None = None) -> list[JsonDict]:
+        """The path from the root to ``from_id`` (default: the leaf)."""
+        start = self._leaf if from_id is None else from_id
+        if start is None:
+            return []
+        if start not in self._by_id:
+            raise EntryNotFoundError(start)
+        return path_to_root(self._by_id, start)
+
+    def build_session_context(self) -> SessionContext:
+        return build_session_context(self._entries, self._leaf, self._by_id)
+
+    def _visible_children(self, parent_id: str | None) -> list[str]:
+        result: list[str] = []
+        pending = list(reversed(self._children.get(parent_id, [])))
+        while pending:
+            child = pending.pop()
+            if is_leaf_marker(self._by_id[child]):
+                pending.extend(reversed(self._children.get(child, [])))
+            else:
+                result.append(child)
+        if len(result) > 1:
+            result.sort(key=lambda i: (_sort_key(self._by_id[i].get("timestamp")), self._position[i]))
+        return result
+
+    def _roots(self) -> list[str]:
+        roots = [
+            entry_id
+            for entry_id, entry in self._by_id.items()
+            if entry.get("parentId") is None
+            or entry.get("parentId") == entry_id
+            or entry.get("parentId") not in self._by_id
+        ]
+        visible: list[str] = []
+        for root in roots:
+            if is_leaf_marker(self._by_id[root]):
+                visible.extend(self._visible_children(root))
+            else:
+                visible.append(root)
+        visible.sort(key=lambda i: (_sort_key(self._by_id[i].get("timestamp")), self._position[i]))
+        return visible
+
+    def get_tree(self) -> list[TreeNode]:
+        """The whole tree, flattened depth-first; no recursion, so any depth is fine."""
+        nodes: list[TreeNode] = []
+        stack: list[tuple[str, int, str | None]] = [(r, 0, None) for r in reversed(self._roots())]
+        seen: set[str] = set()
+        while stack:
+            entry_id, depth, parent = stack.pop()
+            if entry_id in seen:
+                continue
+            seen.add(entry_id)
+            children = self._visible_children(entry_id)
+            nodes.append(
+                TreeNode(
+                    entry=self._by_id[entry_id],
+                    depth=depth,
+                    parentId=parent,
+                    childCount=len(children),
+                    label=self._labels.get(entry_id),
+                )
+            )
+            stack.extend((child, depth + 1, entry_id) for child in reversed(children))
+        return nodes
+
+    def iter_path_ids(self, from_id: str | None = None) -> Iterator[str]:
+        for entry in self.get_branch(from_id):
+            yield entry["id"]
+
+    # --- appending --------------------------------------------------------------------
+
+    def _append(
+        self, fields: JsonDict, *, parent_id: str | None = None, move_leaf: bool = True
+    ) -> PendingAppend:
+        """Add one entry as a child of the leaf (or ``parent_id``) and queue its line."""
+        self._check_open()
+        if self._chain is not None:
+            self._chain.check()
+        entry: JsonDict = {
+            "type": fields.pop("type"),
+            "id": new_entry_id(self._by_id),
+            "parentId": self._leaf if move_leaf else parent_id,
+            "timestamp": files.now_iso(),
+        }
+        entry.update(fields)
+        self._index(entry)
+        if move_leaf:
+            self._leaf = entry["id"]
+        return PendingAppend(entry["id"], self._chain, self._persist(entry))
+
+    def _persist(self, entry: JsonDict) -> int | None:
+        if self._chain is None:
+            return None
+        if self._on_disk:
+            return self._chain.enqueue(_encode_for_disk([entry], self.blobs))
+        if not self._has_assistant:
+            return None
+        # First assistant message: the whole session so far goes out in one batch.
+        self._on_disk = True
+        return self._chain.enqueue(_encode_for_disk([self.header, *self._entries], self.blobs))
+
+    def append_message(self, message: BaseModel | JsonDict) -> PendingAppend:
+        if isinstance(message, BaseModel):
+            data = dump_message(message)
+        else:
+            parse_message(message)  # raises pydantic.ValidationError on a malformed message
+            data = message
+        return self._append({"type": "message", "message": data})
+
+    def append_thinking_level_change(self, thinking_level: str) -> PendingAppend:
+        return self._append({"type": "thinking_level_change", "thinkingLevel": thinking_level})
+
+    def append_model_change(self, provider: str, model_id: str) -> PendingAppend:
+        return self._append({"type": "model_change", "provider": provider, "modelId": model_id})
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int,
+        details: Any = None,
+        from_hook: bool | None = None,
+    ) -> PendingAppend:
+        fields: JsonDict = {
+            "type": "compaction",
+            "summary": summary,
+            "firstKeptEntryId": first_kept_entry_id,
+            "tokensBefore": tokens_before,
+        }
+        if details is not None:
+            fields["details"] = details
+        if from_hook is not None:
+            fields["fromHook"] = from_hook
+        return self._append(fields)
+
+    def append_custom_entry(self, custom_type: str, data: Any = None) -> PendingAppend:
+        fields: JsonDict = {"type": "custom", "customType": custom_type}
+        if data is not None:
+            fields["data"] = data
+        return self._append(fields)
+
+    def append_custom_message_entry(
+        self, custom_type: str, content: str | list[JsonDict], display: bool = True, details: Any = None
+    ) -> PendingAppend:
+        fields: JsonDict = {
+            "type": "custom_message",
+            "customType": custom_type,
+            "content": content,
+            "display": display,
+        }
+        if details is not None:
+            fields["details"] = details
+        return self._append(fields)
+
+    def append_label_change(self, target_id: str, label: str | None) -> PendingAppend:
+        """Set (or, with None or "", clear) the label of an entry; the latest label entry wins."""
+        self.require_entry(target_id)
+        fields: JsonDict = {"type": "label", "targetId": target_id}
+        if label:
+            fields["label"] = label
+        return self._append(fields)
+
+    def append_session_info(self, name: str) -> PendingAppend:
+        return self._append({"type": "session_info", "name": name.strip()})
+
+    # --- moving the leaf ----------------------------------------------------------------
+
+    def branch(self, entry_id: str) -> PendingAppend:
+        """Move the leaf to an existing entry; the next append becomes its child."""
+        self.require_entry(entry_id)
+        return self._move_leaf(entry_id)
+
+    def reset_leaf(self) -> PendingAppend:
+        """Move the leaf before the first entry; the next append starts a new root."""
+        return self._move_leaf(None)
+
+    def _move_leaf(self, target: str | None) -> PendingAppend:
+        self._check_open()
+        self._leaf = target
+        if not self._entries or self._leaf_from_file() == target:
+            return PendingAppend(None, None, None)
+        return self._append({"type": "custom", "customType": LEAF_MARKER}, parent_id=target, move_leaf=False)
+
+    def branch_with_summary(
+        self,
+        entry_id: str | None,
+        summary: str,
+        details: Any = None,
+        from_hook: bool | None = None,
+    ) -> PendingAppend:
+        """Move the leaf to ``entry_id`` (None: the root) and add a summary of the branch left."""
+        if entry_id is not None:
+            self.require_entry(entry_id)
+        self._leaf = entry_id
+        fields: JsonDict = {
+            "type": "branch_summary",
+            "fromId": entry_id if entry_id is not None else "root",
+            "summary": summary,
+        }
+        if details is not None:
+            fields["details"] = details
+        if from_hook is not None:
+            fields["fromHook"] = from_hook
+        return self._append(fields)
+
+    # --- new files from this one --------------------------------------------------------
+
+    def create_branched_session(self, leaf_id: str, *, home: Path | None = None) -> SessionManager:
+        """A new session holding just the root-to-``leaf_id`` path, ids unchanged.
+
+        Labels of entries on the path are carried over as fresh label entries after it. The
+        new file is written once, header first, when the path holds an assistant message;
+        otherwise it is deferred like any new session.
+        """
+        path = [e for e in self.get_branch(leaf_id) if e.get("type") != "label" and not is_leaf_marker(e)]
+        header = self._new_header(self.cwd, str(self.session_file) if self.session_file else None)
+        taken = {e["id"] for e in path}
+        entries = [dict(e) for e in path]
+        parent = entries[-1]["id"] if entries else None
+        for target, label in self._labels.items():
+            if target not in taken:
+                continue
+            label_id = new_entry_id(taken)
+            taken.add(label_id)
+            entries.append(
+                {
+                    "type": "label",
+                    "id": label_id,
+                    "parentId": parent,
+                    "timestamp": files.now_iso(),
+                    "targetId": target,
+                    "label": label,
+                }
+            )
+            parent = label_id
+        if self.session_file is None or self.session_dir is None:
+            manager = SessionManager.in_memory(self.cwd)
+            manager.header = header
+            for entry in entries:
+                manager._index(entry)
+            manager._leaf = manager._leaf_from_file()
+            return manager
+        target_path = self.session_dir / files.session_file_name(header["timestamp"], header["id"])
+        has_assistant = any(
+            e.get("type") == "message"
+            and isinstance(e.get("message"), dict)
+            and e["message"].get("role") == "assistant"
+            for e in entries
+        )
+        return SessionManager._fresh(
+            self.cwd, self.session_dir, target_path, header, home, entries=entries, write_now=has_assistant
+        )
+
+    # --- durability and lifetime -------------------------------------------------------
+
+    async def flush(self) -> None:
+        """Wait until every queued line is fsynced (raises the latched error, if any)."""
+        if self._chain is not None:
+            await self._chain.wait()
+
+    @property
+    def write_chain(self) -> WriteChain | None:
+        return self._chain
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("session manager is closed")
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        try:
+            await self.flush()
+        finally:
+            self._release()
+
+    def close(self) -> None:
+        """Synchronous close: writes what is queued, then releases the file and the lock."""
+        if self._closed:
+            return
+        try:
+            if self._chain is not None and self._chain.error is None:
+                self._chain.flush_sync()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        self._closed = True
+        if self._chain is not None:
+            self._chain.close()
+        if self._lock is not None:
+            self._lock.release()
+
+    def __enter__(self) -> SessionManager:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def migrate_lines(lines: list[JsonDict]) -> int | None:
+    """Migrate parsed lines in place; the version migrated from, or None when current."""
+    version = file_version(lines)
+    if not migrate(lines, new_entry_id):
+        return None
+    return version
+
+
+def _encode_for_disk(lines: list[JsonDict], blobs: BlobStore | None) -> bytes:
+    dumps, option = orjson.dumps, orjson.OPT_APPEND_NEWLINE
+    return b"".join(dumps(prepare_for_disk(line, blobs), option=option) for line in lines)
+
+
+def _sort_key(timestamp: Any) -> str:
+    """Canonical ISO string for ordering siblings; odd formats are normalised, not trusted."""
+    if isinstance(timestamp, str) and len(timestamp) == 24 and timestamp.endswith("Z"):
+        return timestamp
+    millis = iso_to_ms(timestamp)
+    return datetime.fromtimestamp(millis / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+__all__ = [
+    "LEAF_MARKER",
+    "InvalidSessionFileError",
+    "PendingAppend",
+    "SessionManager",
+    "TreeNode",
+    "is_leaf_marker",
+    "new_entry_id",
+]
