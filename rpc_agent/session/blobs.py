@@ -123,7 +123,9 @@ def _copy_with_blobs(entry: JsonDict, blobs: BlobStore) -> JsonDict:
     for key, value in entry.items():
         if key == "message" and isinstance(value, dict):
             copy[key] = {
-                k: (_externalize(v, blobs) if k == "content" else _truncate(v)) for k, v in value.items()
+                k: (_externalize(v, blobs) if k == "content" else _truncate(v))
+                for k, v in value.items()
+                if k not in TRANSIENT_FIELDS
             }
         elif key == "content":
             copy[key] = _externalize(value, blobs)

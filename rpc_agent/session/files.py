@@ -220,6 +220,26 @@ def atomic_write(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
+def clear_blank_file(path: Path) -> None:
+    """Empty a file that holds only whitespace, so that a new session's header is line 1.
+
+    Such a file is opened as a new session; appending to it as it is would put blank lines
+    before the header, and readers that look at the first line (listings, the reference
+    agent's discovery) would no longer see a session.
+    """
+    try:
+        if path.stat().st_size == 0:
+            return
+    except FileNotFoundError:
+        return
+    with path.open("r+b") as handle:
+        if handle.read().strip():
+            return  # not blank after all: never destroy data
+        handle.truncate(0)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
 def repair_tail(path: Path, raw: RawFile) -> None:
     """Cut a torn last line, or finish a complete one, so the next append starts a fresh line."""
     if raw.report.torn_tail_bytes:

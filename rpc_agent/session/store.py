@@ -44,6 +44,15 @@ LEAF_MARKER = "rpc-agent.leaf"
 """``customType`` of the entries that record a leaf move which appended nothing."""
 
 
+def is_bookkeeping(entry: JsonDict) -> bool:
+    """Label entries and leaf markers: part of the chain, but not steps of the conversation.
+
+    The tree shows through them (their children hang under their parent, the label itself is
+    a field of the node it names), and the leaf recorded in a file looks through trailing ones.
+    """
+    return entry.get("type") == "label" or is_leaf_marker(entry)
+
+
 def is_leaf_marker(entry: JsonDict) -> bool:
     return entry.get("type") == "custom" and entry.get("customType") == LEAF_MARKER
 
@@ -168,6 +177,7 @@ class SessionManager:
             if raw is None:
                 if must_exist:
                     raise SessionNotFoundError(path)
+                files.clear_blank_file(path)
                 header = cls._new_header(cwd or os.getcwd(), None)
                 return cls._fresh(header["cwd"], folder, path, header, home, lock=lock)
             blobs = BlobStore(cls._blob_folder(folder, home))
@@ -341,17 +351,37 @@ class SessionManager:
                 self._has_assistant = True
 
     def _leaf_from_file(self) -> str | None:
-        """The leaf as the file says it: the last entry, or where its leaf marker points."""
+        """The leaf as the file says it: the last entry, looking through trailing bookkeeping.
+
+        A trailing leaf marker or label points at the conversation's position with its
+        ``parentId``; the reference agent, which takes the last line as its leaf, reaches the
+        same context through it because neither kind ever reaches the model.
+        """
         for entry in reversed(self._entries):
             entry_id = entry.get("id")
             if not isinstance(entry_id, str):
                 continue
-            if is_leaf_marker(entry):
+            if is_bookkeeping(entry):
                 parent = entry.get("parentId")
-                if parent is None or parent in self._by_id:
-                    return parent if isinstance(parent, str) else None
+                if parent is None:
+                    return None
+                if parent in self._by_id:
+                    return self._through_bookkeeping(parent)
             return entry_id
         return None
+
+    def _through_bookkeeping(self, entry_id: str) -> str | None:
+        """The nearest ancestor-or-self of ``entry_id`` that is a conversation step."""
+        current: str | None = entry_id
+        seen: set[str] = set()
+        while current is not None and current not in seen:
+            seen.add(current)
+            entry = self._by_id.get(current)
+            if entry is None or not is_bookkeeping(entry):
+                return current
+            parent = entry.get("parentId")
+            current = parent if isinstance(parent, str) else None
+        return current
 
     # --- reading ----------------------------------------------------------------------
 
@@ -430,7 +460,7 @@ class SessionManager:
         pending = list(reversed(self._children.get(parent_id, [])))
         while pending:
             child = pending.pop()
-            if is_leaf_marker(self._by_id[child]):
+            if is_bookkeeping(self._by_id[child]):
                 pending.extend(reversed(self._children.get(child, [])))
             else:
                 result.append(child)
@@ -448,7 +478,7 @@ class SessionManager:
         ]
         visible: list[str] = []
         for root in roots:
-            if is_leaf_marker(self._by_id[root]):
+            if is_bookkeeping(self._by_id[root]):
                 visible.extend(self._visible_children(root))
             else:
                 visible.append(root)
@@ -567,13 +597,18 @@ class SessionManager:
             fields["details"] = details
         return self._append(fields)
 
-    def append_label_change(self, target_id: str, label: str | None) -> PendingAppend:
-        """Set (or, with None or "", clear) the label of an entry; the latest label entry wins."""
+    def append_label_change(self, target_id: str, label: str | None, *, move_leaf: bool = True) -> PendingAppend:
+        """Set (or, with None or "", clear) the label of an entry; the latest label entry wins.
+
+        Like every append it becomes the leaf, as in the reference implementation; with
+        ``move_leaf=False`` it hangs under the leaf and the leaf stays where it is (what a
+        client expects when it only bookmarks an entry). Either way the context is the same.
+        """
         self.require_entry(target_id)
         fields: JsonDict = {"type": "label", "targetId": target_id}
         if label:
             fields["label"] = label
-        return self._append(fields)
+        return self._append(fields, parent_id=self._leaf, move_leaf=move_leaf)
 
     def append_session_info(self, name: str) -> PendingAppend:
         return self._append({"type": "session_info", "name": name.strip()})
@@ -627,10 +662,9 @@ class SessionManager:
         new file is written once, header first, when the path holds an assistant message;
         otherwise it is deferred like any new session.
         """
-        path = [e for e in self.get_branch(leaf_id) if e.get("type") != "label" and not is_leaf_marker(e)]
+        entries = _path_without_labels(self.get_branch(leaf_id))
         header = self._new_header(self.cwd, str(self.session_file) if self.session_file else None)
-        taken = {e["id"] for e in path}
-        entries = [dict(e) for e in path]
+        taken = {e["id"] for e in entries}
         parent = entries[-1]["id"] if entries else None
         for target, label in self._labels.items():
             if target not in taken:
@@ -701,16 +735,51 @@ class SessionManager:
 
     def _release(self) -> None:
         self._closed = True
-        if self._chain is not None:
-            self._chain.close()
-        if self._lock is not None:
-            self._lock.release()
+        try:
+            if self._chain is not None:
+                self._chain.close()
+        finally:
+            # A failing close(2) of the session file must not keep the file locked for the
+            # rest of the process's life.
+            if self._lock is not None:
+                self._lock.release()
 
     def __enter__(self) -> SessionManager:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _path_without_labels(path: list[JsonDict]) -> list[JsonDict]:
+    """Copies of a root-to-leaf path without its label entries and leaf markers, re-chained.
+
+    Labels (and markers) are nodes of the chain like any entry: dropping one must hand its
+    place to the next kept entry, or that entry would point at a parent the new file does not
+    hold and the context would stop there. Ids stay as they are; only ``parentId`` changes
+    (and a compaction that kept "from" a dropped entry keeps from the next kept one), as the
+    reference implementation does.
+    """
+    kept: list[JsonDict] = []
+    replacement: dict[str, str] = {}
+    dropped: list[str] = []
+    parent: str | None = None
+    for entry in path:
+        if entry.get("type") == "label" or is_leaf_marker(entry):
+            dropped.append(entry["id"])
+            continue
+        for dropped_id in dropped:
+            replacement[dropped_id] = entry["id"]
+        dropped.clear()
+        copy = dict(entry)
+        copy["parentId"] = parent
+        kept.append(copy)
+        parent = entry["id"]
+    for copy in kept:
+        first_kept = copy.get("firstKeptEntryId")
+        if copy.get("type") == "compaction" and isinstance(first_kept, str) and first_kept in replacement:
+            copy["firstKeptEntryId"] = replacement[first_kept]
+    return kept
 
 
 def migrate_lines(lines: list[JsonDict]) -> int | None:
@@ -740,6 +809,7 @@ __all__ = [
     "PendingAppend",
     "SessionManager",
     "TreeNode",
+    "is_bookkeeping",
     "is_leaf_marker",
     "new_entry_id",
 ]

@@ -122,8 +122,10 @@ class WriteChain:
 
     def close(self) -> None:
         if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+            # Forget the descriptor first: after a failed close(2) it is gone all the same, and
+            # closing the number again could close a file somebody else opened meanwhile.
+            fd, self._fd = self._fd, None
+            os.close(fd)
 
     def reset_file(self) -> None:
         """Forget the open descriptor after the file was replaced by an atomic rewrite."""

@@ -1,0 +1,306 @@
+"""A small typed async client for rpc-agent: spawn the server, call methods, read events.
+
+    async with RpcAgentClient.spawn("--provider", "faux") as client:
+        await client.initialize()
+        result = await client.prompt("hello")
+        tree = await client.get_tree()
+
+Framing is strict: one JSON value per LF-terminated line, never split on U+2028/U+2029.
+When the server exits, every pending call fails with ``ServerExitedError``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import anyio.abc
+import orjson
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from pydantic import BaseModel
+
+from rpc_agent.protocol import methods as m
+
+JsonDict = dict[str, Any]
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+__all__ = ["RpcAgentClient", "RpcCallError", "ServerExitedError"]
+
+
+class RpcCallError(Exception):
+    """The server answered a call with a JSON-RPC error."""
+
+    def __init__(self, method: str, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{method}: {message} (code {code})")
+        self.method = method
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class ServerExitedError(Exception):
+    """The server process ended while a call was waiting for its answer."""
+
+
+class RpcAgentClient:
+    def __init__(self, process: anyio.abc.Process) -> None:
+        self.process = process
+        self._ids = itertools.count(1)
+        self._pending: dict[int, tuple[str, anyio.Event, list[Any]]] = {}
+        send, receive = anyio.create_memory_object_stream[JsonDict](max_buffer_size=100_000)
+        self._event_send: MemoryObjectSendStream[JsonDict] = send
+        self._event_receive: MemoryObjectReceiveStream[JsonDict] = receive
+        self.events_seen: list[JsonDict] = []
+        """Every event received so far, in order (handy in tests)."""
+        self._event_listeners: list[Callable[[JsonDict], None]] = []
+        self._closed = False
+        self._write_lock = anyio.Lock()
+
+    # --- lifetime -----------------------------------------------------------------------
+
+    @classmethod
+    @asynccontextmanager
+    async def spawn(
+        cls,
+        *args: str,
+        command: Sequence[str] | None = None,
+        cwd: str | Path | None = None,
+        env: Mapping[str, str] | None = None,
+        stderr: int | None = None,
+    ) -> AsyncIterator[RpcAgentClient]:
+        """Start ``rpc-agent`` (default: this Python's ``-m rpc_agent``) and connect to it."""
+        argv = [*(command or [sys.executable, "-m", "rpc_agent"]), *args]
+        full_env = {**os.environ, **(env or {})}
+        process = await anyio.open_process(argv, cwd=cwd, env=full_env, stderr=stderr)
+        client = cls(process)
+        async with anyio.create_task_group() as group:
+            group.start_soon(client._read_loop)
+            try:
+                yield client
+            finally:
+                await client.close()
+                group.cancel_scope.cancel()
+
+    async def close(self, timeout: float = 10) -> int | None:
+        """Close stdin (the server flushes and exits), wait for the exit code."""
+        if not self._closed:
+            self._closed = True
+            if self.process.stdin is not None:
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await self.process.stdin.aclose()
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                        pass
+        with anyio.move_on_after(timeout, shield=True):
+            return await self.process.wait()
+        self.process.kill()
+        with anyio.CancelScope(shield=True):
+            return await self.process.wait()
+
+    async def _read_loop(self) -> None:
+        assert self.process.stdout is not None
+        buffer = b""
+        try:
+            async for chunk in self.process.stdout:
+                buffer += chunk
+                while True:
+                    newline = buffer.find(b"\n")
+                    if newline < 0:
+                        break
+                    line, buffer = buffer[:newline], buffer[newline + 1 :]
+                    if line.strip():
+                        self._dispatch(orjson.loads(line))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+        finally:
+            for method, done, box in list(self._pending.values()):
+                box.append(ServerExitedError(f"{method}: the server exited before answering"))
+                done.set()
+            self._pending.clear()
+            self._event_send.close()
+
+    def _dispatch(self, message: Any) -> None:
+        if isinstance(message, list):
+            for item in message:
+                self._dispatch(item)
+            return
+        if not isinstance(message, dict):
+            return
+        if "method" in message and "id" not in message:
+            if message["method"] == "event" and isinstance(message.get("params"), dict):
+                event = message["params"]
+                self.events_seen.append(event)
+                for listener in list(self._event_listeners):
+                    listener(event)
+                try:
+                    self._event_send.send_nowait(event)
+                except anyio.WouldBlock:
+                    pass
+            return
+        pending = self._pending.pop(message.get("id"), None) if isinstance(message.get("id"), int) else None
+        if pending is None:
+            return
+        method, done, box = pending
+        if "error" in message:
+            error = message["error"] or {}
+            box.append(RpcCallError(method, error.get("code", 0), error.get("message", ""), error.get("data")))
+        else:
+            box.append(message.get("result"))
+        done.set()
+
+    # --- calls ------------------------------------------------------------------------
+
+    async def send_raw(self, data: bytes) -> None:
+        """Write bytes as they are (tests use it for malformed input)."""
+        assert self.process.stdin is not None
+        async with self._write_lock:
+            await self.process.stdin.send(data)
+
+    async def call(self, method: str, params: JsonDict | BaseModel | None = None) -> Any:
+        """Call a method; returns the raw result or raises RpcCallError."""
+        request_id = next(self._ids)
+        done = anyio.Event()
+        box: list[Any] = []
+        self._pending[request_id] = (method, done, box)
+        request: JsonDict = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if isinstance(params, BaseModel):
+            request["params"] = params.model_dump(mode="json", exclude_none=True)
+        elif params is not None:
+            request["params"] = params
+        try:
+            await self.send_raw(orjson.dumps(request, option=orjson.OPT_APPEND_NEWLINE))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            self._pending.pop(request_id, None)
+            raise ServerExitedError(f"{method}: the server is not running") from exc
+        await done.wait()
+        outcome = box[0]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    async def _typed(self, model: type[ResultT], method: str, params: JsonDict | None = None) -> ResultT:
+        return model.model_validate(await self.call(method, params))
+
+    # --- events -----------------------------------------------------------------------
+
+    def events(self) -> MemoryObjectReceiveStream[JsonDict]:
+        """The event stream (each event once, shared by all readers)."""
+        return self._event_receive
+
+    async def wait_for_event(
+        self, event_type: str, predicate: Callable[[JsonDict], bool] | None = None, *, after: int = 0
+    ) -> JsonDict:
+        """The first event of that type (seen at index >= ``after``), waiting if needed."""
+        for event in self.events_seen[after:]:
+            if event.get("type") == event_type and (predicate is None or predicate(event)):
+                return event
+        found = anyio.Event()
+        box: list[JsonDict] = []
+
+        def listener(event: JsonDict) -> None:
+            if not box and event.get("type") == event_type and (predicate is None or predicate(event)):
+                box.append(event)
+                found.set()
+
+        self._event_listeners.append(listener)
+        try:
+            await found.wait()
+        finally:
+            self._event_listeners.remove(listener)
+        return box[0]
+
+    # --- typed methods ----------------------------------------------------------------
+
+    async def initialize(self, client_name: str = "rpc-agent-client") -> m.InitializeResult:
+        return await self._typed(m.InitializeResult, "initialize", {"clientInfo": {"name": client_name}})
+
+    async def get_state(self) -> m.State:
+        return await self._typed(m.State, "get_state")
+
+    async def prompt(
+        self, message: str, *, images: list[JsonDict] | None = None, streaming_behavior: str | None = None
+    ) -> m.PromptResult:
+        params: JsonDict = {"message": message}
+        if images:
+            params["images"] = images
+        if streaming_behavior:
+            params["streamingBehavior"] = streaming_behavior
+        return await self._typed(m.PromptResult, "prompt", params)
+
+    async def steer(self, message: str) -> m.QueueResult:
+        return await self._typed(m.QueueResult, "steer", {"message": message})
+
+    async def follow_up(self, message: str) -> m.QueueResult:
+        return await self._typed(m.QueueResult, "follow_up", {"message": message})
+
+    async def abort(self) -> m.AbortResult:
+        return await self._typed(m.AbortResult, "abort")
+
+    async def get_messages(self) -> m.MessagesResult:
+        return await self._typed(m.MessagesResult, "get_messages")
+
+    async def get_entries(self, since: str | None = None) -> m.EntriesResult:
+        return await self._typed(m.EntriesResult, "get_entries", {"since": since} if since else None)
+
+    async def get_tree(self) -> m.TreeResult:
+        return await self._typed(m.TreeResult, "get_tree")
+
+    async def navigate_tree(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> m.NavigateTreeResult:
+        params: JsonDict = {"targetId": target_id, "summarize": summarize, "replaceInstructions": replace_instructions}
+        if custom_instructions is not None:
+            params["customInstructions"] = custom_instructions
+        if label is not None:
+            params["label"] = label
+        return await self._typed(m.NavigateTreeResult, "navigate_tree", params)
+
+    async def set_label(self, entry_id: str, label: str | None) -> m.SetLabelResult:
+        return await self._typed(m.SetLabelResult, "set_label", {"entryId": entry_id, "label": label})
+
+    async def fork(self, entry_id: str) -> m.ForkResult:
+        return await self._typed(m.ForkResult, "fork", {"entryId": entry_id})
+
+    async def clone(self) -> m.SessionChangeResult:
+        return await self._typed(m.SessionChangeResult, "clone")
+
+    async def new_session(self, parent_session: str | None = None) -> m.SessionChangeResult:
+        return await self._typed(
+            m.SessionChangeResult, "new_session", {"parentSession": parent_session} if parent_session else None
+        )
+
+    async def switch_session(self, session_path: str) -> m.SessionChangeResult:
+        return await self._typed(m.SessionChangeResult, "switch_session", {"sessionPath": session_path})
+
+    async def list_sessions(self, *, all_cwds: bool = False) -> m.ListSessionsResult:
+        return await self._typed(m.ListSessionsResult, "list_sessions", {"all": all_cwds})
+
+    async def get_fork_messages(self) -> m.ForkMessagesResult:
+        return await self._typed(m.ForkMessagesResult, "get_fork_messages")
+
+    async def get_session_stats(self) -> m.SessionStats:
+        return await self._typed(m.SessionStats, "get_session_stats")
+
+    async def get_last_assistant_text(self) -> str | None:
+        return (await self._typed(m.LastAssistantTextResult, "get_last_assistant_text")).text
+
+    async def set_session_name(self, name: str) -> None:
+        await self.call("set_session_name", {"name": name})
+
+    async def bash(self, command: str) -> m.BashResult:
+        return await self._typed(m.BashResult, "bash", {"command": command})
+
+    async def shutdown(self) -> None:
+        await self.call("shutdown")

@@ -1,0 +1,6 @@
+"""``python -m rpc_agent`` is the ``rpc-agent`` command."""
+
+from .cli import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

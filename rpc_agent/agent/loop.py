@@ -1,0 +1,342 @@
+"""The turn loop: model call, tool calls, results, next call, until the model stops.
+
+Every message is appended to the session (and fsynced) before its ``message_end`` event goes
+out, so a client that saw an event can rely on the entry being on disk. Cancellation (abort)
+comes in as an anyio cancellation of the task running the loop: whatever is in flight is
+stored (the partial assistant message with stopReason "aborted", a tool result saying the
+tool was cancelled) under a shield, then the cancellation continues.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, ValidationError
+
+from ..protocol import events as ev
+from ..protocol.base import trusted
+from ..providers.base import ModelInfo, Provider, ProviderError, ProviderRequest, ToolSpec
+from ..session.store import SessionManager
+from ..tools.base import Tool, ToolContext, ToolError, ToolOutput
+from .queue import MessageQueue, QueuedMessage
+from .settings import AgentSettings
+
+JsonDict = dict[str, Any]
+Emit = Callable[[BaseModel], None]
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def user_message(text: str, images: list[JsonDict] | None = None) -> JsonDict:
+    if images:
+        return {"role": "user", "content": [{"type": "text", "text": text}, *images], "timestamp": now_ms()}
+    return {"role": "user", "content": text, "timestamp": now_ms()}
+
+
+@dataclass
+class RunContext:
+    """What one run needs; built by AgentSession for each prompt."""
+
+    manager: SessionManager
+    provider: Provider
+    model: ModelInfo
+    thinking_level: str
+    system_prompt: str
+    tools: list[Tool]
+    settings: AgentSettings
+    queue: MessageQueue
+    emit: Emit
+    cwd: Any
+    on_queue_change: Callable[[], None] = lambda: None
+    abort_retry: anyio.Event = field(default_factory=anyio.Event)
+    new_messages: list[JsonDict] = field(default_factory=list)
+    tool_specs: list[ToolSpec] = field(default_factory=list)
+
+
+class RunOutcome:
+    def __init__(self) -> None:
+        self.stop_reason: str | None = None
+        self.error_message: str | None = None
+        self.overflow: bool = False
+
+
+async def append_and_announce(
+    ctx: RunContext, message: JsonDict, *, announce_start: bool = True
+) -> str | None:
+    """Store a message durably, then tell the client (message_start/message_end)."""
+    entry_id = await ctx.manager.append_message(message)
+    ctx.new_messages.append(message)
+    if announce_start:
+        ctx.emit(trusted(ev.MessageStartEvent, message=message))
+    ctx.emit(trusted(ev.MessageEndEvent, message=message, entryId=entry_id))
+    return entry_id
+
+
+async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOutcome) -> None:
+    """Run until the model stops and no steering or follow-up message is waiting."""
+    pending = first
+    turns = 0
+    while True:
+        for queued in pending:
+            await append_and_announce(ctx, user_message(queued.text, queued.images))
+        pending = []
+        turns += 1
+        ctx.emit(ev.TurnStartEvent())
+        assistant = await stream_with_retry(ctx, outcome)
+        tool_results: list[JsonDict] = []
+        if assistant is None:
+            return
+        calls = [
+            b for b in assistant.get("content", []) if isinstance(b, dict) and b.get("type") == "toolCall"
+        ]
+        if assistant.get("stopReason") in ("error", "aborted"):
+            ctx.emit(trusted(ev.TurnEndEvent, message=assistant, toolResults=[]))
+            return
+        for call in calls:
+            tool_results.append(await execute_tool_call(ctx, call))
+        ctx.emit(trusted(ev.TurnEndEvent, message=assistant, toolResults=tool_results))
+        outcome.stop_reason = assistant.get("stopReason")
+        steering = ctx.queue.take_steering(ctx.settings.steering_mode)
+        if steering:
+            ctx.on_queue_change()
+            pending = steering
+            continue
+        if calls and turns < ctx.settings.max_turns:
+            continue
+        follow_up = ctx.queue.take_follow_up(ctx.settings.follow_up_mode)
+        if follow_up:
+            ctx.on_queue_change()
+            pending = follow_up
+            continue
+        return
+
+
+async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> JsonDict | None:
+    """One assistant message, retried with backoff on transient provider errors."""
+    retry = ctx.settings.retry
+    assert retry is not None
+    attempt = 0
+    while True:
+        try:
+            message = await stream_assistant(ctx)
+        except ProviderError as exc:
+            error = exc
+            partial = None
+        else:
+            if message.get("stopReason") != "error" or not _retryable_message(message):
+                if attempt:
+                    ctx.emit(
+                        ev.AutoRetryEndEvent(success=message.get("stopReason") != "error", attempt=attempt)
+                    )
+                await append_and_announce(ctx, message, announce_start=False)
+                outcome.stop_reason = message.get("stopReason")
+                outcome.error_message = message.get("errorMessage")
+                return message
+            error = ProviderError(str(message.get("errorMessage")), retryable=True)
+            partial = message
+        can_retry = error.retryable and retry.enabled and attempt < retry.max_attempts and not error.overflow
+        if not can_retry:
+            if attempt:
+                ctx.emit(ev.AutoRetryEndEvent(success=False, attempt=attempt, finalError=str(error)))
+            failed = partial or _error_message(ctx, str(error))
+            failed["stopReason"] = "error"
+            failed["errorMessage"] = str(error)
+            if partial is None:
+                ctx.emit(trusted(ev.MessageStartEvent, message=failed))
+            await append_and_announce(ctx, failed, announce_start=False)
+            outcome.stop_reason = "error"
+            outcome.error_message = str(error)
+            outcome.overflow = error.overflow
+            return failed
+        attempt += 1
+        delay_ms = min(retry.base_delay_ms * 2 ** (attempt - 1), retry.max_delay_ms)
+        if error.retry_after is not None:
+            delay_ms = min(int(error.retry_after * 1000), retry.max_delay_ms)
+        delay_ms = int(delay_ms * (0.9 + 0.2 * random.random())) if delay_ms > 0 else 0
+        ctx.emit(
+            ev.AutoRetryStartEvent(
+                attempt=attempt, maxAttempts=retry.max_attempts, delayMs=delay_ms, errorMessage=str(error)
+            )
+        )
+        with anyio.move_on_after(delay_ms / 1000):
+            await ctx.abort_retry.wait()
+        if ctx.abort_retry.is_set():
+            ctx.abort_retry = anyio.Event()
+            ctx.emit(ev.AutoRetryEndEvent(success=False, attempt=attempt, finalError="retry aborted"))
+            failed = partial or _error_message(ctx, str(error))
+            failed["stopReason"] = "aborted"
+            failed["errorMessage"] = "retry aborted"
+            if partial is None:
+                ctx.emit(trusted(ev.MessageStartEvent, message=failed))
+            await append_and_announce(ctx, failed, announce_start=False)
+            outcome.stop_reason = "aborted"
+            outcome.error_message = "retry aborted"
+            return failed
+
+
+def _retryable_message(message: JsonDict) -> bool:
+    """A stream that broke mid-message is retried only when nothing useful arrived yet."""
+    return not any(
+        isinstance(b, dict) and (b.get("text") or b.get("thinking") or b.get("type") == "toolCall")
+        for b in message.get("content", [])
+    ) and bool(message.get("retryable", False))
+
+
+def _error_message(ctx: RunContext, text: str) -> JsonDict:
+    return {
+        "role": "assistant",
+        "content": [],
+        "api": ctx.model.provider,
+        "provider": ctx.model.provider,
+        "model": ctx.model.id,
+        "usage": {
+            "input": 0,
+            "output": 0,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": 0,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+        },
+        "stopReason": "error",
+        "errorMessage": text,
+        "timestamp": now_ms(),
+    }
+
+
+async def stream_assistant(ctx: RunContext) -> JsonDict:
+    """Stream one assistant message, forwarding deltas; returns the final message (not stored).
+
+    On cancellation the partial message is stored with stopReason "aborted" before the
+    cancellation goes on.
+    """
+    context = ctx.manager.build_session_context()
+    request = ProviderRequest(
+        model=ctx.model,
+        system_prompt=ctx.system_prompt,
+        messages=context.messages,
+        tools=ctx.tool_specs,
+        thinking_level=ctx.thinking_level,
+    )
+    partial: JsonDict | None = None
+    started = False
+    try:
+        async for event in ctx.provider.stream(request):
+            partial = event.partial
+            if not started:
+                started = True
+                ctx.emit(trusted(ev.MessageStartEvent, message=copy.deepcopy(partial)))
+            ctx.emit(
+                trusted(
+                    ev.MessageUpdateEvent,
+                    assistantMessageEvent=trusted(
+                        ev.AssistantMessageDelta,
+                        type=event.type,
+                        contentIndex=event.contentIndex,
+                        delta=event.delta,
+                        content=event.content,
+                        toolCall=event.toolCall,
+                        reason=event.reason,
+                    ),
+                )
+            )
+            if event.type in ("done", "error"):
+                return copy.deepcopy(partial)
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            aborted = copy.deepcopy(partial) if partial is not None else _error_message(ctx, "aborted")
+            aborted["stopReason"] = "aborted"
+            aborted["errorMessage"] = "Request was aborted"
+            if not started:
+                ctx.emit(trusted(ev.MessageStartEvent, message=aborted))
+            await append_and_announce(ctx, aborted, announce_start=False)
+        raise
+    if partial is None:
+        raise ProviderError("the provider ended the stream without a message", retryable=True)
+    final = copy.deepcopy(partial)
+    if final.get("stopReason") not in ("stop", "length", "toolUse"):
+        final["stopReason"] = "stop"
+    return final
+
+
+async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
+    """Run one tool call and store its result (an error result when anything goes wrong)."""
+    name = str(call.get("name"))
+    call_id = str(call.get("id"))
+    arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+    ctx.emit(trusted(ev.ToolExecutionStartEvent, toolCallId=call_id, toolName=name, args=arguments))
+    tool = next((t for t in ctx.tools if t.name == name), None)
+    output: ToolOutput
+    last_update = 0.0
+
+    def on_update(partial_output: ToolOutput) -> None:
+        nonlocal last_update
+        last_update = time.monotonic()
+        ctx.emit(
+            trusted(
+                ev.ToolExecutionUpdateEvent,
+                toolCallId=call_id,
+                toolName=name,
+                args=arguments,
+                partialResult=trusted(
+                    ev.ToolResultPayload, content=partial_output.content, details=partial_output.details
+                ),
+            )
+        )
+
+    try:
+        if tool is None:
+            raise ToolError(
+                f"Tool {name!r} not found. Available tools: {', '.join(t.name for t in ctx.tools)}"
+            )
+        try:
+            args = tool.Args.model_validate(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
+                for err in exc.errors(include_url=False)
+            )
+            raise ToolError(f"Invalid arguments for {name}: {problems}") from None
+        output = await tool.execute(args, ToolContext(cwd=ctx.cwd, tool_call_id=call_id, on_update=on_update))
+    except ToolError as exc:
+        output = ToolOutput.text(str(exc), is_error=True)
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            await _store_tool_result(
+                ctx, call_id, name, ToolOutput.text("Tool execution was aborted", is_error=True)
+            )
+        raise
+    except Exception as exc:
+        output = ToolOutput.text(f"Tool {name} failed: {type(exc).__name__}: {exc}", is_error=True)
+    return await _store_tool_result(ctx, call_id, name, output)
+
+
+async def _store_tool_result(ctx: RunContext, call_id: str, name: str, output: ToolOutput) -> JsonDict:
+    result: JsonDict = {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": name,
+        "content": output.content,
+        "isError": output.is_error,
+        "timestamp": now_ms(),
+    }
+    if output.details is not None:
+        result["details"] = output.details
+    ctx.emit(
+        trusted(
+            ev.ToolExecutionEndEvent,
+            toolCallId=call_id,
+            toolName=name,
+            result=trusted(ev.ToolResultPayload, content=output.content, details=output.details),
+            isError=output.is_error,
+        )
+    )
+    await append_and_announce(ctx, result)
+    return result

@@ -1,0 +1,703 @@
+"""AgentSession: one conversation driven by a front end (JSON-RPC now, ACP later).
+
+It owns the current SessionManager (switching, forking and cloning replace it), the run state
+(streaming, queues, abort), and the settings. It knows nothing of JSON-RPC: it raises domain
+errors (``AgentBusyError``, session errors, provider errors) and emits typed events through
+the ``emit`` callback it was given.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from pydantic import BaseModel
+
+from ..protocol import events as ev
+from ..protocol import methods as m
+from ..protocol.base import trusted
+from ..providers.base import ModelInfo, Provider, ProviderError, ToolSpec
+from ..session import files
+from ..session.errors import EntryNotFoundError
+from ..session.store import SessionManager, TreeNode
+from ..tools.base import Tool, tool_schema
+from .compaction import NothingToCompactError, context_tokens, generate_compaction_summary, prepare_compaction
+from .branch_summary import generate_branch_summary, prepare_branch_summary
+from .loop import RunContext, RunOutcome, now_ms, run_turns
+from .queue import MessageQueue, QueuedMessage
+from .settings import AgentSettings
+from .system_prompt import build_system_prompt
+
+JsonDict = dict[str, Any]
+Emit = Callable[[BaseModel], None]
+
+THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"]
+
+
+class AgentBusyError(Exception):
+    """The agent is streaming and the request needs it idle (or a streamingBehavior)."""
+
+
+class NotAvailableError(Exception):
+    """The method exists but its machinery is not in this build yet."""
+
+
+class OperationCancelledError(Exception):
+    """An operation was aborted by the client."""
+
+
+def message_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def preview_of(entry: JsonDict) -> tuple[str | None, str]:
+    """Role and a one-line preview of an entry for the tree view."""
+    kind = entry.get("type")
+    role: str | None = None
+    text = ""
+    if kind == "message":
+        message = entry.get("message") or {}
+        role = message.get("role")
+        if role == "assistant":
+            parts = [b for b in message.get("content") or [] if isinstance(b, dict)]
+            text = message_text(parts) or ", ".join(
+                f"{b.get('name')}(...)" for b in parts if b.get("type") == "toolCall"
+            )
+            if not text and message.get("errorMessage"):
+                text = f"[{message.get('stopReason')}] {message.get('errorMessage')}"
+        elif role == "toolResult":
+            text = f"{message.get('toolName')}: {message_text(message.get('content'))}"
+        elif role == "bashExecution":
+            text = f"$ {message.get('command')}"
+        else:
+            text = message_text(message.get("content"))
+    elif kind in ("branch_summary", "compaction"):
+        text = str(entry.get("summary", ""))
+    elif kind == "custom_message":
+        text = message_text(entry.get("content"))
+    elif kind == "label":
+        text = f"{entry.get('targetId')} = {entry.get('label')}"
+    elif kind == "session_info":
+        text = str(entry.get("name", ""))
+    elif kind == "model_change":
+        text = (
+            f"{entry.get('provider')}/{entry.get('modelId')}"
+            if entry.get("modelId")
+            else str(entry.get("model"))
+        )
+    elif kind == "thinking_level_change":
+        text = str(entry.get("thinkingLevel"))
+    elif kind == "custom":
+        text = str(entry.get("customType", ""))
+    line = " ".join(text.split())
+    return role, line[:200]
+
+
+class AgentSession:
+    def __init__(
+        self,
+        *,
+        manager: SessionManager,
+        provider: Provider,
+        emit: Emit,
+        tools: list[Tool] | None = None,
+        settings: AgentSettings | None = None,
+        model_id: str | None = None,
+        thinking_level: str | None = None,
+        session_dir: Path | None = None,
+        home: Path | None = None,
+    ) -> None:
+        self.manager = manager
+        self.provider = provider
+        self.emit = emit
+        self.tools = list(tools or [])
+        self.settings = settings or AgentSettings()
+        self.session_dir = session_dir
+        self.home = home
+        self.queue = MessageQueue()
+        self.is_streaming = False
+        self.is_compacting = False
+        self._run_scope: anyio.CancelScope | None = None
+        self._bash_scope: anyio.CancelScope | None = None
+        self._run_context: RunContext | None = None
+        self._pending_bash: list[JsonDict] = []
+        context = manager.build_session_context()
+        chosen = model_id or (context.model.modelId if context.model else None)
+        self.model: ModelInfo = provider.resolve_model(chosen) if chosen else provider.models()[0]
+        self.thinking_level = thinking_level or context.thinkingLevel or "off"
+
+    # --- state --------------------------------------------------------------------------
+
+    def state(self) -> m.State:
+        return m.State(
+            sessionId=self.manager.session_id,
+            sessionFile=str(self.manager.session_file) if self.manager.session_file else None,
+            sessionName=self.manager.session_name,
+            cwd=self.manager.cwd,
+            leafId=self.manager.leaf_id,
+            model=m.ModelDescription(**self.model.to_json()),
+            thinkingLevel=self.thinking_level,
+            isStreaming=self.is_streaming,
+            isCompacting=self.is_compacting,
+            autoCompaction=bool(self.settings.compaction and self.settings.compaction.enabled),
+            autoRetry=bool(self.settings.retry and self.settings.retry.enabled),
+            steeringMode=self.settings.steering_mode,
+            followUpMode=self.settings.follow_up_mode,
+            messageCount=len(self.manager.build_session_context().messages),
+            pendingMessageCount=len(self.queue),
+        )
+
+    def _require_idle(self, what: str) -> None:
+        if self.is_streaming or self.is_compacting:
+            raise AgentBusyError(f"cannot {what} while the agent is running; abort first")
+
+    def _tool_specs(self) -> list[ToolSpec]:
+        return [
+            ToolSpec(name=t.name, description=t.description, parameters=tool_schema(t)) for t in self.tools
+        ]
+
+    # --- prompting ----------------------------------------------------------------------
+
+    def _announce_queue(self) -> None:
+        steering, follow_up = self.queue.snapshot()
+        self.emit(ev.QueueUpdateEvent(steering=steering, followUp=follow_up))
+
+    def enqueue(self, kind: str, text: str, images: list[JsonDict] | None) -> int:
+        queued = QueuedMessage(text, list(images or []))
+        (self.queue.steering if kind == "steer" else self.queue.follow_up).append(queued)
+        self._announce_queue()
+        return len(self.queue)
+
+    async def prompt(
+        self, text: str, images: list[JsonDict] | None = None, streaming_behavior: str | None = None
+    ) -> m.PromptResult:
+        if self.is_streaming or self.is_compacting:
+            if streaming_behavior is None:
+                raise AgentBusyError(
+                    "the agent is already running; send streamingBehavior 'steer' or 'followUp' to queue this prompt"
+                )
+            self.enqueue("steer" if streaming_behavior == "steer" else "followUp", text, images)
+            return m.PromptResult(queued=True)
+        return await self._run([QueuedMessage(text, list(images or []))])
+
+    async def _run(self, first: list[QueuedMessage]) -> m.PromptResult:
+        self.is_streaming = True
+        outcome = RunOutcome()
+        specs = self._tool_specs()
+        ctx = RunContext(
+            manager=self.manager,
+            provider=self.provider,
+            model=self.model,
+            thinking_level=self.thinking_level,
+            system_prompt=build_system_prompt(Path(self.manager.cwd), specs),
+            tools=self.tools,
+            settings=self.settings,
+            queue=self.queue,
+            emit=self.emit,
+            cwd=Path(self.manager.cwd),
+            on_queue_change=self._announce_queue,
+            tool_specs=specs,
+        )
+        self._run_context = ctx
+        self.emit(ev.AgentStartEvent())
+        try:
+            await self._flush_pending_bash()
+            with anyio.CancelScope() as scope:
+                self._run_scope = scope
+                await run_turns(ctx, first, outcome)
+                compaction = self.settings.compaction
+                if outcome.overflow and compaction is not None and compaction.enabled:
+                    # The prompt no longer fits: compact, then answer the same request once more.
+                    if await self._auto_compact("overflow"):
+                        outcome.overflow = False
+                        outcome.error_message = None
+                        await run_turns(ctx, [], outcome)
+                elif outcome.stop_reason not in ("error", "aborted") and self._needs_compaction():
+                    await self._auto_compact("threshold")
+            if scope.cancelled_caught:
+                outcome.stop_reason = "aborted"
+                outcome.error_message = outcome.error_message or "aborted by the client"
+        finally:
+            self._run_scope = None
+            self._run_context = None
+            self.is_streaming = False
+            if self.queue:
+                self.queue.clear()
+                self._announce_queue()
+            with anyio.CancelScope(shield=True):
+                await self.manager.flush()
+            self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages))
+        return trusted(
+            m.PromptResult,
+            queued=False,
+            stopReason=outcome.stop_reason,
+            messages=ctx.new_messages,
+            errorMessage=outcome.error_message,
+        )
+
+    _op_scope: anyio.CancelScope | None = None
+
+    def abort(self) -> bool:
+        """Stop the run (or compaction/summary) in progress; False when nothing was running."""
+        aborted = False
+        if self._run_scope is not None:
+            self._run_scope.cancel()
+            aborted = True
+        if self._op_scope is not None:
+            self._op_scope.cancel()
+            aborted = True
+        return aborted
+
+    def abort_retry(self) -> bool:
+        if self._run_context is None:
+            return False
+        self._run_context.abort_retry.set()
+        return True
+
+    # --- reading ------------------------------------------------------------------------
+
+    def messages(self) -> list[JsonDict]:
+        return self.manager.build_session_context().messages
+
+    def last_assistant_text(self) -> str | None:
+        for message in reversed(self.messages()):
+            if message.get("role") == "assistant":
+                text = message_text(message.get("content"))
+                if text or message.get("stopReason") != "aborted":
+                    return text
+        return None
+
+    def session_stats(self) -> m.SessionStats:
+        counts = {"user": 0, "assistant": 0, "toolResult": 0}
+        tool_calls = 0
+        total = 0
+        tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+        cost = 0.0
+        for entry in self.manager.entries:
+            if entry.get("type") != "message":
+                continue
+            message = entry.get("message") or {}
+            role = message.get("role")
+            total += 1
+            if role in counts:
+                counts[role] += 1
+            if role == "assistant":
+                tool_calls += sum(
+                    1
+                    for b in message.get("content") or []
+                    if isinstance(b, dict) and b.get("type") == "toolCall"
+                )
+                usage = message.get("usage") or {}
+                for key in tokens:
+                    tokens[key] += int(usage.get(key) or 0)
+                cost += float((usage.get("cost") or {}).get("total") or 0)
+        return m.SessionStats(
+            sessionFile=str(self.manager.session_file) if self.manager.session_file else None,
+            sessionId=self.manager.session_id,
+            userMessages=counts["user"],
+            assistantMessages=counts["assistant"],
+            toolCalls=tool_calls,
+            toolResults=counts["toolResult"],
+            totalMessages=total,
+            tokens=m.TokenTotals(total=sum(tokens.values()), **tokens),
+            cost=round(cost, 6),
+        )
+
+    def tree(self) -> JsonDict:
+        """The flat tree as a plain dict (a 100k-node tree skips per-node model validation)."""
+        nodes = [self._node(n) for n in self.manager.get_tree()]
+        return {"leafId": self.manager.leaf_id, "nodes": nodes}
+
+    @staticmethod
+    def _node(node: TreeNode) -> JsonDict:
+        entry = node.entry
+        role, preview = preview_of(entry)
+        return {
+            "id": entry["id"],
+            "parentId": node.parentId,
+            "type": entry.get("type"),
+            "role": role,
+            "preview": preview,
+            "label": node.label,
+            "timestamp": entry.get("timestamp", ""),
+            "depth": node.depth,
+            "childCount": node.childCount,
+        }
+
+    # --- the tree -----------------------------------------------------------------------
+
+    async def navigate_tree(self, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
+        self._require_idle("navigate the tree")
+        manager = self.manager
+        target = manager.require_entry(params.targetId)
+        old_leaf = manager.leaf_id
+        if params.targetId == old_leaf:
+            return m.NavigateTreeResult(cancelled=False, leafId=old_leaf)
+        message = target.get("message") if target.get("type") == "message" else None
+        is_user_like = (
+            isinstance(message, dict) and message.get("role") in ("user", "custom")
+        ) or target.get("type") == "custom_message"
+        editor_text: str | None = None
+        new_leaf: str | None = params.targetId
+        if is_user_like:
+            content = message.get("content") if isinstance(message, dict) else target.get("content")
+            editor_text = message_text(content)
+            parent = target.get("parentId")
+            new_leaf = parent if isinstance(parent, str) and manager.get_entry(parent) is not None else None
+        summary_entry_id: str | None = None
+        if params.summarize:
+            preparation = prepare_branch_summary(manager, old_leaf, new_leaf)
+            if preparation.entries:
+                try:
+                    with anyio.CancelScope() as scope:
+                        self._op_scope = scope
+                        summary, details = await generate_branch_summary(
+                            self.provider,
+                            self.model,
+                            preparation.entries,
+                            custom_instructions=params.customInstructions,
+                            replace_instructions=params.replaceInstructions,
+                        )
+                finally:
+                    self._op_scope = None
+                if scope.cancelled_caught:
+                    return m.NavigateTreeResult(cancelled=True, leafId=old_leaf)
+                details["fromLeafId"] = old_leaf
+                summary_entry_id = await manager.branch_with_summary(new_leaf, summary, details)
+        if summary_entry_id is None:
+            await (manager.branch(new_leaf) if new_leaf is not None else manager.reset_leaf())
+        label_target = summary_entry_id or params.targetId
+        if params.label:
+            await manager.append_label_change(label_target, params.label, move_leaf=False)
+        await manager.flush()
+        self._announce_session("navigate")
+        return m.NavigateTreeResult(
+            cancelled=False, editorText=editor_text, leafId=manager.leaf_id, summaryEntryId=summary_entry_id
+        )
+
+    async def set_label(self, entry_id: str, label: str | None) -> str:
+        label_id = await self.manager.append_label_change(entry_id, label, move_leaf=False)
+        assert label_id is not None
+        return label_id
+
+    # --- sessions -----------------------------------------------------------------------
+
+    def _announce_session(self, reason: str) -> None:
+        self.emit(
+            ev.SessionChangedEvent(
+                reason=reason,
+                sessionId=self.manager.session_id,
+                sessionFile=str(self.manager.session_file) if self.manager.session_file else None,
+                leafId=self.manager.leaf_id,
+            )
+        )
+
+    def _change_result(self) -> JsonDict:
+        return {
+            "cancelled": False,
+            "sessionId": self.manager.session_id,
+            "sessionFile": str(self.manager.session_file) if self.manager.session_file else None,
+            "leafId": self.manager.leaf_id,
+        }
+
+    async def _replace_manager(self, new: SessionManager, reason: str) -> None:
+        old = self.manager
+        self.manager = new
+        try:
+            await old.aclose()
+        finally:
+            context = new.build_session_context()
+            self.thinking_level = context.thinkingLevel
+            if context.model is not None:
+                self.model = self.provider.resolve_model(context.model.modelId)
+            self._announce_session(reason)
+
+    def _session_folder(self) -> Path:
+        if self.session_dir is not None:
+            return self.session_dir
+        if self.manager.session_dir is not None:
+            return self.manager.session_dir
+        return files.default_session_dir(self.manager.cwd, self.home)
+
+    async def new_session(self, parent_session: str | None) -> m.SessionChangeResult:
+        self._require_idle("start a new session")
+        if not self.manager.is_persisted:
+            new = SessionManager.in_memory(self.manager.cwd)
+        else:
+            new = await anyio.to_thread.run_sync(
+                lambda: SessionManager.create(
+                    self.manager.cwd, self._session_folder(), parent_session=parent_session, home=self.home
+                )
+            )
+        await self._replace_manager(new, "new")
+        return m.SessionChangeResult(**self._change_result())
+
+    async def switch_session(self, path: str) -> m.SessionChangeResult:
+        self._require_idle("switch sessions")
+        target = Path(path).expanduser()
+        if self.manager.session_file is not None and target.absolute() == self.manager.session_file:
+            return m.SessionChangeResult(**self._change_result())
+        new = await anyio.to_thread.run_sync(
+            lambda: SessionManager.open(target, cwd=self.manager.cwd, home=self.home, must_exist=True)
+        )
+        await self._replace_manager(new, "switch")
+        return m.SessionChangeResult(**self._change_result())
+
+    def fork_messages(self) -> list[m.ForkMessage]:
+        return [
+            m.ForkMessage(entryId=e["id"], text=message_text(e["message"].get("content")))
+            for e in self.manager.entries
+            if e.get("type") == "message"
+            and isinstance(e.get("message"), dict)
+            and e["message"].get("role") == "user"
+        ]
+
+    async def fork(self, entry_id: str) -> m.ForkResult:
+        self._require_idle("fork")
+        entry = self.manager.require_entry(entry_id)
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if not isinstance(message, dict) or message.get("role") != "user":
+            raise EntryNotFoundError(entry_id) from ValueError("fork needs a user message")
+        text = message_text(message.get("content"))
+        parent = entry.get("parentId")
+        parent_file = str(self.manager.session_file) if self.manager.session_file else None
+        if isinstance(parent, str) and self.manager.get_entry(parent) is not None:
+            new = await anyio.to_thread.run_sync(
+                lambda: self.manager.create_branched_session(parent, home=self.home)
+            )
+        elif self.manager.is_persisted:
+            new = await anyio.to_thread.run_sync(
+                lambda: SessionManager.create(
+                    self.manager.cwd, self._session_folder(), parent_session=parent_file, home=self.home
+                )
+            )
+        else:
+            new = SessionManager.in_memory(self.manager.cwd)
+        await self._replace_manager(new, "fork")
+        return m.ForkResult(text=text, **self._change_result())
+
+    async def clone(self) -> m.SessionChangeResult:
+        self._require_idle("clone")
+        leaf = self.manager.leaf_id
+        if leaf is None:
+            return await self.new_session(
+                str(self.manager.session_file) if self.manager.session_file else None
+            )
+        new = await anyio.to_thread.run_sync(
+            lambda: self.manager.create_branched_session(leaf, home=self.home)
+        )
+        await self._replace_manager(new, "clone")
+        return m.SessionChangeResult(**self._change_result())
+
+    async def set_session_name(self, name: str) -> None:
+        await self.manager.append_session_info(name)
+
+    # --- settings -----------------------------------------------------------------------
+
+    async def set_model(self, model_id: str) -> ModelInfo:
+        model = self.provider.resolve_model(model_id)
+        self.model = model
+        await self.manager.append_model_change(model.provider, model.id)
+        return model
+
+    async def cycle_model(self) -> ModelInfo:
+        models = self.provider.models()
+        ids = [model.id for model in models]
+        index = ids.index(self.model.id) if self.model.id in ids else -1
+        return await self.set_model(models[(index + 1) % len(models)].id)
+
+    async def set_thinking_level(self, level: str) -> None:
+        if level not in THINKING_LEVELS:
+            raise ValueError(f"unknown thinking level {level!r}")
+        self.thinking_level = level
+        await self.manager.append_thinking_level_change(level)
+
+    async def cycle_thinking_level(self) -> str:
+        index = THINKING_LEVELS.index(self.thinking_level) if self.thinking_level in THINKING_LEVELS else 0
+        level = THINKING_LEVELS[(index + 1) % len(THINKING_LEVELS)]
+        await self.set_thinking_level(level)
+        return level
+
+    # --- bash ---------------------------------------------------------------------------
+
+    async def bash(self, command: str, exclude_from_context: bool = False) -> m.BashResult:
+        from ..tools.base import ToolContext
+        from ..tools.bash import BashTool
+
+        tool = BashTool()
+        cancelled = False
+        output_text = ""
+        details: JsonDict = {}
+        with anyio.CancelScope() as scope:
+            self._bash_scope = scope
+            try:
+                result = await tool.execute(
+                    tool.Args.model_validate({"command": command}),
+                    ToolContext(cwd=Path(self.manager.cwd), tool_call_id=f"user_bash_{now_ms()}"),
+                )
+                output_text = message_text(result.content)
+                details = result.details if isinstance(result.details, dict) else {}
+            finally:
+                self._bash_scope = None
+        if scope.cancelled_caught:
+            cancelled = True
+        message: JsonDict = {
+            "role": "bashExecution",
+            "command": command,
+            "output": output_text,
+            "exitCode": details.get("exitCode"),
+            "cancelled": cancelled,
+            "truncated": bool(details.get("truncated")),
+            "timestamp": now_ms(),
+        }
+        if details.get("fullOutputPath"):
+            message["fullOutputPath"] = details["fullOutputPath"]
+        if exclude_from_context:
+            message["excludeFromContext"] = True
+        if self.is_streaming:
+            self._pending_bash.append(message)
+        else:
+            await self.manager.append_message(message)
+        return m.BashResult(
+            output=output_text,
+            exitCode=message["exitCode"],
+            cancelled=cancelled,
+            truncated=message["truncated"],
+            fullOutputPath=message.get("fullOutputPath"),
+        )
+
+    async def _flush_pending_bash(self) -> None:
+        while self._pending_bash:
+            await self.manager.append_message(self._pending_bash.pop(0))
+
+    def abort_bash(self) -> bool:
+        if self._bash_scope is None:
+            return False
+        self._bash_scope.cancel()
+        return True
+
+    # --- compaction -----------------------------------------------------------------------
+
+    async def compact(self, custom_instructions: str | None, reason: str = "manual") -> m.CompactResult:
+        """Summarize the old part of the current branch; raises when it fails or is aborted.
+
+        A failed or aborted compaction appends nothing. ``compaction_start``/``compaction_end``
+        tell the client, whatever the outcome.
+        """
+        if reason == "manual":
+            self._require_idle("compact")
+        self.is_compacting = True
+        self.emit(ev.CompactionStartEvent(reason=reason))  # type: ignore[arg-type]
+        result: m.CompactResult | None = None
+        error: str | None = None
+        aborted = False
+        try:
+            with anyio.CancelScope() as scope:
+                self._op_scope = scope
+                result = await self._compact(custom_instructions)
+            aborted = scope.cancelled_caught
+        except (NothingToCompactError, ProviderError) as exc:
+            error = str(exc)
+            raise
+        finally:
+            self._op_scope = None
+            self.is_compacting = False
+            self.emit(
+                ev.CompactionEndEvent(
+                    reason=reason,  # type: ignore[arg-type]
+                    result=result,
+                    aborted=aborted,
+                    willRetry=reason == "overflow" and result is not None,
+                    errorMessage=error or ("compaction aborted" if aborted else None),
+                )
+            )
+        if result is None:
+            raise OperationCancelledError("compaction was aborted; nothing was changed")
+        return result
+
+    async def _compact(self, custom_instructions: str | None) -> m.CompactResult:
+        compaction = self.settings.compaction
+        assert compaction is not None
+        path = self.manager.get_branch()
+        tokens_before = context_tokens(self.manager.build_session_context().messages)
+        preparation = prepare_compaction(path, compaction.keep_recent_tokens, tokens_before)
+        summary, details = await generate_compaction_summary(
+            self.provider, self.model, preparation, custom_instructions
+        )
+        await self.manager.append_compaction(summary, preparation.first_kept_entry_id, tokens_before, details)
+        return m.CompactResult(
+            summary=summary,
+            firstKeptEntryId=preparation.first_kept_entry_id,
+            tokensBefore=tokens_before,
+            details=details,
+        )
+
+    def _needs_compaction(self) -> bool:
+        compaction = self.settings.compaction
+        if compaction is None or not compaction.enabled:
+            return False
+        tokens = context_tokens(self.manager.build_session_context().messages)
+        return tokens > self.model.contextWindow - compaction.reserve_tokens
+
+    async def _auto_compact(self, reason: str) -> bool:
+        """Compact after a run (threshold) or on overflow; True when it succeeded."""
+        try:
+            await self.compact(None, reason)
+        except (NothingToCompactError, ProviderError, OperationCancelledError):
+            return False
+        return True
+
+    # --- export -------------------------------------------------------------------------
+
+    async def export_html(self, output_path: str | None) -> str:
+        messages = self.messages()
+        rows = []
+        for message in messages:
+            role = str(message.get("role"))
+            if role in ("branchSummary", "compactionSummary"):
+                body = str(message.get("summary", ""))
+            elif role == "bashExecution":
+                body = f"$ {message.get('command')}\n{message.get('output', '')}"
+            else:
+                body = message_text(message.get("content"))
+                calls = [
+                    f"→ {b.get('name')} {b.get('arguments')}"
+                    for b in message.get("content") or []
+                    if isinstance(b, dict) and b.get("type") == "toolCall"
+                ]
+                body = "\n".join([body, *calls]).strip()
+            rows.append(
+                f'<div class="msg {html.escape(role)}"><b>{html.escape(role)}</b><pre>{html.escape(body)}</pre></div>'
+            )
+        title = html.escape(self.manager.session_name or self.manager.session_id)
+        page = (
+            "<!doctype html><html><head><meta charset='utf-8'>"
+            f"<title>{title}</title><style>body{{font-family:sans-serif;max-width:60em;margin:auto}}"
+            "pre{white-space:pre-wrap}.user{background:#eef}.assistant{background:#efe}"
+            ".toolResult{background:#f6f6f6}</style></head><body>"
+            f"<h1>{title}</h1>{''.join(rows)}</body></html>"
+        )
+        if output_path:
+            target = Path(output_path).expanduser()
+        elif self.manager.session_file is not None:
+            target = self.manager.session_file.with_suffix(".html")
+        else:
+            target = Path(self.manager.cwd) / f"session-{self.manager.session_id}.html"
+        await anyio.to_thread.run_sync(lambda: files.atomic_write(target, page.encode()))
+        return str(target)
+
+    # --- lifetime -----------------------------------------------------------------------
+
+    async def shutdown(self) -> None:
+        self.abort()
+        self.abort_bash()
+        with anyio.CancelScope(shield=True):
+            await self.manager.aclose()

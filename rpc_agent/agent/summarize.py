@@ -1,0 +1,140 @@
+"""Summaries of conversation slices (branch summaries now, compaction later).
+
+The slice is serialized as a plain transcript and sent as one user message with no tools, so
+the summarizer cannot be confused into continuing the conversation or calling tools.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ..providers.base import ModelInfo, Provider, ProviderError, ProviderRequest
+
+JsonDict = dict[str, Any]
+
+TOOL_RESULT_LIMIT = 2000
+
+SUMMARY_SYSTEM_PROMPT = (
+    "You are a context summarization assistant. Read the conversation transcript and write a "
+    "structured summary that another assistant can continue from. Do not continue the "
+    "conversation and do not answer questions in it; only summarize."
+)
+
+SUMMARY_FORMAT = """Use this format:
+
+## Goal
+[What the user is trying to accomplish]
+
+## Constraints & Preferences
+- [Requirements the user stated]
+
+## Progress
+### Done
+- [x] [Completed work]
+
+### In Progress
+- [ ] [Current work]
+
+## Key Decisions
+- **[Decision]**: [Rationale]
+
+## Next Steps
+1. [What should happen next]
+
+## Critical Context
+- [Data, paths, errors or references needed to continue]"""
+
+BRANCH_SUMMARY_PROMPT = (
+    "The user left the conversation branch below to continue from an earlier point. Summarize "
+    "what was explored and learned on this branch so it is not lost.\n\n" + SUMMARY_FORMAT
+)
+
+BRANCH_SUMMARY_PREAMBLE = (
+    "The user explored a different conversation branch before returning here.\n"
+    "Summary of that exploration:\n\n"
+)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return ""
+
+
+def serialize_transcript(messages: list[JsonDict]) -> str:
+    """``[User]: ...``, ``[Assistant]: ...``, ``[Tool result]: ...`` lines; tool output cut short."""
+    lines: list[str] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "user":
+            lines.append(f"[User]: {_text(message.get('content'))}")
+        elif role == "assistant":
+            content = message.get("content") or []
+            thinking = "\n".join(
+                b.get("thinking", "") for b in content if isinstance(b, dict) and b.get("type") == "thinking"
+            )
+            if thinking:
+                lines.append(f"[Assistant thinking]: {thinking}")
+            text = _text(content)
+            if text:
+                lines.append(f"[Assistant]: {text}")
+            calls = [
+                f"{b.get('name')}({orjson.dumps(b.get('arguments') or {}).decode()})"
+                for b in content
+                if isinstance(b, dict) and b.get("type") == "toolCall"
+            ]
+            if calls:
+                lines.append(f"[Assistant tool calls]: {'; '.join(calls)}")
+        elif role == "toolResult":
+            text = _text(message.get("content"))
+            if len(text) > TOOL_RESULT_LIMIT:
+                text = text[:TOOL_RESULT_LIMIT] + f"\n[... {len(text) - TOOL_RESULT_LIMIT} more characters]"
+            lines.append(f"[Tool result]: {text}")
+        elif role == "bashExecution":
+            lines.append(
+                f"[User ran]: {message.get('command')}\n{str(message.get('output', ''))[:TOOL_RESULT_LIMIT]}"
+            )
+        elif role == "custom":
+            lines.append(f"[Context]: {_text(message.get('content'))}")
+        elif role in ("branchSummary", "compactionSummary"):
+            lines.append(f"[Earlier summary]: {message.get('summary', '')}")
+    return "\n\n".join(lines)
+
+
+async def summarize(
+    provider: Provider,
+    model: ModelInfo,
+    messages: list[JsonDict],
+    instructions: str,
+    *,
+    previous_summary: str | None = None,
+) -> str:
+    """Ask the provider for a summary; raises ProviderError when it fails or returns nothing."""
+    prompt = f"<conversation>\n{serialize_transcript(messages)}\n</conversation>\n\n"
+    if previous_summary:
+        prompt += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
+    prompt += instructions
+    request = ProviderRequest(
+        model=model,
+        system_prompt=SUMMARY_SYSTEM_PROMPT,
+        messages=[{"role": "user", "content": prompt, "timestamp": 0}],
+        thinking_level="off",
+        purpose="summary",
+    )
+    final: JsonDict | None = None
+    async for event in provider.stream(request):
+        if event.type in ("done", "error"):
+            final = event.partial
+    if final is None or final.get("stopReason") == "error":
+        reason = final.get("errorMessage") if final else "no response"
+        raise ProviderError(f"summary failed: {reason}")
+    text = _text(final.get("content")).strip()
+    if not text:
+        raise ProviderError("summary failed: the model returned no text")
+    return text

@@ -1,0 +1,89 @@
+"""Command line: flags, then the stdio server (or the ACP front, later)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+
+DESCRIPTION = """\
+rpc-agent: a coding agent you drive over stdio with line-delimited JSON-RPC 2.0.
+
+Spawn it, write one JSON-RPC request per line on its stdin, read responses and
+"event" notifications (one JSON object per line) from its stdout. Logs go to stderr.
+Start with {"jsonrpc":"2.0","id":1,"method":"initialize"} to get the method list.
+
+Conversations are saved as JSONL session files (pi-compatible, version 3) under
+$RPC_AGENT_HOME/sessions (default ~/.rpc-agent/sessions), one folder per working directory.
+"""
+
+EPILOG = """\
+examples:
+  rpc-agent --provider faux                 offline, deterministic replies (no API key)
+  rpc-agent --continue                      resume the most recent session of this folder
+  rpc-agent --session ~/.pi/agent/sessions/--home-me-proj--/x.jsonl
+  ANTHROPIC_API_KEY=... rpc-agent --model claude-sonnet-4-5 --thinking medium
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rpc-agent",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"rpc-agent {__version__}")
+    parser.add_argument("--cwd", type=Path, help="working directory of the agent (default: the current one)")
+    parser.add_argument(
+        "--session-dir",
+        type=Path,
+        help="folder for session files (default: $RPC_AGENT_HOME/sessions/--<cwd>--); pi's folders work too",
+    )
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--session", type=Path, metavar="PATH", help="open (or create) this session file")
+    which.add_argument("--continue", dest="continue_recent", action="store_true", help="resume the most recent session")
+    which.add_argument("--no-session", action="store_true", help="keep the conversation in memory only")
+    parser.add_argument(
+        "--provider",
+        choices=["anthropic", "faux"],
+        default="anthropic",
+        help="model provider: anthropic (needs ANTHROPIC_API_KEY; honours ANTHROPIC_BASE_URL) or faux (offline)",
+    )
+    parser.add_argument("--model", help="model id (default: the provider's first model)")
+    parser.add_argument(
+        "--thinking",
+        choices=["off", "minimal", "low", "medium", "high", "xhigh"],
+        help="thinking level (default: from the session, else off)",
+    )
+    parser.add_argument("--faux-script", type=Path, metavar="FILE", help="replies for the faux provider (JSON list)")
+    parser.add_argument("--no-tools", action="store_true", help="give the model no tools")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from .server.app import ServerConfig, run
+
+    config = ServerConfig(
+        cwd=(args.cwd or Path.cwd()).absolute(),
+        session_dir=args.session_dir.absolute() if args.session_dir else None,
+        session=args.session,
+        continue_recent=args.continue_recent,
+        no_session=args.no_session,
+        provider=args.provider,
+        model=args.model,
+        thinking=args.thinking,
+        faux_script=args.faux_script,
+        tools=not args.no_tools,
+    )
+    try:
+        return run(config)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # startup failures: say what happened, on stderr
+        print(f"rpc-agent: {exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,173 @@
+"""Server-to-client notifications: method ``"event"``, params = one of these (with ``type``).
+
+``message_update`` does not repeat the partial message on every delta (that would make a long
+answer cost quadratic bytes): apply each delta to the message from ``message_start``;
+``message_end`` carries the final message.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..session.entries import AgentMessage
+from .methods import CompactResult
+
+JsonDict = dict[str, Any]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AgentStartEvent(_Event):
+    type: Literal["agent_start"] = "agent_start"
+
+
+class AgentEndEvent(_Event):
+    type: Literal["agent_end"] = "agent_end"
+    messages: list[AgentMessage]
+
+
+class TurnStartEvent(_Event):
+    type: Literal["turn_start"] = "turn_start"
+
+
+class TurnEndEvent(_Event):
+    type: Literal["turn_end"] = "turn_end"
+    message: AgentMessage
+    toolResults: list[AgentMessage]
+
+
+class MessageStartEvent(_Event):
+    type: Literal["message_start"] = "message_start"
+    message: AgentMessage
+
+
+class AssistantMessageDelta(_Event):
+    type: Literal[
+        "start",
+        "text_start",
+        "text_delta",
+        "text_end",
+        "thinking_start",
+        "thinking_delta",
+        "thinking_end",
+        "toolcall_start",
+        "toolcall_delta",
+        "toolcall_end",
+        "done",
+        "error",
+    ]
+    contentIndex: int | None = None
+    delta: str | None = None
+    content: str | None = None
+    toolCall: JsonDict | None = None
+    reason: str | None = None
+
+
+class MessageUpdateEvent(_Event):
+    type: Literal["message_update"] = "message_update"
+    assistantMessageEvent: AssistantMessageDelta
+
+
+class MessageEndEvent(_Event):
+    type: Literal["message_end"] = "message_end"
+    message: AgentMessage
+    entryId: str | None = Field(default=None, description="the session entry that stores it")
+
+
+class ToolResultPayload(_Event):
+    content: list[JsonDict]
+    details: Any = None
+
+
+class ToolExecutionStartEvent(_Event):
+    type: Literal["tool_execution_start"] = "tool_execution_start"
+    toolCallId: str
+    toolName: str
+    args: JsonDict
+
+
+class ToolExecutionUpdateEvent(_Event):
+    type: Literal["tool_execution_update"] = "tool_execution_update"
+    toolCallId: str
+    toolName: str
+    args: JsonDict
+    partialResult: ToolResultPayload
+
+
+class ToolExecutionEndEvent(_Event):
+    type: Literal["tool_execution_end"] = "tool_execution_end"
+    toolCallId: str
+    toolName: str
+    result: ToolResultPayload
+    isError: bool
+
+
+class QueueUpdateEvent(_Event):
+    type: Literal["queue_update"] = "queue_update"
+    steering: list[str]
+    followUp: list[str]
+
+
+CompactionReason = Literal["manual", "threshold", "overflow"]
+
+
+class CompactionStartEvent(_Event):
+    type: Literal["compaction_start"] = "compaction_start"
+    reason: CompactionReason
+
+
+class CompactionEndEvent(_Event):
+    type: Literal["compaction_end"] = "compaction_end"
+    reason: CompactionReason
+    result: CompactResult | None
+    aborted: bool
+    willRetry: bool
+    errorMessage: str | None = None
+
+
+class AutoRetryStartEvent(_Event):
+    type: Literal["auto_retry_start"] = "auto_retry_start"
+    attempt: int
+    maxAttempts: int
+    delayMs: int
+    errorMessage: str
+
+
+class AutoRetryEndEvent(_Event):
+    type: Literal["auto_retry_end"] = "auto_retry_end"
+    success: bool
+    attempt: int
+    finalError: str | None = None
+
+
+class SessionChangedEvent(_Event):
+    type: Literal["session_changed"] = "session_changed"
+    reason: Literal["new", "switch", "fork", "clone", "navigate"]
+    sessionId: str
+    sessionFile: str | None
+    leafId: str | None
+
+
+Event = Annotated[
+    AgentStartEvent
+    | AgentEndEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageUpdateEvent
+    | MessageEndEvent
+    | ToolExecutionStartEvent
+    | ToolExecutionUpdateEvent
+    | ToolExecutionEndEvent
+    | QueueUpdateEvent
+    | CompactionStartEvent
+    | CompactionEndEvent
+    | AutoRetryStartEvent
+    | AutoRetryEndEvent
+    | SessionChangedEvent,
+    Field(discriminator="type"),
+]

@@ -1,0 +1,322 @@
+"""Params and results of every method."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ..session.entries import AgentMessage, ImageContent, ThinkingLevel
+from .base import Params, Result
+
+JsonDict = dict[str, Any]
+
+StreamingBehavior = Literal["steer", "followUp"]
+QueueMode = Literal["all", "one-at-a-time"]
+
+
+# --- handshake and state -------------------------------------------------------------------
+
+
+class ClientInfo(Params):
+    name: str
+    version: str | None = None
+
+
+class InitializeParams(Params):
+    protocolVersion: str | None = None
+    clientInfo: ClientInfo | None = None
+
+
+class ServerInfo(Result):
+    name: str
+    version: str
+
+
+class ModelDescription(Result):
+    id: str
+    name: str
+    api: str
+    provider: str
+    reasoning: bool
+    input: list[str]
+    contextWindow: int
+    maxTokens: int
+    cost: dict[str, float]
+
+
+class State(Result):
+    sessionId: str
+    sessionFile: str | None
+    sessionName: str | None
+    cwd: str
+    leafId: str | None
+    model: ModelDescription | None
+    thinkingLevel: ThinkingLevel
+    isStreaming: bool
+    isCompacting: bool
+    autoCompaction: bool
+    autoRetry: bool
+    steeringMode: QueueMode
+    followUpMode: QueueMode
+    messageCount: int
+    pendingMessageCount: int
+
+
+class Capabilities(Result):
+    tree: bool = True
+    fork: bool = True
+    compaction: bool
+    images: bool = True
+    providers: list[str]
+    errorCodes: dict[str, int]
+
+
+class InitializeResult(Result):
+    protocolVersion: str
+    serverInfo: ServerInfo
+    capabilities: Capabilities
+    methods: list[str]
+    state: State
+
+
+# --- prompting -----------------------------------------------------------------------------
+
+
+class PromptParams(Params):
+    message: str
+    images: list[ImageContent] | None = None
+    streamingBehavior: StreamingBehavior | None = Field(
+        default=None, description="required while the agent is streaming: queue as steer or followUp"
+    )
+
+
+class PromptResult(Result):
+    queued: bool = Field(description="true when the prompt was queued (streamingBehavior) instead of run")
+    stopReason: str | None = None
+    messages: list[AgentMessage] = Field(default_factory=list, description="messages the run added")
+    errorMessage: str | None = None
+
+
+class QueueParams(Params):
+    message: str
+    images: list[ImageContent] | None = None
+
+
+class QueueResult(Result):
+    pendingMessageCount: int
+
+
+class AbortResult(Result):
+    aborted: bool = Field(description="false when nothing was running")
+
+
+# --- reading the conversation ----------------------------------------------------------------
+
+
+class MessagesResult(Result):
+    messages: list[AgentMessage]
+
+
+class GetEntriesParams(Params):
+    since: str | None = Field(default=None, description="entry id cursor: only entries after it")
+
+
+class EntriesResult(Result):
+    entries: list[JsonDict] = Field(description="raw session entries in file order (see the entry schemas)")
+    leafId: str | None
+
+
+class LastAssistantTextResult(Result):
+    text: str | None
+
+
+class TokenTotals(Result):
+    input: int
+    output: int
+    cacheRead: int
+    cacheWrite: int
+    total: int
+
+
+class SessionStats(Result):
+    sessionFile: str | None
+    sessionId: str
+    userMessages: int
+    assistantMessages: int
+    toolCalls: int
+    toolResults: int
+    totalMessages: int
+    tokens: TokenTotals
+    cost: float
+
+
+# --- the tree ------------------------------------------------------------------------------
+
+
+class TreeNode(Result):
+    id: str
+    parentId: str | None
+    type: str
+    role: str | None
+    preview: str = Field(description="one line of the entry's text, at most 200 characters")
+    label: str | None
+    timestamp: str
+    depth: int
+    childCount: int
+
+
+class TreeResult(Result):
+    leafId: str | None
+    nodes: list[TreeNode] = Field(description="depth-first, children oldest first; flat, never nested")
+
+
+class NavigateTreeParams(Params):
+    targetId: str
+    summarize: bool = False
+    customInstructions: str | None = None
+    replaceInstructions: bool = False
+    label: str | None = None
+
+
+class NavigateTreeResult(Result):
+    cancelled: bool
+    editorText: str | None = Field(default=None, description="text of the selected user message, to edit")
+    leafId: str | None
+    summaryEntryId: str | None = None
+
+
+class SetLabelParams(Params):
+    entryId: str
+    label: str | None
+
+
+class SetLabelResult(Result):
+    labelEntryId: str
+
+
+# --- sessions ------------------------------------------------------------------------------
+
+
+class NewSessionParams(Params):
+    parentSession: str | None = None
+
+
+class SwitchSessionParams(Params):
+    sessionPath: str
+
+
+class SessionChangeResult(Result):
+    cancelled: bool = False
+    sessionId: str
+    sessionFile: str | None
+    leafId: str | None
+
+
+class ListSessionsParams(Params):
+    all: bool = Field(default=False, description="every working directory, not only this one")
+
+
+class SessionInfoModel(Result):
+    path: str
+    id: str
+    cwd: str
+    name: str | None
+    parentSession: str | None
+    created: str
+    modified: str
+    messageCount: int
+    firstMessage: str
+
+
+class ListSessionsResult(Result):
+    sessions: list[SessionInfoModel]
+
+
+class ForkParams(Params):
+    entryId: str = Field(description="a user message; the new session ends just before it")
+
+
+class ForkResult(SessionChangeResult):
+    text: str = Field(description="the user message's text, to edit and resubmit")
+
+
+class ForkMessage(Result):
+    entryId: str
+    text: str
+
+
+class ForkMessagesResult(Result):
+    messages: list[ForkMessage]
+
+
+class SetSessionNameParams(Params):
+    name: str
+
+
+# --- settings ------------------------------------------------------------------------------
+
+
+class SetModelParams(Params):
+    modelId: str
+    provider: str | None = None
+
+
+class CycleModelResult(Result):
+    model: ModelDescription
+    thinkingLevel: ThinkingLevel
+
+
+class ModelsResult(Result):
+    models: list[ModelDescription]
+
+
+class SetThinkingLevelParams(Params):
+    level: ThinkingLevel
+
+
+class ThinkingLevelResult(Result):
+    level: ThinkingLevel
+
+
+class SetQueueModeParams(Params):
+    mode: QueueMode
+
+
+class SetEnabledParams(Params):
+    enabled: bool
+
+
+# --- bash, compaction, export --------------------------------------------------------------
+
+
+class BashParams(Params):
+    command: str
+    excludeFromContext: bool = False
+
+
+class BashResult(Result):
+    output: str
+    exitCode: int | None
+    cancelled: bool
+    truncated: bool
+    fullOutputPath: str | None = None
+
+
+class CompactParams(Params):
+    customInstructions: str | None = None
+
+
+class CompactResult(Result):
+    summary: str
+    firstKeptEntryId: str
+    tokensBefore: int
+    details: Any = None
+
+
+class ExportHtmlParams(Params):
+    outputPath: str | None = None
+
+
+class ExportHtmlResult(Result):
+    path: str

@@ -1,0 +1,1 @@
+"""Model providers behind one streaming interface (see base.py)."""

@@ -1,0 +1,151 @@
+"""The interface between the agent loop and a model provider.
+
+A provider turns one request (system prompt, stored messages, tool specs, thinking level) into
+a stream of ``AssistantEvent`` values, the same deltas the server forwards to clients as
+``message_update`` events. It never stores anything and never retries: the agent loop owns
+the retry policy, the session and cancellation (an abort cancels the task that iterates the
+stream; the loop keeps the last ``partial`` it saw and stores it with stopReason "aborted").
+
+Messages are the stored dicts of ``rpc_agent.session.entries`` (user, assistant, toolResult,
+bashExecution, custom, branchSummary, compactionSummary); converting them to the provider's
+wire format, including repairing tool results whose call is not in the request, is the
+provider's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+JsonDict = dict[str, Any]
+
+AssistantEventType = Literal[
+    "start",
+    "text_start",
+    "text_delta",
+    "text_end",
+    "thinking_start",
+    "thinking_delta",
+    "thinking_end",
+    "toolcall_start",
+    "toolcall_delta",
+    "toolcall_end",
+    "done",
+    "error",
+]
+
+
+@dataclass(slots=True)
+class AssistantEvent:
+    """One streaming step. ``partial`` is the assistant message as it stands after this step.
+
+    ``partial`` is the provider's live dict, not a copy: a consumer that keeps it past the
+    next event must copy it. ``done`` carries the final message (stopReason stop, length or
+    toolUse); ``error`` carries one with stopReason "error" and errorMessage set.
+    """
+
+    type: AssistantEventType
+    partial: JsonDict
+    contentIndex: int | None = None
+    delta: str | None = None
+    content: str | None = None
+    toolCall: JsonDict | None = None
+    reason: str | None = None
+    error: ProviderError | None = None
+    """On an ``error`` event: the classified failure (retryable, overflow, status,
+    retry_after), the same object a failure before any content raises."""
+
+
+@dataclass(slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: JsonDict
+    """JSON Schema of the arguments object."""
+
+
+@dataclass(slots=True)
+class ModelInfo:
+    id: str
+    provider: str
+    name: str
+    contextWindow: int
+    maxTokens: int
+    reasoning: bool = True
+    input: list[str] = field(default_factory=lambda: ["text", "image"])
+    cost: JsonDict = field(
+        default_factory=lambda: {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0}
+    )
+    """Dollars per million tokens."""
+
+    def to_json(self) -> JsonDict:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "api": "anthropic-messages",
+            "provider": self.provider,
+            "reasoning": self.reasoning,
+            "input": list(self.input),
+            "contextWindow": self.contextWindow,
+            "maxTokens": self.maxTokens,
+            "cost": dict(self.cost),
+        }
+
+
+@dataclass(slots=True)
+class ProviderRequest:
+    model: ModelInfo
+    system_prompt: str
+    messages: list[JsonDict]
+    tools: list[ToolSpec] = field(default_factory=list)
+    thinking_level: str = "off"
+    max_tokens: int | None = None
+    purpose: Literal["turn", "summary"] = "turn"
+    """Summaries (compaction, branch summary) use the same call with no tools."""
+
+
+class ProviderError(Exception):
+    """A failed model call, classified so the loop can decide what to do.
+
+    ``retryable``: overload, rate limit, 5xx, dropped connection. ``overflow``: the prompt is
+    larger than the context window (compaction then retry). ``status`` is the HTTP status
+    when there was one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        overflow: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+        self.overflow = overflow
+        self.retry_after = retry_after
+
+
+class ProviderNotConfiguredError(Exception):
+    """The provider cannot run at all (no API key, SDK missing)."""
+
+
+class Provider(Protocol):
+    name: str
+
+    def models(self) -> list[ModelInfo]:
+        """The models this provider offers, first one the default."""
+        ...
+
+    def resolve_model(self, model_id: str) -> ModelInfo:
+        """A model by id; unknown ids get sane defaults instead of an error."""
+        ...
+
+    def stream(self, request: ProviderRequest) -> AsyncIterator[AssistantEvent]:
+        """Stream one assistant message. Raises ProviderError for failures that happen before
+        any content; failures mid-stream end with an ``error`` event whose partial keeps what
+        arrived (the loop stores it)."""
+        ...

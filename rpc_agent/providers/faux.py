@@ -1,0 +1,264 @@
+"""An offline, deterministic provider that streams like a real model.
+
+It serves the demo, the clients' tests and anybody who wants to drive the server without an
+API key. Replies come from an optional script (a JSON list, or JSON lines, of reply objects)
+consumed in order; when the script runs out, or without one, every turn answers with a plain
+deterministic echo of the last user message, and every summary request with a deterministic
+structured summary.
+
+A reply object may hold:
+
+* ``text``: the answer text (streamed in word-sized deltas);
+* ``thinking``: a thinking block streamed before the text (with a fake signature);
+* ``toolCalls``: ``[{"name": "bash", "arguments": {...}, "id"?: "..."}]``;
+* ``error``: fail this call with that message; with ``status`` (e.g. 529) and ``retryable``;
+  with ``overflow: true`` it is a context-overflow error; with ``afterChunks: n`` the stream
+  breaks mid-message after n deltas instead of failing up front;
+* ``delayMs``: a pause before every delta (to test abort and steering mid-stream);
+* ``usage``: ``{"input": n, "output": n}`` to report instead of the estimate.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+import orjson
+
+from .base import AssistantEvent, AssistantEventType, ModelInfo, ProviderError, ProviderRequest
+
+JsonDict = dict[str, Any]
+
+FAUX_MODELS = [
+    ModelInfo(id="faux-1", provider="faux", name="Faux 1 (offline)", contextWindow=200_000, maxTokens=32_000),
+    ModelInfo(
+        id="faux-mini", provider="faux", name="Faux mini (offline)", contextWindow=32_000, maxTokens=8_000
+    ),
+]
+
+
+def load_script(path: Path) -> list[JsonDict]:
+    """A JSON list of replies, or one reply per line."""
+    data = path.read_bytes()
+    stripped = data.strip()
+    if stripped.startswith(b"["):
+        replies = orjson.loads(stripped)
+    else:
+        replies = [orjson.loads(line) for line in stripped.splitlines() if line.strip()]
+    if not isinstance(replies, list) or not all(isinstance(r, dict) for r in replies):
+        raise ValueError(f"{path}: a faux script is a list of reply objects")
+    return replies
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def _chars(message: JsonDict) -> int:
+    content = message.get("content")
+    if isinstance(content, str):
+        return len(content)
+    total = 0
+    for key in ("summary", "output", "command"):
+        value = message.get(key)
+        if isinstance(value, str):
+            total += len(value)
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict):
+                total += len(str(block.get("text") or block.get("thinking") or block.get("arguments") or ""))
+                if block.get("type") == "image":
+                    total += 4800
+    return total
+
+
+def estimate_input_tokens(request: ProviderRequest) -> int:
+    chars = len(request.system_prompt) + sum(_chars(m) for m in request.messages)
+    return (chars + 3) // 4
+
+
+class FauxProvider:
+    name = "faux"
+
+    def __init__(self, script: list[JsonDict] | None = None) -> None:
+        self.script: list[JsonDict] = list(script or [])
+        self.requests: list[ProviderRequest] = []
+        """Every request seen, for tests that want to look at what the model was sent."""
+
+    def models(self) -> list[ModelInfo]:
+        return list(FAUX_MODELS)
+
+    def resolve_model(self, model_id: str) -> ModelInfo:
+        for model in FAUX_MODELS:
+            if model.id == model_id:
+                return model
+        return ModelInfo(id=model_id, provider="faux", name=model_id, contextWindow=200_000, maxTokens=32_000)
+
+    def _next_reply(self, request: ProviderRequest) -> JsonDict:
+        if self.script:
+            return self.script.pop(0)
+        if request.purpose == "summary":
+            return {"text": self._summary(request)}
+        last_user = next(
+            (_text_of(m.get("content")) for m in reversed(request.messages) if m.get("role") == "user"), ""
+        )
+        return {"text": f"Echo: {last_user}" if last_user else "Hello from the faux provider."}
+
+    @staticmethod
+    def _summary(request: ProviderRequest) -> str:
+        """A deterministic summary in the structured format the real summarizer asks for."""
+        transcript = _text_of(request.messages[-1].get("content")) if request.messages else ""
+        user_lines = [line for line in transcript.splitlines() if line.startswith("[User]:")]
+        first = user_lines[0][len("[User]:") :].strip() if user_lines else "(no user request)"
+        return (
+            "## Goal\n"
+            f"{first[:200]}\n\n"
+            "## Constraints & Preferences\n- (none recorded)\n\n"
+            "## Progress\n"
+            f"### Done\n- [x] {len(user_lines)} user request(s) handled\n\n"
+            "## Key Decisions\n- (none)\n\n"
+            "## Next Steps\n1. Continue from the latest request\n\n"
+            "## Critical Context\n- Summary produced offline by the faux provider"
+        )
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[AssistantEvent]:
+        self.requests.append(request)
+        reply = self._next_reply(request)
+        delay = float(reply.get("delayMs", 0)) / 1000
+        if "error" in reply and "afterChunks" not in reply:
+            if delay:
+                await anyio.sleep(delay)
+            raise ProviderError(
+                str(reply["error"]),
+                status=reply.get("status"),
+                retryable=bool(reply.get("retryable", False)),
+                overflow=bool(reply.get("overflow", False)),
+            )
+        break_after = int(reply["afterChunks"]) if "afterChunks" in reply else None
+        partial: JsonDict = {
+            "role": "assistant",
+            "content": [],
+            "api": "faux",
+            "provider": "faux",
+            "model": request.model.id,
+            "usage": {
+                "input": 0,
+                "output": 0,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": 0,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+            },
+            "stopReason": "stop",
+            "timestamp": int(time.time() * 1000),
+        }
+        chunks_sent = 0
+        yield AssistantEvent(type="start", partial=partial)
+
+        async def pause() -> None:
+            if delay:
+                await anyio.sleep(delay)
+            else:
+                await anyio.lowlevel.checkpoint()
+
+        def broken() -> bool:
+            return break_after is not None and chunks_sent >= break_after
+
+        blocks: list[tuple[str, Any]] = []
+        if reply.get("thinking"):
+            blocks.append(("thinking", str(reply["thinking"])))
+        if reply.get("text"):
+            blocks.append(("text", str(reply["text"])))
+        for index, call in enumerate(reply.get("toolCalls") or []):
+            blocks.append(
+                ("toolCall", {**call, "id": call.get("id") or f"faux_call_{int(time.time() * 1000)}_{index}"})
+            )
+
+        for kind, value in blocks:
+            content_index = len(partial["content"])
+            if kind in ("text", "thinking"):
+                block: JsonDict = {"type": kind, kind: ""}
+                partial["content"].append(block)
+                yield AssistantEvent(type=_kind(f"{kind}_start"), partial=partial, contentIndex=content_index)
+                for piece in _pieces(value):
+                    await pause()
+                    if broken():
+                        yield self._error(partial, str(reply["error"]))
+                        return
+                    block[kind] += piece
+                    chunks_sent += 1
+                    yield AssistantEvent(
+                        type=_kind(f"{kind}_delta"),
+                        partial=partial,
+                        contentIndex=content_index,
+                        delta=piece,
+                    )
+                if kind == "thinking":
+                    block["thinkingSignature"] = f"faux-signature-{len(value)}"
+                yield AssistantEvent(
+                    type=_kind(f"{kind}_end"),
+                    partial=partial,
+                    contentIndex=content_index,
+                    content=block[kind],
+                )
+            else:
+                call = {"type": "toolCall", "id": value["id"], "name": value["name"], "arguments": {}}
+                partial["content"].append(call)
+                yield AssistantEvent(type="toolcall_start", partial=partial, contentIndex=content_index)
+                arguments_json = orjson.dumps(value.get("arguments") or {}).decode()
+                await pause()
+                if broken():
+                    yield self._error(partial, str(reply["error"]))
+                    return
+                chunks_sent += 1
+                yield AssistantEvent(
+                    type="toolcall_delta", partial=partial, contentIndex=content_index, delta=arguments_json
+                )
+                call["arguments"] = dict(value.get("arguments") or {})
+                yield AssistantEvent(
+                    type="toolcall_end", partial=partial, contentIndex=content_index, toolCall=call
+                )
+
+        if break_after is not None:
+            yield self._error(partial, str(reply["error"]))
+            return
+        usage = reply.get("usage") or {}
+        input_tokens = int(usage.get("input", estimate_input_tokens(request)))
+        output_chars = _chars({"content": partial["content"]})
+        output_tokens = int(usage.get("output", (output_chars + 3) // 4))
+        partial["usage"].update(
+            input=input_tokens, output=output_tokens, totalTokens=input_tokens + output_tokens
+        )
+        partial["stopReason"] = "toolUse" if reply.get("toolCalls") else "stop"
+        yield AssistantEvent(type="done", partial=partial, reason=partial["stopReason"])
+
+    @staticmethod
+    def _error(partial: JsonDict, message: str) -> AssistantEvent:
+        partial["stopReason"] = "error"
+        partial["errorMessage"] = message
+        return AssistantEvent(type="error", partial=partial, reason="error")
+
+
+def _kind(name: str) -> AssistantEventType:
+    return cast(AssistantEventType, name)
+
+
+def _pieces(text: str) -> list[str]:
+    """Word-sized deltas, whitespace kept with the word before it, so joining them is exact."""
+    pieces: list[str] = []
+    current = ""
+    for char in text:
+        current += char
+        if char == " ":
+            pieces.append(current)
+            current = ""
+    if current:
+        pieces.append(current)
+    return pieces or [""]

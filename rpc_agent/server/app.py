@@ -1,0 +1,130 @@
+"""Wiring of the stdio server: flags -> session, provider, tools -> AgentSession -> router.
+
+Startup stays off the slow paths: the anthropic SDK is imported by its provider on first use
+(or by a background warm-up after the loop is serving), never before the first answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+from pydantic import BaseModel
+
+from ..agent.session import AgentSession
+from ..providers.base import Provider
+from ..providers.faux import FauxProvider, load_script
+from ..session.store import SessionManager
+from .methods import Methods, map_error
+from .router import Router
+from .transport import open_stdio
+
+logger = logging.getLogger("rpc_agent")
+
+
+@dataclass(slots=True)
+class ServerConfig:
+    cwd: Path
+    session_dir: Path | None = None
+    session: Path | None = None
+    continue_recent: bool = False
+    no_session: bool = False
+    provider: str = "anthropic"
+    model: str | None = None
+    thinking: str | None = None
+    faux_script: Path | None = None
+    tools: bool = True
+    home: Path | None = None
+
+
+def make_provider(config: ServerConfig) -> Provider:
+    if config.provider == "faux":
+        return FauxProvider(load_script(config.faux_script) if config.faux_script else None)
+    from ..providers.anthropic import AnthropicProvider
+
+    return AnthropicProvider()
+
+
+def open_session(config: ServerConfig) -> SessionManager:
+    cwd = str(config.cwd)
+    if config.no_session:
+        return SessionManager.in_memory(cwd)
+    if config.session is not None:
+        return SessionManager.open(config.session, cwd=cwd, home=config.home)
+    if config.continue_recent:
+        return SessionManager.continue_recent(cwd, config.session_dir, home=config.home)
+    return SessionManager.create(cwd, config.session_dir, home=config.home)
+
+
+def make_tools(config: ServerConfig) -> list[object]:
+    if not config.tools:
+        return []
+    from ..tools import default_tools
+
+    return list(default_tools())
+
+
+async def serve(config: ServerConfig) -> int:
+    reader, writer = open_stdio()
+    manager = await anyio.to_thread.run_sync(open_session, config)
+    provider = make_provider(config)
+    stop = anyio.Event()
+    router: Router | None = None
+
+    def emit(event: BaseModel) -> None:
+        if router is not None:
+            router.notify("event", event.model_dump(mode="json", warnings=False, exclude_none=True))
+
+    agent = AgentSession(
+        manager=manager,
+        provider=provider,
+        emit=emit,
+        tools=make_tools(config),  # type: ignore[arg-type]
+        model_id=config.model,
+        thinking_level=config.thinking,
+        session_dir=config.session_dir,
+        home=config.home,
+    )
+    methods = Methods(agent, providers=[provider.name], on_shutdown=stop.set)
+    router = Router(methods.registry, writer, error_mapper=map_error)
+
+    async def watch_signals(scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for _signum in signals:
+                stop.set()
+                return
+
+    async def serve_until_stopped() -> None:
+        assert router is not None
+        await router.serve(reader)
+        stop.set()
+
+    async with writer:
+        async with anyio.create_task_group() as group:
+            group.start_soon(serve_until_stopped)
+            group.start_soon(watch_signals, group.cancel_scope)
+            warm_up = getattr(provider, "warm_up", None)
+            if warm_up is not None:
+                group.start_soon(warm_up)
+            await stop.wait()
+            # EOF, SIGTERM or shutdown: abort the run, answer what is running, flush the file.
+            agent.abort()
+            agent.abort_bash()
+            await agent.shutdown()
+            reader.close()
+            with anyio.move_on_after(5):
+                while router.in_flight:
+                    await anyio.sleep(0.01)
+            router.cancel_all()
+            group.cancel_scope.cancel()
+    return 0
+
+
+def run(config: ServerConfig) -> int:
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="rpc-agent: %(levelname)s %(message)s")
+    return anyio.run(serve, config)

@@ -1,0 +1,587 @@
+"""JSON-RPC 2.0 over lines: classify, validate, dispatch, answer.
+
+The router sits between the transport (lines of bytes) and the method handlers (typed pydantic
+params in, pydantic result out) and owns everything the spec says about messages:
+
+* a line that is not JSON gets ``-32700`` with id null, and the server keeps going;
+* an object is a request (id), a notification (no id: never answered, even on error), a
+  response to one of our own server-to-client requests (id + result/error, no method), or an
+  invalid request (``-32600``, with its id when that id was usable);
+* a batch is answered item by item in one array line; notifications get no entry, an
+  all-notification batch gets no line, an empty batch gets a single ``-32600``;
+* every error answer to a request carries that request's id.
+
+Methods marked ``inline`` are plain functions that never block: they run right in the reading
+loop, so a pipelined burst of ``get_state`` costs no task switches. Every other request runs in
+its own task, so a long ``prompt`` never holds up ``abort``, ``get_state`` or ``steer`` sent
+after it, and can be cancelled (its client then gets a ``CANCELLED`` error, not silence).
+
+jsonrpcserver does the last step of every dispatch: each outcome becomes one of its response
+types (``SuccessResponse``/``ErrorResponse``) and its serializers build the response object
+(~0.5 µs a request). Its front end (``dispatch``) is not used: it costs ~50-140 µs a request,
+answers a batch with one bad item by a single error, does not check param types and cannot
+route client responses; its ``Success``/``Error`` results and ``to_response`` would add ~3-5 µs
+a request, a third of the inline fast path, for a monad we would have to unwrap again.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
+
+import anyio
+import anyio.abc
+import orjson
+from pydantic import BaseModel, ValidationError
+
+from ._jsonrpcserver import NODATA, ErrorResponse, SuccessResponse, serialize_error, serialize_success
+from .errors import (
+    CANCELLED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    ConnectionClosedError,
+    RpcError,
+)
+
+logger = logging.getLogger(__name__)
+
+JsonObject = dict[str, Any]
+ErrorMapper = Callable[[BaseException], RpcError | None]
+
+_NL = orjson.OPT_APPEND_NEWLINE
+_ID_TYPES = frozenset({str, int, float, type(None)})  # bool is its own type: not an id
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING: Any = _Missing()
+
+
+class LineSink(Protocol):
+    """Where the router puts its output: one complete JSON line (ending in LF) per call."""
+
+    def write_line(self, line: bytes) -> None: ...
+
+
+# --- the method table -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    """One method: its handler and the models a protocol generator publishes for it."""
+
+    name: str
+    handler: Callable[[Any], Any]
+    params: type[BaseModel] | None
+    result: type[BaseModel] | None
+    inline: bool
+    description: str
+    positional: tuple[str, ...] = field(default=(), repr=False)
+    """Keys that positional params (a JSON array) map to, in order: the params model's fields."""
+
+    def parse_params(self, raw: Any) -> BaseModel | None:
+        """Validated params (``raw`` is the request's params member, or absent); RpcError(-32602)."""
+        model = self.params
+        if model is None:
+            if raw is _MISSING or raw == {} or raw == []:
+                return None
+            if isinstance(raw, dict | list):
+                raise RpcError(INVALID_PARAMS, f"Invalid params: {self.name} takes no params")
+            raise RpcError(INVALID_PARAMS, _params_type_message(raw))
+        if raw is _MISSING:
+            raw = {}
+        elif type(raw) is list:
+            if len(raw) > len(self.positional):
+                raise RpcError(
+                    INVALID_PARAMS,
+                    f"Invalid params: {self.name} takes at most {len(self.positional)} positional params "
+                    f"({', '.join(self.positional)}), got {len(raw)}",
+                )
+            raw = dict(zip(self.positional, raw, strict=False))
+        elif type(raw) is not dict:
+            raise RpcError(INVALID_PARAMS, _params_type_message(raw))
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            count = exc.error_count()
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Invalid params for {self.name}: {count} validation error{'s' if count != 1 else ''}",
+                exc.errors(include_url=False),
+            ) from exc
+
+
+def _params_type_message(raw: Any) -> str:
+    kind = "null" if raw is None else type(raw).__name__
+    return f"Invalid params: params must be an object or an array, not {kind}"
+
+
+class MethodRegistry:
+    """The methods a router serves, in registration order.
+
+    A handler takes the validated params model (``None`` when the method declares
+    ``params=None``; an absent ``params`` member is validated as ``{}``) and returns a pydantic
+    model (or ``None``, answered as ``{}``). Inline handlers are plain functions that must not
+    block or wait; the others are async and each call runs in its own task.
+    """
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, MethodSpec] = {}
+
+    def add(
+        self,
+        name: str,
+        handler: Callable[[Any], Any],
+        *,
+        params: type[BaseModel] | None,
+        result: type[BaseModel] | None,
+        inline: bool = False,
+        description: str = "",
+    ) -> MethodSpec:
+        if name in self._by_name:
+            raise ValueError(f"method {name!r} is already registered")
+        if inline and inspect.iscoroutinefunction(handler):
+            raise TypeError(f"inline method {name!r} needs a plain function, got a coroutine function")
+        positional: tuple[str, ...] = ()
+        if params is not None:
+            positional = tuple(info.alias or key for key, info in params.model_fields.items())
+        spec = MethodSpec(name, handler, params, result, inline, description, positional)
+        self._by_name[name] = spec
+        return spec
+
+    @property
+    def methods(self) -> list[MethodSpec]:
+        """Every method, in registration order (what the protocol generator documents)."""
+        return list(self._by_name.values())
+
+    def get(self, name: str) -> MethodSpec | None:
+        return self._by_name.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+
+# --- outcomes -> response objects (jsonrpcserver) --------------------------------------------
+
+
+def _success_response(request_id: Any, payload: Any) -> JsonObject:
+    return serialize_success(SuccessResponse(payload, request_id))
+
+
+def _error_response(request_id: Any, error: RpcError) -> JsonObject:
+    data = NODATA if error.data is None else error.data
+    return serialize_error(ErrorResponse(error.code, error.message, data, request_id))
+
+
+def _dump_result(method: str, value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=False)
+    if value is None:
+        return {}
+    if inspect.isawaitable(value):
+        close = getattr(value, "close", None)
+        if close is not None:
+            close()  # no "never awaited" warning on top of the real error
+        raise TypeError(f"inline handler of {method} returned an awaitable; register it without inline=True")
+    raise TypeError(f"handler of {method} returned {type(value).__name__}, not a pydantic model")
+
+
+def _encode(reply: JsonObject) -> bytes:
+    """One response object as JSON (no newline); never raises."""
+    try:
+        return orjson.dumps(reply)
+    except TypeError as exc:  # orjson.JSONEncodeError
+        problem = exc
+    if "error" in reply:
+        try:  # error data may hold exceptions and the like (pydantic's ctx): send their str
+            return orjson.dumps(reply, default=str)
+        except TypeError as exc:
+            problem = exc
+    logger.error("cannot encode the response to id %r: %s", reply.get("id"), problem)
+    fallback = RpcError(
+        INTERNAL_ERROR, f"Internal error: the response could not be encoded as JSON: {problem}"
+    )
+    return orjson.dumps(_error_response(reply.get("id"), fallback))
+
+
+# --- the router ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _InFlight:
+    request_id: Any
+    method: str
+    scope: anyio.CancelScope
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class _Waiter:
+    event: anyio.Event = field(default_factory=anyio.Event)
+    result: Any = None
+    error: BaseException | None = None
+
+
+class _Batch:
+    """Collects the answers of one batch and writes them as one array line once all are in."""
+
+    __slots__ = ("collecting", "outstanding", "replies", "router")
+
+    def __init__(self, router: Router, size: int) -> None:
+        self.router = router
+        self.replies: list[JsonObject | None] = [None] * size
+        self.outstanding = 0
+        self.collecting = True
+
+    def deliver_to(self, index: int) -> Callable[[JsonObject], None]:
+        self.outstanding += 1
+
+        def deliver(reply: JsonObject) -> None:
+            self.replies[index] = reply
+            self.outstanding -= 1
+            self.maybe_finish()
+
+        return deliver
+
+    def maybe_finish(self) -> None:
+        if self.collecting or self.outstanding:
+            return
+        replies = [r for r in self.replies if r is not None]
+        if replies:
+            self.router._write_raw(b"[" + b",".join(map(_encode, replies)) + b"]\n")
+
+
+class Router:
+    """Serves a :class:`MethodRegistry` over lines from a reader, answering through ``writer``.
+
+    ``error_mapper`` turns exceptions raised by handlers into RpcErrors (domain errors to their
+    codes); whatever it returns None for becomes ``-32603`` with the traceback on stderr.
+    """
+
+    def __init__(
+        self,
+        registry: MethodRegistry,
+        writer: LineSink,
+        error_mapper: ErrorMapper | None = None,
+    ) -> None:
+        self.registry = registry
+        self._methods = registry._by_name
+        self._writer = writer
+        self._error_mapper = error_mapper
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._in_flight: dict[int, _InFlight] = {}
+        self._tokens = 0
+        self._pending: dict[int, _Waiter] = {}
+        self._next_request_id = 0
+        self._input_closed = False
+
+    # --- serving ------------------------------------------------------------------------------
+
+    async def serve(self, reader: AsyncIterable[list[bytes]]) -> None:
+        """Answer every line until the reader ends, then wait for the requests still running.
+
+        At EOF, server-to-client requests still waiting for an answer fail with
+        :class:`ConnectionClosedError`. Cancelling ``serve`` cancels the running requests too
+        (each gets a ``CANCELLED`` error); ``cancel_all`` cancels them without stopping.
+        """
+        if self._task_group is not None:
+            raise RuntimeError("this router is already serving")
+        try:
+            async with anyio.create_task_group() as task_group:
+                self._task_group = task_group
+                try:
+                    async for lines in reader:
+                        for line in lines:
+                            self._handle_line(line)
+                finally:
+                    self._input_closed = True
+                    self._fail_pending(ConnectionClosedError("the client closed its input before answering"))
+        finally:
+            self._task_group = None
+
+    @property
+    def in_flight(self) -> list[tuple[Any, str]]:
+        """(request id, method) of every request running in its own task (notifications: id None)."""
+        return [(entry.request_id, entry.method) for entry in self._in_flight.values()]
+
+    def cancel(self, request_id: Any, reason: str = "cancelled by the client") -> bool:
+        """Cancel the running request(s) with this id; True if there was one."""
+        found = False
+        for entry in list(self._in_flight.values()):
+            if entry.request_id == request_id and type(entry.request_id) is type(request_id):
+                entry.reason = reason
+                entry.scope.cancel()
+                found = True
+        return found
+
+    def cancel_all(self, reason: str = "the server is shutting down") -> int:
+        """Cancel every running request (each is answered with ``CANCELLED``); returns how many."""
+        entries = list(self._in_flight.values())
+        for entry in entries:
+            entry.reason = reason
+            entry.scope.cancel()
+        return len(entries)
+
+    # --- server to client ----------------------------------------------------------------------
+
+    def notify(self, method: str, params: Mapping[str, Any] | BaseModel | None = None) -> None:
+        """Send a notification (a message with no id); raises TypeError if params cannot be encoded."""
+        message: JsonObject = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = _params_to_json(params)
+        self._writer.write_line(orjson.dumps(message, option=_NL))
+
+    async def request(
+        self, method: str, params: Mapping[str, Any] | Sequence[Any] | BaseModel | None = None
+    ) -> Any:
+        """Send a request to the client and return its result (raises RpcError on an error answer).
+
+        Raises :class:`ConnectionClosedError` when the client's input has ended before it answered.
+        """
+        if self._input_closed:
+            raise ConnectionClosedError("the client closed its input; it cannot answer")
+        self._next_request_id += 1
+        request_id = self._next_request_id
+        message: JsonObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = _params_to_json(params)
+        line = orjson.dumps(message, option=_NL)
+        waiter = _Waiter()
+        self._pending[request_id] = waiter
+        try:
+            self._writer.write_line(line)
+            await waiter.event.wait()
+        finally:
+            self._pending.pop(request_id, None)
+        if waiter.error is not None:
+            raise waiter.error
+        return waiter.result
+
+    def _fail_pending(self, error: BaseException) -> None:
+        for waiter in self._pending.values():
+            if not waiter.event.is_set():
+                waiter.error = error
+                waiter.event.set()
+
+    # --- classification ------------------------------------------------------------------------
+
+    def _handle_line(self, line: bytes) -> None:
+        if not line:
+            return
+        try:
+            message = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            if line.strip():
+                self._write(_error_response(None, RpcError(PARSE_ERROR, f"Parse error: {exc}")))
+            return
+        try:
+            if type(message) is dict:
+                reply = self._handle_message(message, None, 0)
+                if reply is not None:
+                    self._write(reply)
+            elif type(message) is list:
+                self._handle_batch(message)
+            else:
+                self._write(
+                    _error_response(
+                        None, RpcError(INVALID_REQUEST, "Invalid request: expected an object or an array")
+                    )
+                )
+        except Exception as exc:  # a bug in the router itself: answer if we can, keep serving
+            logger.exception("unexpected failure handling a message")
+            request_id = message.get("id") if type(message) is dict else None
+            if type(request_id) not in _ID_TYPES:
+                request_id = None
+            self._write(
+                _error_response(request_id, RpcError(INTERNAL_ERROR, f"Internal error: {_describe(exc)}"))
+            )
+
+    def _handle_batch(self, items: list[Any]) -> None:
+        if not items:
+            self._write(_error_response(None, RpcError(INVALID_REQUEST, "Invalid request: empty batch")))
+            return
+        batch = _Batch(self, len(items))
+        for index, item in enumerate(items):
+            if type(item) is dict:
+                batch.replies[index] = self._handle_message(item, batch, index)
+            else:
+                batch.replies[index] = _error_response(
+                    None, RpcError(INVALID_REQUEST, "Invalid request: a batch item must be an object")
+                )
+        batch.collecting = False
+        batch.maybe_finish()
+
+    def _handle_message(self, message: JsonObject, batch: _Batch | None, index: int) -> JsonObject | None:
+        """The immediate answer to one message, or None (notification, client response, or a task
+        that answers later through the batch or the writer)."""
+        if "method" not in message:
+            return self._handle_client_response(message)
+        if "id" in message:
+            request_id = message["id"]
+            if type(request_id) not in _ID_TYPES:
+                return _error_response(
+                    None, RpcError(INVALID_REQUEST, "Invalid request: id must be a string, a number or null")
+                )
+            is_request = True
+        else:
+            request_id = None
+            is_request = False
+        if message.get("jsonrpc") != "2.0":
+            return _error_response(
+                request_id, RpcError(INVALID_REQUEST, 'Invalid request: jsonrpc must be "2.0"')
+            )
+        name = message["method"]
+        if type(name) is not str:
+            return _error_response(
+                request_id, RpcError(INVALID_REQUEST, "Invalid request: method must be a string")
+            )
+        spec = self._methods.get(name)
+        if spec is None:
+            if not is_request:
+                return None
+            return _error_response(request_id, RpcError(METHOD_NOT_FOUND, f"Method not found: {name}"))
+        try:
+            params = spec.parse_params(message.get("params", _MISSING))
+        except RpcError as invalid:
+            return _error_response(request_id, invalid) if is_request else None
+
+        if spec.inline:
+            try:
+                payload = _dump_result(name, spec.handler(params))
+            except Exception as exc:
+                failure = self._map_exception(exc, name)
+                return _error_response(request_id, failure) if is_request else None
+            return _success_response(request_id, payload) if is_request else None
+
+        deliver: Callable[[JsonObject], None] | None = None
+        if is_request:
+            deliver = batch.deliver_to(index) if batch is not None else self._write
+        self._spawn(spec, params, request_id, deliver)
+        return None
+
+    def _handle_client_response(self, message: JsonObject) -> JsonObject | None:
+        request_id = message.get("id")
+        usable_id = request_id if type(request_id) in _ID_TYPES else None
+        if "id" not in message or ("result" not in message and "error" not in message):
+            return _error_response(usable_id, RpcError(INVALID_REQUEST, "Invalid request: no method"))
+        waiter = self._pending.get(cast(int, usable_id)) if usable_id is not None else None
+        if waiter is None or waiter.event.is_set():
+            logger.warning("ignoring a response to an unknown request id %r", request_id)
+            return None
+        if "error" in message:
+            error = message["error"]
+            if type(error) is dict and type(error.get("code")) is int and type(error.get("message")) is str:
+                waiter.error = RpcError(error["code"], error["message"], error.get("data"))
+            else:
+                waiter.error = RpcError(INTERNAL_ERROR, "the client answered with a malformed error", error)
+        else:
+            waiter.result = message["result"]
+        waiter.event.set()
+        return None
+
+    # --- running handlers ----------------------------------------------------------------------
+
+    def _spawn(
+        self,
+        spec: MethodSpec,
+        params: BaseModel | None,
+        request_id: Any,
+        deliver: Callable[[JsonObject], None] | None,
+    ) -> None:
+        if self._task_group is None:
+            raise RuntimeError("async methods need Router.serve() to be running")
+        self._tokens += 1
+        token = self._tokens
+        entry = _InFlight(request_id if deliver is not None else None, spec.name, anyio.CancelScope())
+        self._in_flight[token] = entry
+        self._task_group.start_soon(
+            self._run, spec, params, request_id, deliver, token, entry, name=spec.name
+        )
+
+    async def _run(
+        self,
+        spec: MethodSpec,
+        params: BaseModel | None,
+        request_id: Any,
+        deliver: Callable[[JsonObject], None] | None,
+        token: int,
+        entry: _InFlight,
+    ) -> None:
+        reply: JsonObject | None = None
+        try:
+            with entry.scope:
+                outcome = spec.handler(params)
+                if inspect.isawaitable(outcome):
+                    outcome = await outcome
+                reply = _success_response(request_id, _dump_result(spec.name, outcome))
+        except anyio.get_cancelled_exc_class():
+            # Cancelled from outside (serve() itself is being cancelled): answer, then go.
+            if deliver is not None:
+                deliver(
+                    _error_response(request_id, _cancelled(spec.name, entry.reason or "the server stopped"))
+                )
+            raise
+        except Exception as exc:
+            error = self._map_exception(exc, spec.name)
+            if deliver is not None:
+                reply = _error_response(request_id, error)
+        finally:
+            self._in_flight.pop(token, None)
+        if deliver is None:
+            return
+        if reply is None:  # our own scope was cancelled: cancel() / cancel_all()
+            reply = _error_response(request_id, _cancelled(spec.name, entry.reason))
+        deliver(reply)
+
+    def _map_exception(self, exc: Exception, method: str) -> RpcError:
+        if isinstance(exc, RpcError):
+            return exc
+        if self._error_mapper is not None:
+            try:
+                mapped = self._error_mapper(exc)
+            except Exception:
+                logger.exception("the error mapper failed on %r", exc)
+                mapped = None
+            if mapped is not None:
+                return mapped
+        logger.error("internal error in %s", method, exc_info=exc)
+        return RpcError(INTERNAL_ERROR, f"Internal error in {method}: {_describe(exc)}")
+
+    # --- output --------------------------------------------------------------------------------
+
+    def _write(self, reply: JsonObject) -> None:
+        try:
+            line = orjson.dumps(reply, option=_NL)
+        except TypeError:
+            line = _encode(reply) + b"\n"
+        self._writer.write_line(line)
+
+    def _write_raw(self, line: bytes) -> None:
+        self._writer.write_line(line)
+
+
+def _cancelled(method: str, reason: str) -> RpcError:
+    return RpcError(CANCELLED, f"{method} was cancelled: {reason or 'cancelled'}")
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _params_to_json(params: Mapping[str, Any] | Sequence[Any] | BaseModel) -> Any:
+    if isinstance(params, BaseModel):
+        return params.model_dump(mode="json", by_alias=True, exclude_none=False)
+    return params

@@ -1,0 +1,155 @@
+"""``edit``: replace an exact piece of a file, returning a unified diff."""
+
+from __future__ import annotations
+
+import difflib
+import stat
+from pathlib import Path
+from typing import Any, ClassVar
+
+import anyio.to_thread
+from pydantic import BaseModel, ConfigDict, Field
+
+from rpc_agent.tools._common import (
+    BINARY_SAMPLE_BYTES,
+    atomic_write,
+    coerce_args,
+    looks_binary,
+    require_exists,
+)
+from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
+
+BOM = "\ufeff"
+MAX_LISTED_LINES = 20
+
+
+class EditArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="Path of the file to edit, relative to the working directory or absolute.")
+    oldText: str = Field(
+        min_length=1,
+        description="The exact text to replace, including whitespace and indentation. It must occur "
+        "exactly once unless replaceAll is true; include surrounding lines to make it unique.",
+    )
+    newText: str = Field(description="The text to put in its place (may be empty to delete).")
+    replaceAll: bool = Field(
+        default=False, description="Replace every occurrence of oldText. Default: false."
+    )
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return lines
+
+
+def _for_display(text: str) -> str:
+    """Undecodable bytes (kept as surrogates for a faithful write) shown as U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def unified_diff(old: str, new: str, label: str, context: int = 3) -> tuple[str, int | None]:
+    """A unified diff of two LF texts and the first changed line number in the new text."""
+    old_lines, new_lines = _lines(old), _lines(new)
+    first: int | None = None
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    for tag, _i1, _i2, j1, _j2 in matcher.get_opcodes():
+        if tag != "equal":
+            first = min(j1 + 1, max(len(new_lines), 1))
+            break
+    diff = "\n".join(
+        difflib.unified_diff(old_lines, new_lines, f"a/{label}", f"b/{label}", n=context, lineterm="")
+    )
+    return _for_display(diff), first
+
+
+class EditTool:
+    name: ClassVar[str] = "edit"
+    description: ClassVar[str] = (
+        "Edit a file by replacing an exact piece of text. oldText must match the file exactly "
+        "(whitespace and indentation included; line numbers from read are not part of the file) "
+        "and occur once, unless replaceAll is true. If it is not found, or found more than once, "
+        "nothing is changed and the error says why. Returns a unified diff of the change. "
+        "Use edit for surgical changes to existing files; use write for new files or full rewrites. "
+        "Line endings (CRLF) and a UTF-8 BOM are preserved."
+    )
+    Args: ClassVar[type[BaseModel]] = EditArgs
+
+    async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
+        params = coerce_args(EditArgs, args)
+        path = ctx.resolve(params.path)
+        return await anyio.to_thread.run_sync(self._edit, path, params, ctx.cwd)
+
+    def _edit(self, path: Path, params: EditArgs, cwd: Path) -> ToolOutput:
+        info = require_exists(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolError(f"{path} is a directory, not a file.")
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(f"{path} is not a regular file; edit only changes files.")
+        try:
+            raw = path.read_bytes()
+        except PermissionError:
+            raise ToolError(f"Permission denied: {path}") from None
+        if looks_binary(raw[:BINARY_SAMPLE_BYTES]):
+            raise ToolError(f"{path} is a binary file; edit only changes text files.")
+        text = raw.decode("utf-8", "surrogateescape")
+        bom = BOM if text.startswith(BOM) else ""
+        body = text[len(bom) :]
+
+        old_text, new_text = params.oldText, params.newText
+        if old_text == new_text:
+            raise ToolError("oldText and newText are identical: there is nothing to change.")
+
+        # Try the text as given, and (for a CRLF file) with its line ends made CRLF, so that a
+        # model that saw LF-only lines from read still matches.
+        candidates = [(old_text, new_text)]
+        if "\r\n" in body:
+            crlf_old = old_text.replace("\r\n", "\n").replace("\n", "\r\n")
+            crlf_new = new_text.replace("\r\n", "\n").replace("\n", "\r\n")
+            if crlf_old != old_text:
+                candidates.insert(0, (crlf_old, crlf_new))
+        elif "\r\n" in old_text:
+            candidates.append((old_text.replace("\r\n", "\n"), new_text.replace("\r\n", "\n")))
+        found = [(old, new, body.count(old)) for old, new in candidates if old in body]
+        if not found:
+            raise ToolError(
+                f"oldText was not found in {path}. It must match the file exactly, including "
+                "whitespace, indentation and line breaks. No changes were made; read the file "
+                "again and retry with text copied from it."
+            )
+        old, new, count = found[0]
+        if count > 1 and not params.replaceAll:
+            positions: list[int] = []
+            start = body.find(old)
+            while start != -1:
+                positions.append(body.count("\n", 0, start) + 1)
+                start = body.find(old, start + len(old))
+            listed = ", ".join(str(n) for n in positions[:MAX_LISTED_LINES])
+            if len(positions) > MAX_LISTED_LINES:
+                listed += f", ... ({len(positions) - MAX_LISTED_LINES} more)"
+            raise ToolError(
+                f"oldText occurs {count} times in {path} (starting at lines {listed}). No changes were "
+                "made. Include more surrounding lines in oldText to make it unique, or set replaceAll "
+                "to true to replace every occurrence."
+            )
+        new_body = body.replace(old, new) if params.replaceAll else body.replace(old, new, 1)
+        try:
+            atomic_write(path, (bom + new_body).encode("utf-8", "surrogateescape"))
+        except PermissionError:
+            raise ToolError(f"Permission denied writing {path}") from None
+        except OSError as exc:
+            raise ToolError(f"Could not write {path}: {exc.strerror or exc}") from None
+
+        try:
+            label = path.relative_to(cwd).as_posix()
+        except ValueError:
+            label = path.as_posix().lstrip("/")
+        diff, first_line = unified_diff(body.replace("\r\n", "\n"), new_body.replace("\r\n", "\n"), label)
+        replaced = count if params.replaceAll else 1
+        summary = f"Edited {path}: replaced {replaced} occurrence{'s' * (replaced != 1)}."
+        return ToolOutput.text(
+            f"{summary}\n\n{diff}" if diff else summary,
+            details={"diff": diff, "firstChangedLine": first_line, "replacements": replaced},
+        )

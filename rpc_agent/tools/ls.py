@@ -1,0 +1,62 @@
+"""``ls``: the entries of one directory."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+import anyio.to_thread
+from pydantic import BaseModel, ConfigDict, Field
+
+from rpc_agent.tools._common import coerce_args, require_exists
+from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
+
+DEFAULT_LIMIT = 500
+
+
+class LsArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str | None = Field(default=None, description="Directory to list. Default: the working directory.")
+    limit: int = Field(
+        default=DEFAULT_LIMIT, ge=1, description=f"Maximum number of entries. Default: {DEFAULT_LIMIT}."
+    )
+
+
+class LsTool:
+    name: ClassVar[str] = "ls"
+    description: ClassVar[str] = (
+        "List the entries of one directory, sorted alphabetically, folders marked with a trailing "
+        "`/`, dotfiles included (nothing is hidden or .gitignored here). Not recursive: use find "
+        f"for a tree search. Returns at most `limit` entries (default {DEFAULT_LIMIT})."
+    )
+    Args: ClassVar[type[BaseModel]] = LsArgs
+
+    async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
+        params = coerce_args(LsArgs, args)
+        path = ctx.resolve(params.path or ".")
+        return await anyio.to_thread.run_sync(self._list, path, params.limit)
+
+    @staticmethod
+    def _list(path: Path, limit: int) -> ToolOutput:
+        require_exists(path)
+        if not path.is_dir():
+            raise ToolError(f"{path} is not a directory. Use read to see a file.")
+        try:
+            with os.scandir(path) as scan:
+                entries = [f"{entry.name}/" if entry.is_dir() else entry.name for entry in scan]
+        except PermissionError:
+            raise ToolError(f"Permission denied: {path}") from None
+        entries.sort(key=lambda name: (name.lower(), name))
+        details: dict[str, Any] = {"path": str(path), "count": len(entries)}
+        if not entries:
+            return ToolOutput.text(f"(empty directory: {path})", details=details)
+        text = "\n".join(entries[:limit])
+        if len(entries) > limit:
+            text += (
+                f"\n\n[Showing the first {limit} of {len(entries)} entries (the limit). "
+                "Raise limit, or use find with a pattern.]"
+            )
+        details["limitReached"] = len(entries) > limit
+        return ToolOutput.text(text, details=details)

@@ -1,0 +1,52 @@
+"""Smoke test of the session store benchmark: it runs and produces positive numbers.
+
+No timing is asserted (that is what the benchmark itself reports); this only keeps the script
+from rotting. It runs on a 200-entry session without the node baseline.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+BENCH_SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "session_store.py"
+
+
+def _load_bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_session_store", BENCH_SCRIPT)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve their annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_runs_on_a_small_session(tmp_path: Path) -> None:
+    bench = _load_bench()
+    lines: list[str] = []
+    argv = ["--sizes", "200", "--no-baseline", "--runs", "2", "--append-runs", "1"]
+    argv += ["--sequential", "10", "--tasks", "4", "--per-task", "5", "--data-dir", str(tmp_path)]
+
+    report = bench.main(argv, log=lines.append)
+
+    assert len(report.rows) == 1
+    row = report.rows[0]
+    assert row.entries == 200
+    assert row.lines > 200
+    assert row.file_mb > 0
+    assert row.open_ms > 0
+    assert row.context_ms > 0
+    assert row.tree_ms > 0
+    assert row.context_messages > 0
+    assert row.tree_nodes > 0
+    assert row.pi is None
+    assert [a.appends for a in report.appends] == [10, 20]
+    for result in report.appends:
+        assert result.per_second > 0
+        assert result.fsyncs > 0
+    printed = "\n".join(lines)
+    assert "open+load ms" in printed
+    assert "appends/s" in printed

@@ -1,0 +1,137 @@
+"""LineReader and LineWriter on real pipes, in process: strict LF framing, whole coalesced writes."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterator
+
+import anyio
+import pytest
+
+from rpc_agent.server import LineReader, LineWriter
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def pipe() -> Iterator[tuple[int, int]]:
+    read_fd, write_fd = os.pipe()
+    yield read_fd, write_fd
+    for fd in (read_fd, write_fd):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+async def read_all(reader: LineReader) -> list[bytes]:
+    lines: list[bytes] = []
+    with anyio.fail_after(30):
+        async for chunk in reader:
+            assert chunk, "the reader never yields an empty list"
+            lines.extend(chunk)
+    return lines
+
+
+async def test_lines_split_on_lf_only_with_one_trailing_cr_dropped(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    separators = "a\u2028b\u2029c\x85d\x0be\x0cf\x1cg\x1dh\x1ei".encode()
+    os.write(write_fd, b"one\r\ntwo\n\nthree\r\r\n" + separators + b"\n\rcr-first\nlast-without-lf")
+    os.close(write_fd)
+    reader = LineReader(read_fd)
+    assert await read_all(reader) == [b"one", b"two", b"", b"three\r", separators, b"\rcr-first", b"last-without-lf"]
+
+
+async def test_lines_split_across_reads_are_joined(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    reader = LineReader(read_fd, chunk_size=7)
+    big = b"x" * 100_000
+
+    async def feed() -> None:
+        for part in [b'{"a":', b"1}\n{", b'"b":2}\r', b"\n", big[:50_000], big[50_000:] + b"\n"]:
+            await anyio.to_thread.run_sync(os.write, write_fd, part)
+        os.close(write_fd)
+
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(feed)
+        lines = await read_all(reader)
+    assert lines == [b'{"a":1}', b'{"b":2}', big]
+
+
+async def test_a_chunk_yields_all_its_lines_at_once(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    os.write(write_fd, b"".join(b"line %d\n" % i for i in range(1000)))
+    reader = LineReader(read_fd)
+    with anyio.fail_after(30):
+        lines = await reader.read_lines()
+    assert lines == [b"line %d" % i for i in range(1000)]
+
+
+async def test_a_binary_file_without_descriptor_works_too() -> None:
+    reader = LineReader(io.BufferedReader(io.BytesIO(b"a\nb\r\nc")))  # type: ignore[arg-type]
+    assert await read_all(reader) == [b"a", b"b", b"c"]
+
+
+async def test_cancelling_a_read_wakes_its_worker_thread_and_closes_the_reader(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    reader = LineReader(read_fd)
+    with anyio.move_on_after(0.05) as scope:
+        await reader.read_lines()
+    assert scope.cancelled_caught
+    # The abandoned worker thread was woken and did not stay behind to swallow input: bytes
+    # written now are still in the pipe for whoever reads next.
+    os.write(write_fd, b"left for someone else\n")
+    assert os.read(read_fd, 100) == b"left for someone else\n"
+    with pytest.raises(anyio.ClosedResourceError):
+        await reader.read_lines()
+
+
+async def test_the_writer_coalesces_everything_queued_into_one_write(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    async with LineWriter(write_fd) as writer:
+        for i in range(500):
+            writer.write_line(b'{"n":%d}\n' % i)
+        await writer.flush()
+        assert writer.writes == 1
+    os.close(write_fd)
+    data = b""
+    while chunk := os.read(read_fd, 1 << 16):
+        data += chunk
+    assert data == b"".join(b'{"n":%d}\n' % i for i in range(500))
+
+
+async def test_the_writer_escapes_unicode_line_separators(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    async with LineWriter(write_fd) as writer:
+        writer.write_line('{"t":"a\u2028b\u2029c\u00e9\u20ac"}\n'.encode())
+    assert os.read(read_fd, 100) == '{"t":"a\\u2028b\\u2029c\u00e9\u20ac"}\n'.encode()
+
+
+async def test_leaving_the_writer_writes_what_is_still_queued(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    async with LineWriter(write_fd) as writer:
+        writer.write_line(b"1\n")
+        writer.write_line(b"2\n")
+    assert os.read(read_fd, 100) == b"1\n2\n"
+
+
+async def test_leaving_the_writer_because_of_cancellation_still_flushes(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    with anyio.CancelScope() as scope:
+        async with LineWriter(write_fd) as writer:
+            writer.write_line(b"answer\n")
+            scope.cancel()
+            await anyio.sleep(3600)
+    assert os.read(read_fd, 100) == b"answer\n"
+
+
+async def test_a_broken_sink_drops_output_instead_of_failing(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    os.close(read_fd)
+    async with LineWriter(write_fd) as writer:
+        writer.write_line(b"nobody reads this\n")
+        await writer.flush()
+        assert isinstance(writer.broken, BrokenPipeError)
+        writer.write_line(b"dropped\n")
+        await writer.flush()

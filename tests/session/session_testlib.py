@@ -1,0 +1,223 @@
+"""Helpers shared by the session store tests (imported by them; not a test module).
+
+Everything that reads a session file back does it with a separate ``open`` and the standard
+library's ``json``, independently of the store's own reader.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from rpc_agent.session import PendingAppend, SessionManager
+
+JsonDict = dict[str, Any]
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+BASE = datetime(2024, 12, 3, 14, 0, 0, tzinfo=UTC)
+ISO_MS_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+HEX8 = re.compile(r"^[0-9a-f]{8}$")
+BASE_MS = (BASE - EPOCH) // timedelta(milliseconds=1)
+
+USAGE: JsonDict = {
+    "input": 10,
+    "output": 5,
+    "cacheRead": 0,
+    "cacheWrite": 0,
+    "totalTokens": 15,
+    "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.0},
+}
+
+
+# --- values ------------------------------------------------------------------------------
+
+
+def iso(seconds: float) -> str:
+    """An ISO-8601 ms Z timestamp ``seconds`` after a fixed base time."""
+    moment = BASE + timedelta(seconds=seconds)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def ms(timestamp: str) -> int:
+    """Epoch milliseconds of an ISO timestamp, exactly (integer arithmetic, like JS Date)."""
+    moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    return (moment - EPOCH) // timedelta(milliseconds=1)
+
+
+def user(text: str, ts: int = BASE_MS) -> JsonDict:
+    return {"role": "user", "content": text, "timestamp": ts}
+
+
+def assistant(
+    text: str, *, provider: str = "anthropic", model: str = "claude-sonnet-4-5", ts: int = BASE_MS
+) -> JsonDict:
+    return {
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "api": "anthropic-messages",
+        "provider": provider,
+        "model": model,
+        "usage": USAGE,
+        "stopReason": "stop",
+        "timestamp": ts,
+    }
+
+
+def header(
+    *, version: int | None = 3, session_id: str = "5b0e8e4c-2d7a-4c36-9a57-0d2f4a1c9e11", **extra: Any
+) -> JsonDict:
+    line: JsonDict = {"type": "session"}
+    if version is not None:
+        line["version"] = version
+    line.update({"id": session_id, "timestamp": iso(0), "cwd": "/project"})
+    line.update(extra)
+    return line
+
+
+def entry(kind: str, entry_id: str, parent: str | None, at: float, **fields: Any) -> JsonDict:
+    """A hand-written v3 entry line."""
+    line: JsonDict = {"type": kind, "id": entry_id, "parentId": parent, "timestamp": iso(at)}
+    line.update(fields)
+    return line
+
+
+def message_entry(entry_id: str, parent: str | None, at: float, message: JsonDict) -> JsonDict:
+    return entry("message", entry_id, parent, at, message=message)
+
+
+# --- files -------------------------------------------------------------------------------
+
+
+def encode(lines: list[JsonDict]) -> bytes:
+    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
+
+
+def write_jsonl(path: Path, lines: list[JsonDict]) -> bytes:
+    data = encode(lines)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return data
+
+
+def read_lines(path: Path) -> list[JsonDict]:
+    """Every line of the file, parsed with the standard library; fails on any bad line."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    assert text.endswith("\n"), "a session file must end with a newline"
+    return [json.loads(line) for line in text.split("\n")[:-1]]
+
+
+def raw_lines(path: Path) -> list[bytes]:
+    with open(path, "rb") as handle:
+        return handle.read().split(b"\n")[:-1]
+
+
+def count_headers(path: Path) -> int:
+    return sum(1 for line in read_lines(path) if line.get("type") == "session")
+
+
+# --- manager helpers ---------------------------------------------------------------------
+
+
+def eid(pending: PendingAppend) -> str:
+    """The id of an append, for code that needs a ``str``."""
+    assert pending.id is not None
+    return pending.id
+
+
+def summarize(messages: list[JsonDict]) -> list[tuple[str, str]]:
+    """(role, text) of each context message: a compact, readable form to compare against."""
+    result: list[tuple[str, str]] = []
+    for message in messages:
+        role = message["role"]
+        if role in ("branchSummary", "compactionSummary"):
+            text = message["summary"]
+        else:
+            content = message.get("content")
+            if isinstance(content, str):
+                text = content
+            else:
+                text = "".join(block.get("text", "") for block in content or [] if isinstance(block, dict))
+        result.append((role, text))
+    return result
+
+
+def context_of(manager: SessionManager) -> list[tuple[str, str]]:
+    return summarize(manager.build_session_context().messages)
+
+
+# --- the reference agent's rule, re-implemented independently ------------------------------
+
+
+def pi_build_context(path: Path) -> list[JsonDict]:
+    """The messages pi builds when it opens ``path``: its leaf is the last entry of the file.
+
+    A deliberately small copy of pi's ``buildSessionContext`` (session-manager.ts): walk the
+    parents from the last line, apply the last compaction on the path, turn ``message``,
+    ``custom_message`` and non-empty ``branch_summary`` entries into messages.
+    """
+    lines = read_lines(path)
+    entries = [line for line in lines if line.get("type") != "session"]
+    if not entries:
+        return []
+    by_id = {e["id"]: e for e in entries if "id" in e}
+    path_entries: list[JsonDict] = []
+    current: JsonDict | None = entries[-1]
+    while current is not None:
+        path_entries.insert(0, current)
+        parent = current.get("parentId")
+        current = by_id.get(parent) if parent else None
+
+    def as_message(e: JsonDict) -> JsonDict | None:
+        if e["type"] == "message":
+            message: JsonDict = e["message"]
+            return message
+        if e["type"] == "custom_message":
+            custom: JsonDict = {
+                "role": "custom",
+                "customType": e["customType"],
+                "content": e["content"],
+                "display": e["display"],
+                "timestamp": ms(e["timestamp"]),
+            }
+            if e.get("details") is not None:
+                custom["details"] = e["details"]
+            return custom
+        if e["type"] == "branch_summary" and e.get("summary"):
+            return {
+                "role": "branchSummary",
+                "summary": e["summary"],
+                "fromId": e["fromId"],
+                "timestamp": ms(e["timestamp"]),
+            }
+        return None
+
+    compaction_at = max((i for i, e in enumerate(path_entries) if e["type"] == "compaction"), default=-1)
+    if compaction_at < 0:
+        selected = path_entries
+        messages: list[JsonDict] = []
+    else:
+        compaction = path_entries[compaction_at]
+        messages = [
+            {
+                "role": "compactionSummary",
+                "summary": compaction["summary"],
+                "tokensBefore": compaction["tokensBefore"],
+                "timestamp": ms(compaction["timestamp"]),
+            }
+        ]
+        before = path_entries[:compaction_at]
+        ids = [e["id"] for e in before]
+        first = compaction["firstKeptEntryId"]
+        kept = before[ids.index(first) :] if first in ids else []
+        selected = kept + path_entries[compaction_at + 1 :]
+    for e in selected:
+        message = as_message(e)
+        if message is not None:
+            messages.append(message)
+    return messages

@@ -1,0 +1,38 @@
+"""protocol/ must be what the models generate today."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from rpc_agent.protocol.generate import OUTPUT, render
+from rpc_agent.server.methods import Methods
+
+
+def test_protocol_folder_is_fresh() -> None:
+    rendered = render()
+    for name, content in rendered.items():
+        on_disk = (OUTPUT / name).read_bytes()
+        assert on_disk == content, f"protocol/{name} is stale: run python -m rpc_agent.protocol.generate"
+
+
+def test_schema_lists_every_method_with_resolvable_refs() -> None:
+    schema = orjson.loads((OUTPUT / "schema.json").read_bytes())
+    names = [spec.name for spec in Methods.for_docs().registry.methods]
+    assert sorted(schema["methods"]) == sorted(names)
+    definitions = schema["$defs"]
+    for name, method in schema["methods"].items():
+        for part in ("params", "result"):
+            ref = method[part]
+            if ref is not None:
+                assert ref["$ref"].rsplit("/", 1)[-1] in definitions, (name, part)
+
+
+def test_schema_covers_events_and_entries() -> None:
+    schema = orjson.loads(Path(OUTPUT / "schema.json").read_bytes())
+    event_union = schema["$defs"]["EventSchema"]
+    event_types = set(event_union["discriminator"]["mapping"])
+    assert {"agent_start", "message_update", "tool_execution_end", "session_changed", "compaction_end"} <= event_types
+    entry_types = set(schema["$defs"]["EntrySchema"]["discriminator"]["mapping"])
+    assert {"message", "compaction", "branch_summary", "label", "session_info", "custom_message"} <= entry_types
