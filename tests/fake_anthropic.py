@@ -328,7 +328,10 @@ def validate_request(body: Any) -> str | None:
                 if tool_use_id in answered:
                     return f"{where}: duplicate tool_result for {tool_use_id}"
                 answered.append(tool_use_id)
-                for k, inner in enumerate(block.get("content") or []):
+                inner_blocks = block.get("content")
+                if isinstance(inner_blocks, str):
+                    inner_blocks = [{"type": "text", "text": inner_blocks}]
+                for k, inner in enumerate(inner_blocks or []):
                     if inner.get("type") == "text" and (
                         problem := _check_text(inner.get("text"), f"{where}.{k}")
                     ):

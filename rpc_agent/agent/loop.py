@@ -57,6 +57,10 @@ class RunContext:
     cwd: Any
     on_queue_change: Callable[[], None] = lambda: None
     abort_retry: anyio.Event = field(default_factory=anyio.Event)
+    retry_waiting: bool = False
+    """True while the loop waits before an automatic retry (what ``abort_retry`` can stop)."""
+    stream_error: ProviderError | None = None
+    """The classified failure of the last stream that ended with an ``error`` event."""
     new_messages: list[JsonDict] = field(default_factory=list)
     tool_specs: list[ToolSpec] = field(default_factory=list)
 
@@ -90,18 +94,23 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
         pending = []
         turns += 1
         ctx.emit(ev.TurnStartEvent())
-        assistant = await stream_with_retry(ctx, outcome)
-        tool_results: list[JsonDict] = []
-        if assistant is None:
-            return
-        calls = [
-            b for b in assistant.get("content", []) if isinstance(b, dict) and b.get("type") == "toolCall"
-        ]
-        if assistant.get("stopReason") in ("error", "aborted"):
-            ctx.emit(trusted(ev.TurnEndEvent, message=assistant, toolResults=[]))
-            return
-        for call in calls:
-            tool_results.append(await execute_tool_call(ctx, call))
+        turn_start = len(ctx.new_messages)
+        try:
+            assistant = await stream_with_retry(ctx, outcome)
+            tool_results: list[JsonDict] = []
+            if assistant is None:
+                return
+            calls = [
+                b for b in assistant.get("content", []) if isinstance(b, dict) and b.get("type") == "toolCall"
+            ]
+            if assistant.get("stopReason") in ("error", "aborted"):
+                ctx.emit(trusted(ev.TurnEndEvent, message=assistant, toolResults=[]))
+                return
+            for call in calls:
+                tool_results.append(await execute_tool_call(ctx, call))
+        except anyio.get_cancelled_exc_class():
+            _end_aborted_turn(ctx, turn_start)
+            raise
         ctx.emit(trusted(ev.TurnEndEvent, message=assistant, toolResults=tool_results))
         outcome.stop_reason = assistant.get("stopReason")
         steering = ctx.queue.take_steering(ctx.settings.steering_mode)
@@ -119,6 +128,20 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
         return
 
 
+def _end_aborted_turn(ctx: RunContext, turn_start: int) -> None:
+    """Close a turn that an abort cut short: its (aborted) answer and the results stored so far.
+
+    Whatever was in flight has been stored by then (the partial answer, the aborted tool
+    result), so the turn's messages are the tail of ``new_messages``.
+    """
+    added = ctx.new_messages[turn_start:]
+    answer = next((i for i in range(len(added) - 1, -1, -1) if added[i].get("role") == "assistant"), None)
+    if answer is None:
+        return
+    results = [m for m in added[answer + 1 :] if m.get("role") == "toolResult"]
+    ctx.emit(trusted(ev.TurnEndEvent, message=added[answer], toolResults=results))
+
+
 async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> JsonDict | None:
     """One assistant message, retried with backoff on transient provider errors."""
     retry = ctx.settings.retry
@@ -131,16 +154,20 @@ async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> JsonDict | 
             error = exc
             partial = None
         else:
-            if message.get("stopReason") != "error" or not _retryable_message(message):
+            if message.get("stopReason") != "error":
                 if attempt:
-                    ctx.emit(
-                        ev.AutoRetryEndEvent(success=message.get("stopReason") != "error", attempt=attempt)
-                    )
+                    ctx.emit(ev.AutoRetryEndEvent(success=True, attempt=attempt))
                 await append_and_announce(ctx, message, announce_start=False)
                 outcome.stop_reason = message.get("stopReason")
                 outcome.error_message = message.get("errorMessage")
                 return message
-            error = ProviderError(str(message.get("errorMessage")), retryable=True)
+            # The stream broke mid-message: the provider classified why on its error event.
+            error = ctx.stream_error or ProviderError(
+                str(message.get("errorMessage")), retryable=bool(message.get("retryable", False))
+            )
+            if not _nothing_useful(message):
+                # Something arrived already: retrying would throw it away; keep it as it is.
+                error = ProviderError(str(error), status=error.status, overflow=error.overflow)
             partial = message
         can_retry = error.retryable and retry.enabled and attempt < retry.max_attempts and not error.overflow
         if not can_retry:
@@ -161,13 +188,32 @@ async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> JsonDict | 
         if error.retry_after is not None:
             delay_ms = min(int(error.retry_after * 1000), retry.max_delay_ms)
         delay_ms = int(delay_ms * (0.9 + 0.2 * random.random())) if delay_ms > 0 else 0
+        if partial is not None:
+            # The broken message is dropped, not stored: close it for the client (no entryId)
+            # before the retry streams a new one.
+            ctx.emit(trusted(ev.MessageEndEvent, message=partial))
+            partial = None
         ctx.emit(
             ev.AutoRetryStartEvent(
                 attempt=attempt, maxAttempts=retry.max_attempts, delayMs=delay_ms, errorMessage=str(error)
             )
         )
-        with anyio.move_on_after(delay_ms / 1000):
-            await ctx.abort_retry.wait()
+        ctx.retry_waiting = True
+        try:
+            with anyio.move_on_after(delay_ms / 1000):
+                await ctx.abort_retry.wait()
+        except anyio.get_cancelled_exc_class():
+            # The whole run was aborted while waiting: the client still hears how the retry
+            # ended, and the turn gets its aborted answer, as when an abort hits a stream.
+            ctx.emit(ev.AutoRetryEndEvent(success=False, attempt=attempt, finalError="aborted"))
+            with anyio.CancelScope(shield=True):
+                aborted = _error_message(ctx, "Request was aborted")
+                aborted["stopReason"] = "aborted"
+                ctx.emit(trusted(ev.MessageStartEvent, message=aborted))
+                await append_and_announce(ctx, aborted, announce_start=False)
+            raise
+        finally:
+            ctx.retry_waiting = False
         if ctx.abort_retry.is_set():
             ctx.abort_retry = anyio.Event()
             ctx.emit(ev.AutoRetryEndEvent(success=False, attempt=attempt, finalError="retry aborted"))
@@ -182,12 +228,12 @@ async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> JsonDict | 
             return failed
 
 
-def _retryable_message(message: JsonDict) -> bool:
+def _nothing_useful(message: JsonDict) -> bool:
     """A stream that broke mid-message is retried only when nothing useful arrived yet."""
     return not any(
         isinstance(b, dict) and (b.get("text") or b.get("thinking") or b.get("type") == "toolCall")
         for b in message.get("content", [])
-    ) and bool(message.get("retryable", False))
+    )
 
 
 def _error_message(ctx: RunContext, text: str) -> JsonDict:
@@ -227,9 +273,12 @@ async def stream_assistant(ctx: RunContext) -> JsonDict:
     )
     partial: JsonDict | None = None
     started = False
+    ctx.stream_error = None
     try:
         async for event in ctx.provider.stream(request):
             partial = event.partial
+            if event.type == "error":
+                ctx.stream_error = event.error
             if not started:
                 started = True
                 ctx.emit(trusted(ev.MessageStartEvent, message=copy.deepcopy(partial)))

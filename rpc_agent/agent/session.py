@@ -8,8 +8,9 @@ the ``emit`` callback it was given.
 
 from __future__ import annotations
 
+import contextlib
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +23,11 @@ from ..protocol import methods as m
 from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ProviderError, ToolSpec
 from ..session import files
-from ..session.errors import EntryNotFoundError
+from ..session.errors import SessionNotFoundError
 from ..session.store import SessionManager, TreeNode
-from ..tools.base import Tool, tool_schema
-from .compaction import NothingToCompactError, context_tokens, generate_compaction_summary, prepare_compaction
+from ..tools.base import Tool, ToolOutput, tool_schema
 from .branch_summary import generate_branch_summary, prepare_branch_summary
+from .compaction import NothingToCompactError, context_tokens, generate_compaction_summary, prepare_compaction
 from .loop import RunContext, RunOutcome, now_ms, run_turns
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
@@ -125,6 +126,7 @@ class AgentSession:
         self.queue = MessageQueue()
         self.is_streaming = False
         self.is_compacting = False
+        self._operation: str | None = None
         self._run_scope: anyio.CancelScope | None = None
         self._bash_scope: anyio.CancelScope | None = None
         self._run_context: RunContext | None = None
@@ -158,6 +160,23 @@ class AgentSession:
     def _require_idle(self, what: str) -> None:
         if self.is_streaming or self.is_compacting:
             raise AgentBusyError(f"cannot {what} while the agent is running; abort first")
+        if self._operation is not None:
+            raise AgentBusyError(f"cannot {what} while the agent is busy ({self._operation})")
+
+    @contextlib.contextmanager
+    def _exclusive(self, what: str) -> Iterator[None]:
+        """Run an operation that must not overlap a run or another such operation.
+
+        Navigation (with its summary), fork, clone, new and switch wait for the model or the
+        disk; a prompt that started meanwhile would append to a branch that is being left or to
+        a session that is being closed.
+        """
+        self._require_idle(what)
+        self._operation = what
+        try:
+            yield
+        finally:
+            self._operation = None
 
     def _tool_specs(self) -> list[ToolSpec]:
         return [
@@ -186,6 +205,7 @@ class AgentSession:
                 )
             self.enqueue("steer" if streaming_behavior == "steer" else "followUp", text, images)
             return m.PromptResult(queued=True)
+        self._require_idle("prompt")
         return await self._run([QueuedMessage(text, list(images or []))])
 
     async def _run(self, first: list[QueuedMessage]) -> m.PromptResult:
@@ -257,7 +277,12 @@ class AgentSession:
         return aborted
 
     def abort_retry(self) -> bool:
-        if self._run_context is None:
+        """Stop the wait before an automatic retry; False when no retry is pending.
+
+        Only a pending retry is stopped: a request that arrives while the model streams must
+        not cancel a retry that has not started yet.
+        """
+        if self._run_context is None or not self._run_context.retry_waiting:
             return False
         self._run_context.abort_retry.set()
         return True
@@ -335,7 +360,10 @@ class AgentSession:
     # --- the tree -----------------------------------------------------------------------
 
     async def navigate_tree(self, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
-        self._require_idle("navigate the tree")
+        with self._exclusive("navigating the tree"):
+            return await self._navigate_tree(params)
+
+    async def _navigate_tree(self, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
         manager = self.manager
         target = manager.require_entry(params.targetId)
         old_leaf = manager.leaf_id
@@ -428,7 +456,10 @@ class AgentSession:
         return files.default_session_dir(self.manager.cwd, self.home)
 
     async def new_session(self, parent_session: str | None) -> m.SessionChangeResult:
-        self._require_idle("start a new session")
+        with self._exclusive("starting a new session"):
+            return await self._new_session(parent_session)
+
+    async def _new_session(self, parent_session: str | None) -> m.SessionChangeResult:
         if not self.manager.is_persisted:
             new = SessionManager.in_memory(self.manager.cwd)
         else:
@@ -441,10 +472,17 @@ class AgentSession:
         return m.SessionChangeResult(**self._change_result())
 
     async def switch_session(self, path: str) -> m.SessionChangeResult:
-        self._require_idle("switch sessions")
+        with self._exclusive("switching sessions"):
+            return await self._switch_session(path)
+
+    async def _switch_session(self, path: str) -> m.SessionChangeResult:
         target = Path(path).expanduser()
         if self.manager.session_file is not None and target.absolute() == self.manager.session_file:
             return m.SessionChangeResult(**self._change_result())
+        if not target.is_file():
+            # Checked here as well as in the store: taking the lock first would create the
+            # missing folders of a mistyped path.
+            raise SessionNotFoundError(target.absolute())
         new = await anyio.to_thread.run_sync(
             lambda: SessionManager.open(target, cwd=self.manager.cwd, home=self.home, must_exist=True)
         )
@@ -461,11 +499,20 @@ class AgentSession:
         ]
 
     async def fork(self, entry_id: str) -> m.ForkResult:
-        self._require_idle("fork")
+        with self._exclusive("forking"):
+            return await self._fork(entry_id)
+
+    async def _fork(self, entry_id: str) -> m.ForkResult:
         entry = self.manager.require_entry(entry_id)
         message = entry.get("message") if entry.get("type") == "message" else None
         if not isinstance(message, dict) or message.get("role") != "user":
-            raise EntryNotFoundError(entry_id) from ValueError("fork needs a user message")
+            # The entry exists: "not found" would send the client looking for the wrong problem.
+            kind = (
+                f"a {message.get('role')} message"
+                if isinstance(message, dict)
+                else f"a {entry.get('type')} entry"
+            )
+            raise ValueError(f"fork needs a user message; entry {entry_id} is {kind}")
         text = message_text(message.get("content"))
         parent = entry.get("parentId")
         parent_file = str(self.manager.session_file) if self.manager.session_file else None
@@ -485,10 +532,13 @@ class AgentSession:
         return m.ForkResult(text=text, **self._change_result())
 
     async def clone(self) -> m.SessionChangeResult:
-        self._require_idle("clone")
+        with self._exclusive("cloning"):
+            return await self._clone()
+
+    async def _clone(self) -> m.SessionChangeResult:
         leaf = self.manager.leaf_id
         if leaf is None:
-            return await self.new_session(
+            return await self._new_session(
                 str(self.manager.session_file) if self.manager.session_file else None
             )
         new = await anyio.to_thread.run_sync(
@@ -536,12 +586,20 @@ class AgentSession:
         cancelled = False
         output_text = ""
         details: JsonDict = {}
+
+        def on_update(partial: ToolOutput) -> None:
+            # An aborted command keeps what it printed so far (the tool raises, no result).
+            nonlocal output_text
+            output_text = message_text(partial.content)
+
         with anyio.CancelScope() as scope:
             self._bash_scope = scope
             try:
                 result = await tool.execute(
                     tool.Args.model_validate({"command": command}),
-                    ToolContext(cwd=Path(self.manager.cwd), tool_call_id=f"user_bash_{now_ms()}"),
+                    ToolContext(
+                        cwd=Path(self.manager.cwd), tool_call_id=f"user_bash_{now_ms()}", on_update=on_update
+                    ),
                 )
                 output_text = message_text(result.content)
                 details = result.details if isinstance(result.details, dict) else {}
@@ -562,7 +620,9 @@ class AgentSession:
             message["fullOutputPath"] = details["fullOutputPath"]
         if exclude_from_context:
             message["excludeFromContext"] = True
-        if self.is_streaming:
+        if self.is_streaming or self.is_compacting or self._operation is not None:
+            # The leaf is moving (a run, a compaction, a navigation, a session change): the
+            # output joins the context at the start of the next prompt instead.
             self._pending_bash.append(message)
         else:
             await self.manager.append_message(message)
@@ -595,7 +655,7 @@ class AgentSession:
         if reason == "manual":
             self._require_idle("compact")
         self.is_compacting = True
-        self.emit(ev.CompactionStartEvent(reason=reason))  # type: ignore[arg-type]
+        self.emit(ev.CompactionStartEvent(reason=reason))
         result: m.CompactResult | None = None
         error: str | None = None
         aborted = False
@@ -612,7 +672,7 @@ class AgentSession:
             self.is_compacting = False
             self.emit(
                 ev.CompactionEndEvent(
-                    reason=reason,  # type: ignore[arg-type]
+                    reason=reason,
                     result=result,
                     aborted=aborted,
                     willRetry=reason == "overflow" and result is not None,

@@ -12,13 +12,13 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 class Params(BaseModel):
     """Request params: unknown fields are an error (a typo should not be silently ignored)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Result(BaseModel):
     """A method's result object."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 class Empty(Params):

@@ -18,7 +18,7 @@ JsonDict = dict[str, Any]
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class AgentStartEvent(_Event):

@@ -13,11 +13,13 @@ Stream contract (what the agent loop can rely on):
   begins (or at the end of a message without content).
 - A failure after content arrived (an in-stream ``error`` event, which the SDK raises as an
   APIStatusError with status 200; a dropped connection or read timeout, which surface as
-  httpx2 exceptions; a body that ends before ``message_stop``) ends the stream with an
+  httpx2 exceptions; a body that ends early) ends the stream with an
   ``error`` event. Its ``partial`` keeps every block received so far (open blocks as they
   stood, no ``*_end`` events for them) with stopReason "error" and errorMessage set, and the
   event's ``error`` field holds the classified ``ProviderError`` (retryable, overflow, status,
-  retry_after) so the loop can decide whether to retry. ``reason`` is "error".
+  retry_after) so the loop can decide whether to retry. ``reason`` is "error". A failure
+  after ``message_delta`` brought the stop reason is ignored: every block is complete then,
+  and the stream ends with ``done``.
 - Cancelling the consuming task (or closing the generator) closes the HTTP stream at once
   and lets the cancellation through; nothing more is yielded.
 """
@@ -180,6 +182,9 @@ def _classify_status(exc: Any) -> ProviderError:
             api_message = api_message or str(inner.get("message") or "")
     if not api_message:
         api_message = str(exc.message)
+    request_id = getattr(exc, "request_id", None)
+    if request_id:
+        api_message = f"{api_message} (request-id {request_id})"
     if status < 400:
         # An `error` event inside a 200 stream: its type says what happened.
         status = _STATUS_OF_TYPE.get(str(error_type), 500)
@@ -218,15 +223,17 @@ def _decodable_end(text: str, start: int, end: int) -> int:
     cut in the middle: a lone backslash, a partial ``\\uXXXX``, or a high surrogate whose low
     half has not arrived (decoded alone it would be a lone surrogate, which no JSON encoder
     downstream accepts)."""
-    match = _TAIL_ESCAPE.search(text, start, end)
-    if match is None:
-        return end
-    slashes = len(match.group(1))
-    if match.group(2) is None:
-        return end - 1 if slashes % 2 else end
-    if slashes % 2 == 0:
-        return end  # an escaped backslash followed by plain text
-    return match.start(1) + slashes - 1
+    while end > start:
+        match = _TAIL_ESCAPE.search(text, start, end)
+        if match is None:
+            return end
+        slashes = len(match.group(1))
+        if slashes % 2 == 0:
+            return end  # escaped backslashes (and plain text after them)
+        # A lone backslash, a partial \\u escape or a high surrogate: hold it back, and look
+        # again, since what precedes it may be a high surrogate.
+        end = match.start(1) + slashes - 1
+    return end
 
 
 def _find(value: Any, target: str) -> list[str | int] | None:
@@ -291,9 +298,8 @@ class PartialJson:
         string_start = self._string_start
         self.text += chunk
         self._scan()
-        if same_string and self._in_string and self._string_start == string_start:
-            if self._extend_string():
-                return self.value
+        if same_string and self._in_string and self._string_start == string_start and self._extend_string():
+            return self.value
         self._reparse()
         return self.value
 
@@ -671,9 +677,10 @@ class AnthropicProvider:
                     await _drain(sdk_stream)
                     break
         except Exception as exc:
-            failure = classify_error(exc)
-            if not assembler.started:
-                raise failure from exc
+            if assembler.stop_reason is None:  # after message_delta every block is complete
+                failure = classify_error(exc)
+                if not assembler.started:
+                    raise failure from exc
         finally:
             with anyio.move_on_after(CLOSE_TIMEOUT, shield=True):
                 await sdk_stream.close()

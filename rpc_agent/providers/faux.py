@@ -135,12 +135,7 @@ class FauxProvider:
         if "error" in reply and "afterChunks" not in reply:
             if delay:
                 await anyio.sleep(delay)
-            raise ProviderError(
-                str(reply["error"]),
-                status=reply.get("status"),
-                retryable=bool(reply.get("retryable", False)),
-                overflow=bool(reply.get("overflow", False)),
-            )
+            raise _provider_error(reply)
         break_after = int(reply["afterChunks"]) if "afterChunks" in reply else None
         partial: JsonDict = {
             "role": "assistant",
@@ -190,7 +185,7 @@ class FauxProvider:
                 for piece in _pieces(value):
                     await pause()
                     if broken():
-                        yield self._error(partial, str(reply["error"]))
+                        yield self._error(partial, reply)
                         return
                     block[kind] += piece
                     chunks_sent += 1
@@ -215,7 +210,7 @@ class FauxProvider:
                 arguments_json = orjson.dumps(value.get("arguments") or {}).decode()
                 await pause()
                 if broken():
-                    yield self._error(partial, str(reply["error"]))
+                    yield self._error(partial, reply)
                     return
                 chunks_sent += 1
                 yield AssistantEvent(
@@ -227,7 +222,7 @@ class FauxProvider:
                 )
 
         if break_after is not None:
-            yield self._error(partial, str(reply["error"]))
+            yield self._error(partial, reply)
             return
         usage = reply.get("usage") or {}
         input_tokens = int(usage.get("input", estimate_input_tokens(request)))
@@ -240,10 +235,22 @@ class FauxProvider:
         yield AssistantEvent(type="done", partial=partial, reason=partial["stopReason"])
 
     @staticmethod
-    def _error(partial: JsonDict, message: str) -> AssistantEvent:
+    def _error(partial: JsonDict, reply: JsonDict) -> AssistantEvent:
+        """The stream breaking mid-message, classified as a real provider would."""
+        error = _provider_error(reply)
         partial["stopReason"] = "error"
-        partial["errorMessage"] = message
-        return AssistantEvent(type="error", partial=partial, reason="error")
+        partial["errorMessage"] = str(error)
+        return AssistantEvent(type="error", partial=partial, reason="error", error=error)
+
+
+def _provider_error(reply: JsonDict) -> ProviderError:
+    status = reply.get("status")
+    return ProviderError(
+        str(reply["error"]),
+        status=int(status) if status is not None else None,
+        retryable=bool(reply.get("retryable", False)),
+        overflow=bool(reply.get("overflow", False)),
+    )
 
 
 def _kind(name: str) -> AssistantEventType:

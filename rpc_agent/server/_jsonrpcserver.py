@@ -4,10 +4,11 @@
 (jsonschema, with a schema read from package data) and its toy HTTP server (http.server): about
 0.1 s here, half of the server's 200 ms budget from spawn to the ``initialize`` response, for
 two things the router never uses (it classifies requests itself and speaks stdio). The pieces
-it does use (the response types and their serializers) live in submodules that import neither, so we load those submodules under a placeholder parent package and remove
-the placeholder afterwards. A later ``import jsonrpcserver`` anywhere then runs the real
-``__init__``, which reuses these very submodules (same classes, same sentinels). If the real
-package is already imported, it is simply used.
+it does use (the response types and their serializers) live in submodules that import neither,
+so we load those under a placeholder parent package and then take the placeholder and those
+submodules back out of ``sys.modules``: a later ``import jsonrpcserver`` anywhere else gets the
+whole, ordinary package, and the router keeps its private copy of three small modules. If the
+real package is already imported, it is simply used.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ try:
         from jsonrpcserver.response import ErrorResponse, SuccessResponse, serialize_error, serialize_success
         from jsonrpcserver.sentinels import NODATA
 finally:
-    if _parent is not None and sys.modules.get("jsonrpcserver") is _parent:
-        del sys.modules["jsonrpcserver"]
+    if _parent is not None:
+        for _name in [name for name in sys.modules if name.partition(".")[0] == "jsonrpcserver"]:
+            del sys.modules[_name]
     del _parent
 
 __all__ = ["NODATA", "ErrorResponse", "SuccessResponse", "serialize_error", "serialize_success"]

@@ -11,6 +11,7 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -40,6 +41,39 @@ class ServerConfig:
     faux_script: Path | None = None
     tools: bool = True
     home: Path | None = None
+
+
+_OPTIONAL_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {}
+
+
+def _optional_fields(cls: type[BaseModel]) -> tuple[str, ...]:
+    names = _OPTIONAL_FIELDS.get(cls)
+    if names is None:
+        names = tuple(name for name, info in cls.model_fields.items() if not info.is_required())
+        _OPTIONAL_FIELDS[cls] = names
+    return names
+
+
+def _drop_unset_optionals(model: BaseModel, data: dict[str, Any]) -> None:
+    for name in _optional_fields(type(model)):
+        if data.get(name, 0) is None:
+            del data[name]
+    for name, value in model.__dict__.items():
+        if isinstance(value, BaseModel) and isinstance(data.get(name), dict):
+            _drop_unset_optionals(value, data[name])
+
+
+def event_payload(event: BaseModel) -> dict[str, Any]:
+    """An event as JSON: optional fields that are None are left out, required ones never.
+
+    ``exclude_none`` would also drop fields that are required but nullable (the ``result`` of
+    an aborted ``compaction_end``, the ``leafId`` of a ``session_changed`` to the root), and
+    the event would then fail its own schema. Messages inside events are plain dicts and go
+    out exactly as stored.
+    """
+    data = event.model_dump(mode="json", warnings=False)
+    _drop_unset_optionals(event, data)
+    return data
 
 
 def make_provider(config: ServerConfig) -> Provider:
@@ -78,7 +112,7 @@ async def serve(config: ServerConfig) -> int:
 
     def emit(event: BaseModel) -> None:
         if router is not None:
-            router.notify("event", event.model_dump(mode="json", warnings=False, exclude_none=True))
+            router.notify("event", event_payload(event))
 
     agent = AgentSession(
         manager=manager,
@@ -104,27 +138,38 @@ async def serve(config: ServerConfig) -> int:
         await router.serve(reader)
         stop.set()
 
-    async with writer:
-        async with anyio.create_task_group() as group:
-            group.start_soon(serve_until_stopped)
-            group.start_soon(watch_signals, group.cancel_scope)
-            warm_up = getattr(provider, "warm_up", None)
-            if warm_up is not None:
-                group.start_soon(warm_up)
-            await stop.wait()
-            # EOF, SIGTERM or shutdown: abort the run, answer what is running, flush the file.
-            agent.abort()
-            agent.abort_bash()
-            await agent.shutdown()
-            reader.close()
-            with anyio.move_on_after(5):
-                while router.in_flight:
-                    await anyio.sleep(0.01)
-            router.cancel_all()
-            group.cancel_scope.cancel()
+    async with writer, anyio.create_task_group() as group:
+        group.start_soon(serve_until_stopped)
+        group.start_soon(watch_signals, group.cancel_scope)
+        warm_up = getattr(provider, "warm_up", None)
+        if warm_up is not None:
+            group.start_soon(warm_up)
+        await stop.wait()
+        # EOF, SIGTERM or shutdown: abort the run and let it store what it has (the partial
+        # message, the aborted tool result) and answer, then flush and close the file. The
+        # session is closed only once nothing is running: a run still appending to a closed
+        # session would lose its last entries.
+        agent.abort()
+        agent.abort_bash()
+        reader.close()
+        await _drain(router, 5)
+        if router.cancel_all():
+            await _drain(router, 5)
+        await agent.shutdown()
+        group.cancel_scope.cancel()
     return 0
 
 
+async def _drain(router: Router, seconds: float) -> None:
+    """Wait (a bounded time) until no request is running any more."""
+    for _ in range(int(seconds / 0.01)):
+        if not router.in_flight:
+            return
+        await anyio.sleep(0.01)
+
+
 def run(config: ServerConfig) -> int:
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="rpc-agent: %(levelname)s %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="rpc-agent: %(levelname)s %(message)s"
+    )
     return anyio.run(serve, config)

@@ -463,14 +463,14 @@ class Methods:
 
     async def cycle_model(self, _p: Empty | None) -> m.CycleModelResult:
         model = await self.agent.cycle_model()
-        return m.CycleModelResult(model=_model(model), thinkingLevel=self.agent.thinking_level)  # type: ignore[arg-type]
+        return m.CycleModelResult(model=_model(model), thinkingLevel=self.agent.thinking_level)
 
     async def set_thinking_level(self, p: m.SetThinkingLevelParams) -> Ok:
         await self.agent.set_thinking_level(p.level)
         return Ok()
 
     async def cycle_thinking_level(self, _p: Empty | None) -> m.ThinkingLevelResult:
-        return m.ThinkingLevelResult(level=await self.agent.cycle_thinking_level())  # type: ignore[arg-type]
+        return m.ThinkingLevelResult(level=await self.agent.cycle_thinking_level())
 
     def set_steering_mode(self, p: m.SetQueueModeParams) -> Ok:
         self.agent.settings.steering_mode = p.mode

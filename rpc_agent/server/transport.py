@@ -45,7 +45,8 @@ class LineReader:
     On a pollable descriptor (POSIX pipes, ttys, files) the blocking read waits in ``poll`` on
     the source and on a private wake-up pipe: cancelling a read wakes the worker thread and lets
     it finish, so a cancelled server does not hang at interpreter exit in a thread still stuck
-    in ``read`` (anyio's worker threads are not daemons). A cancelled reader is closed.
+    in ``read`` (anyio's worker threads are not daemons). A cancelled reader is closed, and a
+    closed reader is at EOF.
     """
 
     def __init__(self, source: int | BinaryIO | None = None, *, chunk_size: int = CHUNK_SIZE) -> None:
@@ -88,15 +89,18 @@ class LineReader:
         """The complete lines of the next chunk(s); ``[]`` means EOF."""
         while not self._eof:
             if self._closed:
-                raise anyio.ClosedResourceError
+                self._eof = True
+                if not self._reading:  # no worker thread left that could still use the pipe
+                    self._close_wake_pipe()
+                break
             self._reading = True
             try:
                 chunk = await anyio.to_thread.run_sync(self._read_chunk, abandon_on_cancel=True)
                 self._reading = False
             except BaseException:
                 # Cancelled (or the read failed): the thread may still be blocked; wake it and
-                # give up on this reader, since a second thread reading the same source would
-                # race with the abandoned one for the bytes.
+                # close this reader, since a second thread reading the same source would race
+                # with the abandoned one for the bytes.
                 self._close(reading=True)
                 raise
             if not chunk:
@@ -169,7 +173,10 @@ class LineReader:
                     os.close(fd)
 
     def close(self) -> None:
-        """Stop reading; safe to call at any time (it does not close the source)."""
+        """Stop reading: a pending or later read returns what it has, then EOF.
+
+        Safe to call at any time, from the event loop thread; it does not close the source.
+        """
         self._close(reading=self._reading)
 
 
@@ -201,6 +208,7 @@ class LineWriter:
         self._idle.set()
         self._closing = False
         self._stopped = anyio.Event()
+        self._scope = anyio.CancelScope(shield=True)
         self._task_group: anyio.abc.TaskGroup | None = None
         self.broken: BaseException | None = None
         """The error that broke the sink, if it broke."""
@@ -241,13 +249,18 @@ class LineWriter:
         self._wakeup.set()
         # Flush even when we are leaving because of a cancellation (SIGTERM, the owner giving
         # up): shielded, but bounded, since a client that stopped reading would block us forever.
+        # The writer task itself is shielded, so it keeps writing while its owner is cancelled.
         with anyio.CancelScope(shield=True), anyio.move_on_after(self.close_timeout):
             await self._stopped.wait()
-        task_group.cancel_scope.cancel()
+        self._scope.cancel()
         await task_group.__aexit__(None, None, None)
         return None
 
     async def _run(self) -> None:
+        with self._scope:
+            await self._write_queued()
+
+    async def _write_queued(self) -> None:
         while True:
             await self._wakeup.wait()
             self._wakeup = anyio.Event()

@@ -11,6 +11,7 @@ same names so that ``model_dump()`` is the line we write, with no alias layer to
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -23,7 +24,7 @@ JsonDict = dict[str, Any]
 class _Open(BaseModel):
     """Base of every wire model: unknown fields survive a load/dump round trip."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
 
 
 # --- content blocks -----------------------------------------------------------------------
@@ -289,8 +290,15 @@ KNOWN_ENTRY_TYPES = frozenset(
     }
 )
 
-_known_entry_adapter: TypeAdapter[KnownEntry] = TypeAdapter(KnownEntry)
-_message_adapter: TypeAdapter[AgentMessage] = TypeAdapter(AgentMessage)
+@cache
+def _known_entry_adapter() -> TypeAdapter[KnownEntry]:
+    # Built on first use: building every entry schema at import would slow the server's start.
+    return TypeAdapter(KnownEntry)
+
+
+@cache
+def _message_adapter() -> TypeAdapter[AgentMessage]:
+    return TypeAdapter(AgentMessage)
 
 
 def parse_entry(raw: JsonDict) -> KnownEntry | JsonDict:
@@ -300,12 +308,12 @@ def parse_entry(raw: JsonDict) -> KnownEntry | JsonDict:
     load time) and validates them here, where a caller actually wants the typed shape.
     """
     if raw.get("type") in KNOWN_ENTRY_TYPES:
-        return _known_entry_adapter.validate_python(raw)
+        return _known_entry_adapter().validate_python(raw)
     return raw
 
 
 def parse_message(raw: JsonDict) -> AgentMessage:
-    return _message_adapter.validate_python(raw)
+    return _message_adapter().validate_python(raw)
 
 
 def dump_message(message: BaseModel) -> JsonDict:

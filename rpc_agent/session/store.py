@@ -53,6 +53,10 @@ def is_bookkeeping(entry: JsonDict) -> bool:
     return entry.get("type") == "label" or is_leaf_marker(entry)
 
 
+_PLAIN_TYPES = frozenset({"message", "compaction", "branch_summary", "custom_message", "model_change", "thinking_level_change", "session_info"})
+"""Entry types that are never bookkeeping (a fast path for the tree walk)."""
+
+
 def is_leaf_marker(entry: JsonDict) -> bool:
     return entry.get("type") == "custom" and entry.get("customType") == LEAF_MARKER
 
@@ -132,6 +136,8 @@ class SessionManager:
         self._name: str | None = None
         self._leaf: str | None = None
         self._closed = False
+        self._context: SessionContext | None = None
+        self._context_key: tuple[str | None, int] | None = None
         for entry in entries:
             self._index(entry)
         self._leaf = self._leaf_from_file()
@@ -453,7 +459,18 @@ class SessionManager:
         return path_to_root(self._by_id, start)
 
     def build_session_context(self) -> SessionContext:
-        return build_session_context(self._entries, self._leaf, self._by_id)
+        """The model's context for the current leaf.
+
+        Cached until the next append or leaf move: ``get_state`` and every turn ask for it,
+        and walking a long branch each time would dominate those calls. The returned
+        object is shared; callers treat it as read-only (the message list is a fresh copy).
+        """
+        key = (self._leaf, len(self._entries))
+        if self._context_key != key or self._context is None:
+            self._context = build_session_context(self._entries, self._leaf, self._by_id)
+            self._context_key = key
+        cached = self._context
+        return SessionContext(messages=list(cached.messages), thinkingLevel=cached.thinkingLevel, model=cached.model)
 
     def _visible_children(self, parent_id: str | None) -> list[str]:
         result: list[str] = []
@@ -468,44 +485,63 @@ class SessionManager:
             result.sort(key=lambda i: (_sort_key(self._by_id[i].get("timestamp")), self._position[i]))
         return result
 
-    def _roots(self) -> list[str]:
-        roots = [
-            entry_id
-            for entry_id, entry in self._by_id.items()
-            if entry.get("parentId") is None
-            or entry.get("parentId") == entry_id
-            or entry.get("parentId") not in self._by_id
-        ]
-        visible: list[str] = []
-        for root in roots:
-            if is_bookkeeping(self._by_id[root]):
-                visible.extend(self._visible_children(root))
-            else:
-                visible.append(root)
-        visible.sort(key=lambda i: (_sort_key(self._by_id[i].get("timestamp")), self._position[i]))
-        return visible
+    def _visible_parent(self, entry_id: str, entry: JsonDict) -> str | None:
+        """The nearest ancestor the tree shows (None for a root or an orphan)."""
+        by_id = self._by_id
+        parent = entry.get("parentId")
+        for _ in range(len(by_id)):
+            if not isinstance(parent, str) or parent == entry_id:
+                return None
+            parent_entry = by_id.get(parent)
+            if parent_entry is None:
+                return None
+            if not is_bookkeeping(parent_entry):
+                return parent
+            parent = parent_entry.get("parentId")
+        return None
 
     def get_tree(self) -> list[TreeNode]:
-        """The whole tree, flattened depth-first; no recursion, so any depth is fine."""
+        """The whole tree, flattened depth-first, children oldest first.
+
+        One pass groups the visible entries under their visible parents, then an explicit
+        stack walks it: no recursion (any depth is fine) and no per-node rescans, so a
+        100,000-entry session costs a few hundred milliseconds at most.
+        """
+        kids: dict[str | None, list[str]] = {}
+        by_id = self._by_id
+        plain = _PLAIN_TYPES
+        for entry_id, entry in by_id.items():
+            kind = entry.get("type")
+            if kind not in plain and is_bookkeeping(entry):
+                continue
+            parent = entry.get("parentId")
+            parent_entry = by_id.get(parent) if isinstance(parent, str) else None
+            if parent_entry is not None and parent != entry_id and parent_entry.get("type") in plain:
+                visible: str | None = parent  # the common case: a plain parent, no walk
+            else:
+                visible = self._visible_parent(entry_id, entry)
+            siblings = kids.get(visible)
+            if siblings is None:
+                kids[visible] = [entry_id]
+            else:
+                siblings.append(entry_id)
+        position = self._position
+        for siblings in kids.values():
+            if len(siblings) > 1:
+                siblings.sort(key=lambda i: (_sort_key(by_id[i].get("timestamp")), position[i]))
+        labels = self._labels
         nodes: list[TreeNode] = []
-        stack: list[tuple[str, int, str | None]] = [(r, 0, None) for r in reversed(self._roots())]
+        stack: list[tuple[str, int, str | None]] = [(r, 0, None) for r in reversed(kids.get(None, []))]
         seen: set[str] = set()
         while stack:
             entry_id, depth, parent = stack.pop()
             if entry_id in seen:
                 continue
             seen.add(entry_id)
-            children = self._visible_children(entry_id)
-            nodes.append(
-                TreeNode(
-                    entry=self._by_id[entry_id],
-                    depth=depth,
-                    parentId=parent,
-                    childCount=len(children),
-                    label=self._labels.get(entry_id),
-                )
-            )
-            stack.extend((child, depth + 1, entry_id) for child in reversed(children))
+            children = kids.get(entry_id, [])
+            nodes.append(TreeNode(by_id[entry_id], depth, parent, len(children), labels.get(entry_id)))
+            for child in reversed(children):
+                stack.append((child, depth + 1, entry_id))
         return nodes
 
     def iter_path_ids(self, from_id: str | None = None) -> Iterator[str]:

@@ -28,7 +28,7 @@ class LsTool:
     name: ClassVar[str] = "ls"
     description: ClassVar[str] = (
         "List the entries of one directory, sorted alphabetically, folders marked with a trailing "
-        "`/`, dotfiles included (nothing is hidden or .gitignored here). Not recursive: use find "
+        "`/`, dotfiles and .gitignored entries included. Not recursive: use find "
         f"for a tree search. Returns at most `limit` entries (default {DEFAULT_LIMIT})."
     )
     Args: ClassVar[type[BaseModel]] = LsArgs

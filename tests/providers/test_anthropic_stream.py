@@ -12,7 +12,7 @@ import anyio
 import pytest
 from fake_anthropic import FakeAnthropic, HttpError, RedactedThinking, Reply, Text, Thinking, ToolUse
 
-from rpc_agent.providers.anthropic import AnthropicProvider, PartialJson, warm_up
+from rpc_agent.providers.anthropic import AnthropicProvider, warm_up
 from rpc_agent.providers.base import (
     AssistantEvent,
     ProviderError,
@@ -555,6 +555,17 @@ async def test_stream_ending_without_message_stop_is_an_error(
     assert events[-1].partial["content"] == [{"type": "text", "text": "cut shor"}]
 
 
+async def test_drop_after_the_stop_reason_still_completes(
+    fake: FakeAnthropic, provider: AnthropicProvider
+) -> None:
+    # 0 message_start, 1 ping, 2 block start, 3 delta, 4 block stop, 5 message_delta, then the drop.
+    fake.enqueue(Reply([Text("all of it")], chunk_size=20, drop_after=6))
+    events = await collect(provider, make_request())
+    assert events[-1].type == "done"
+    assert events[-1].partial["content"] == [{"type": "text", "text": "all of it"}]
+    assert events[-1].partial["usage"]["output"] == 20
+
+
 # --- cancellation ---------------------------------------------------------------------------
 
 
@@ -669,44 +680,3 @@ def test_importing_the_provider_does_not_import_the_sdk() -> None:
 async def test_warm_up_imports_the_sdk() -> None:
     await warm_up()
     assert "anthropic" in sys.modules
-
-
-@pytest.mark.parametrize(
-    "value",
-    [
-        {"path": "a.txt", "limit": 10},
-        {
-            "content": 'line "one"\nline \\two\\ \u00e9\u4e2d \U0001f600',
-            "n": -1.5e3,
-            "flags": [True, False, None],
-        },
-        {"nested": {"deep": [{"x": [1, 2, {"y": "z"}]}, []], "empty": {}}, "t": "tail"},
-        {},
-    ],
-)
-def test_partial_json_char_by_char(value: JsonDict) -> None:
-    import json
-
-    for text in (json.dumps(value), json.dumps(value, ensure_ascii=False), json.dumps(value, indent=2)):
-        parser = PartialJson()
-        previous_keys: list[str] = []
-        for char in text:
-            current = parser.feed(char)
-            assert isinstance(current, dict)
-            # Keys only ever grow: a best-effort view never loses what it had.
-            assert list(current)[: len(previous_keys)] == previous_keys
-            previous_keys = list(current)
-        assert parser.final() == value
-
-
-def test_partial_json_views() -> None:
-    parser = PartialJson()
-    assert parser.feed('{"a": "x\\') == {"a": "x"}
-    assert parser.feed('"y') == {"a": 'x"y'}
-    assert parser.feed('", "b": tr') == {"a": 'x"y'}
-    assert parser.feed("ue, ") == {"a": 'x"y', "b": True}
-    assert parser.feed('"c": [1, {"d": "\\u00') == {"a": 'x"y', "b": True, "c": [1, {"d": ""}]}
-    assert parser.feed('e9"}]}') == {"a": 'x"y', "b": True, "c": [1, {"d": "\u00e9"}]}
-    broken = PartialJson()
-    broken.feed('{"a": 1, "b": [')
-    assert broken.final() == {"a": 1, "b": []}

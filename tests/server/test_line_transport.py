@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 from collections.abc import Iterator
@@ -19,10 +20,8 @@ def pipe() -> Iterator[tuple[int, int]]:
     read_fd, write_fd = os.pipe()
     yield read_fd, write_fd
     for fd in (read_fd, write_fd):
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
 
 
 async def read_all(reader: LineReader) -> list[bytes]:
@@ -40,16 +39,24 @@ async def test_lines_split_on_lf_only_with_one_trailing_cr_dropped(pipe: tuple[i
     os.write(write_fd, b"one\r\ntwo\n\nthree\r\r\n" + separators + b"\n\rcr-first\nlast-without-lf")
     os.close(write_fd)
     reader = LineReader(read_fd)
-    assert await read_all(reader) == [b"one", b"two", b"", b"three\r", separators, b"\rcr-first", b"last-without-lf"]
+    assert await read_all(reader) == [
+        b"one",
+        b"two",
+        b"",
+        b"three\r",
+        separators,
+        b"\rcr-first",
+        b"last-without-lf",
+    ]
 
 
 async def test_lines_split_across_reads_are_joined(pipe: tuple[int, int]) -> None:
     read_fd, write_fd = pipe
     reader = LineReader(read_fd, chunk_size=7)
-    big = b"x" * 100_000
+    big = b"x" * 2_000
 
     async def feed() -> None:
-        for part in [b'{"a":', b"1}\n{", b'"b":2}\r', b"\n", big[:50_000], big[50_000:] + b"\n"]:
+        for part in [b'{"a":', b"1}\n{", b'"b":2}\r', b"\n", big[:1_000], big[1_000:] + b"\n"]:
             await anyio.to_thread.run_sync(os.write, write_fd, part)
         os.close(write_fd)
 
@@ -69,7 +76,7 @@ async def test_a_chunk_yields_all_its_lines_at_once(pipe: tuple[int, int]) -> No
 
 
 async def test_a_binary_file_without_descriptor_works_too() -> None:
-    reader = LineReader(io.BufferedReader(io.BytesIO(b"a\nb\r\nc")))  # type: ignore[arg-type]
+    reader = LineReader(io.BufferedReader(io.BytesIO(b"a\nb\r\nc")))
     assert await read_all(reader) == [b"a", b"b", b"c"]
 
 
@@ -83,8 +90,43 @@ async def test_cancelling_a_read_wakes_its_worker_thread_and_closes_the_reader(p
     # written now are still in the pipe for whoever reads next.
     os.write(write_fd, b"left for someone else\n")
     assert os.read(read_fd, 100) == b"left for someone else\n"
-    with pytest.raises(anyio.ClosedResourceError):
-        await reader.read_lines()
+    assert await reader.read_lines() == []  # a cancelled reader is closed, and closed is EOF
+
+
+async def test_closing_the_reader_during_a_read_ends_it_like_eof(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    reader = LineReader(read_fd)
+    os.write(write_fd, b"first\n")
+    seen: list[bytes] = []
+
+    async def consume() -> None:
+        async for lines in reader:
+            seen.extend(lines)
+            if len(seen) == 1:
+                reader.close()  # while the next read is about to wait
+
+    with anyio.fail_after(30):
+        await consume()
+    assert seen == [b"first"]
+    os.write(write_fd, b"not consumed\n")
+    assert os.read(read_fd, 100) == b"not consumed\n"
+
+
+async def test_closing_the_reader_from_another_task_wakes_a_blocked_read(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    reader = LineReader(read_fd)
+    async with anyio.create_task_group() as task_group:
+        result: list[list[bytes]] = []
+
+        async def read() -> None:
+            result.append(await reader.read_lines())
+
+        task_group.start_soon(read)
+        await anyio.wait_all_tasks_blocked()  # the reader is waiting in its worker thread
+        reader.close()
+    assert result == [[]]
+    os.write(write_fd, b"not consumed\n")
+    assert os.read(read_fd, 100) == b"not consumed\n"
 
 
 async def test_the_writer_coalesces_everything_queued_into_one_write(pipe: tuple[int, int]) -> None:

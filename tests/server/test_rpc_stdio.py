@@ -57,7 +57,12 @@ async def test_positional_params_map_to_the_model_fields_in_order(tmp_path: Path
 
 async def test_garbage_gets_a_parse_error_with_null_id_and_the_server_keeps_serving(tmp_path: Path) -> None:
     async with running_server(tmp_path) as server:
-        for garbage in [b"garbage", b"{]", b"\x00\x01\x02", b'{"jsonrpc": "2.0", "id": 1, "method": "ping",}']:
+        for garbage in [
+            b"garbage",
+            b"{]",
+            b"\x00\x01\x02",
+            b'{"jsonrpc": "2.0", "id": 1, "method": "ping",}',
+        ]:
             await server.send_raw(garbage + b"\n")
             answer = await server.recv()
             assert answer["id"] is None
@@ -171,7 +176,11 @@ async def test_params_of_the_wrong_type_get_invalid_params_with_pydantic_errors(
         assert error["code"] == codes.INVALID_PARAMS
         assert "typed" in error["message"]
         problems = {(tuple(item["loc"]), item["type"]) for item in error["data"]}
-        assert problems == {(("count",), "int_parsing"), (("ratio",), "float_parsing"), (("name",), "missing")}
+        assert problems == {
+            (("count",), "int_parsing"),
+            (("ratio",), "float_parsing"),
+            (("name",), "missing"),
+        }
         assert all("url" not in item for item in error["data"])
         await assert_still_serving(server)
 
@@ -217,7 +226,11 @@ async def test_rpc_error_from_a_handler_is_sent_as_is(tmp_path: Path) -> None:
         answer = await server.call("fail_rpc", request_id=5)
         assert answer == {
             "jsonrpc": "2.0",
-            "error": {"code": codes.AGENT_BUSY, "message": "the agent is busy", "data": {"hint": "abort first"}},
+            "error": {
+                "code": codes.AGENT_BUSY,
+                "message": "the agent is busy",
+                "data": {"hint": "abort first"},
+            },
             "id": 5,
         }
 
@@ -356,8 +369,12 @@ async def test_a_slow_request_does_not_block_an_inline_one_sent_after_it(tmp_pat
 
 async def test_eof_finishes_in_flight_work_then_exits_zero(tmp_path: Path) -> None:
     async with running_server(tmp_path) as server:
-        await server.send({"jsonrpc": "2.0", "id": 1, "method": "slow", "params": {"seconds": 0.3, "tag": "a"}})
-        await server.send({"jsonrpc": "2.0", "id": 2, "method": "slow", "params": {"seconds": 0.1, "tag": "b"}})
+        await server.send(
+            {"jsonrpc": "2.0", "id": 1, "method": "slow", "params": {"seconds": 0.3, "tag": "a"}}
+        )
+        await server.send(
+            {"jsonrpc": "2.0", "id": 2, "method": "slow", "params": {"seconds": 0.1, "tag": "b"}}
+        )
         await server.close_stdin()
         answers = await server.rest()
         assert sorted((a["id"], a["result"]["tag"]) for a in answers) == [(1, "a"), (2, "b")]
@@ -370,7 +387,9 @@ async def test_eof_finishes_in_flight_work_then_exits_zero(tmp_path: Path) -> No
 
 async def test_a_server_to_client_request_round_trips(tmp_path: Path) -> None:
     async with running_server(tmp_path) as server:
-        await server.send({"jsonrpc": "2.0", "id": "ask", "method": "ask_client", "params": {"text": "hello"}})
+        await server.send(
+            {"jsonrpc": "2.0", "id": "ask", "method": "ask_client", "params": {"text": "hello"}}
+        )
         question = await server.recv()
         assert question["method"] == "client/echo"
         assert question["params"] == {"text": "hello"}

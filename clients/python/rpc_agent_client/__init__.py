@@ -11,6 +11,7 @@ When the server exits, every pending call fails with ``ServerExitedError``.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import sys
@@ -59,6 +60,10 @@ class RpcAgentClient:
         self.events_seen: list[JsonDict] = []
         """Every event received so far, in order (handy in tests)."""
         self._event_listeners: list[Callable[[JsonDict], None]] = []
+        self.protocol_errors: list[bytes] = []
+        """Lines on the server's stdout that were not JSON-RPC 2.0 messages (there should be none)."""
+        self.unmatched: list[JsonDict] = []
+        """Responses that answered no pending call: parse errors (id null), answers to ``send_raw``."""
         self._closed = False
         self._write_lock = anyio.Lock()
 
@@ -86,22 +91,31 @@ class RpcAgentClient:
             finally:
                 await client.close()
                 group.cancel_scope.cancel()
+        # Both ends of the event stream are closed (an unclosed one warns when collected).
+        client._event_send.close()
+        client._event_receive.close()
 
-    async def close(self, timeout: float = 10) -> int | None:
-        """Close stdin (the server flushes and exits), wait for the exit code."""
+    async def close(self, timeout: float = 10) -> int | None:  # noqa: ASYNC109 (public API)
+        """Close stdin (the server flushes and exits), wait for the exit code.
+
+        A server that has not exited after ``timeout`` seconds is killed.
+        """
         if not self._closed:
             self._closed = True
             if self.process.stdin is not None:
-                with anyio.CancelScope(shield=True):
-                    try:
-                        await self.process.stdin.aclose()
-                    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                        pass
+                with (
+                    anyio.CancelScope(shield=True),
+                    contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError),
+                ):
+                    await self.process.stdin.aclose()
+        code: int | None = None
         with anyio.move_on_after(timeout, shield=True):
-            return await self.process.wait()
-        self.process.kill()
-        with anyio.CancelScope(shield=True):
-            return await self.process.wait()
+            code = await self.process.wait()
+        if code is None:
+            self.process.kill()
+            with anyio.CancelScope(shield=True):
+                code = await self.process.wait()
+        return code
 
     async def _read_loop(self) -> None:
         assert self.process.stdout is not None
@@ -114,8 +128,17 @@ class RpcAgentClient:
                     if newline < 0:
                         break
                     line, buffer = buffer[:newline], buffer[newline + 1 :]
-                    if line.strip():
-                        self._dispatch(orjson.loads(line))
+                    if not line.strip():
+                        continue
+                    try:
+                        message = orjson.loads(line)
+                    except orjson.JSONDecodeError:
+                        # Not JSON: note it and keep reading; one bad line must not stop the client.
+                        self.protocol_errors.append(line)
+                        continue
+                    self._dispatch(message, line)
+            if buffer.strip():
+                self.protocol_errors.append(buffer)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
         finally:
@@ -125,12 +148,13 @@ class RpcAgentClient:
             self._pending.clear()
             self._event_send.close()
 
-    def _dispatch(self, message: Any) -> None:
-        if isinstance(message, list):
+    def _dispatch(self, message: Any, line: bytes) -> None:
+        if isinstance(message, list) and message:
             for item in message:
-                self._dispatch(item)
+                self._dispatch(item, line)
             return
-        if not isinstance(message, dict):
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            self.protocol_errors.append(line)
             return
         if "method" in message and "id" not in message:
             if message["method"] == "event" and isinstance(message.get("params"), dict):
@@ -138,18 +162,20 @@ class RpcAgentClient:
                 self.events_seen.append(event)
                 for listener in list(self._event_listeners):
                     listener(event)
-                try:
+                with contextlib.suppress(anyio.WouldBlock):  # nobody reads events(): drop
                     self._event_send.send_nowait(event)
-                except anyio.WouldBlock:
-                    pass
             return
-        pending = self._pending.pop(message.get("id"), None) if isinstance(message.get("id"), int) else None
+        request_id = message.get("id")
+        pending = self._pending.pop(request_id, None) if type(request_id) is int else None
         if pending is None:
+            self.unmatched.append(message)
             return
         method, done, box = pending
         if "error" in message:
             error = message["error"] or {}
-            box.append(RpcCallError(method, error.get("code", 0), error.get("message", ""), error.get("data")))
+            box.append(
+                RpcCallError(method, error.get("code", 0), error.get("message", ""), error.get("data"))
+            )
         else:
             box.append(message.get("result"))
         done.set()
@@ -260,7 +286,11 @@ class RpcAgentClient:
         replace_instructions: bool = False,
         label: str | None = None,
     ) -> m.NavigateTreeResult:
-        params: JsonDict = {"targetId": target_id, "summarize": summarize, "replaceInstructions": replace_instructions}
+        params: JsonDict = {
+            "targetId": target_id,
+            "summarize": summarize,
+            "replaceInstructions": replace_instructions,
+        }
         if custom_instructions is not None:
             params["customInstructions"] = custom_instructions
         if label is not None:
@@ -278,7 +308,9 @@ class RpcAgentClient:
 
     async def new_session(self, parent_session: str | None = None) -> m.SessionChangeResult:
         return await self._typed(
-            m.SessionChangeResult, "new_session", {"parentSession": parent_session} if parent_session else None
+            m.SessionChangeResult,
+            "new_session",
+            {"parentSession": parent_session} if parent_session else None,
         )
 
     async def switch_session(self, session_path: str) -> m.SessionChangeResult:

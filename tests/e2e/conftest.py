@@ -1,0 +1,354 @@
+"""End-to-end fixtures: the real ``rpc-agent`` server as a subprocess over real pipes.
+
+Every server runs with ``--provider faux`` (offline, scripted with ``--faux-script``), a private
+``$RPC_AGENT_HOME`` and a private ``--cwd``, both under the test's ``tmp_path``. Its stderr goes
+to a log file in ``tmp_path`` (shown when a test fails). When a server context ends, the
+fixture checks what every test relies on: stdout carried only JSON-RPC lines, every event
+validates against the published event union, and the server exited with 0.
+
+No test asserts how fast anything is: timeouts (``WAIT``) only keep a hang from blocking the run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import orjson
+import pytest
+from pydantic import TypeAdapter
+from rpc_agent_client import RpcAgentClient, RpcCallError
+
+from rpc_agent.protocol.events import Event
+
+JsonDict = dict[str, Any]
+
+WAIT = 30.0
+"""Hang guard for any single wait on the server."""
+
+EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+# --- session files ------------------------------------------------------------------------------
+
+
+def read_jsonl(path: Path) -> list[JsonDict]:
+    """A session file read with plain ``json``: every line must be one complete JSON object."""
+    data = path.read_bytes()
+    assert data.endswith(b"\n"), f"{path} does not end with a newline"
+    lines = data.split(b"\n")[:-1]
+    parsed = [json.loads(line) for line in lines]
+    assert all(isinstance(line, dict) for line in parsed)
+    return parsed
+
+
+def header_and_entries(path: Path) -> tuple[JsonDict, list[JsonDict]]:
+    lines = read_jsonl(path)
+    assert lines[0]["type"] == "session"
+    return lines[0], lines[1:]
+
+
+def messages_of(entries: list[JsonDict], role: str | None = None) -> list[JsonDict]:
+    """Message entries (optionally of one role), in file order."""
+    return [
+        e
+        for e in entries
+        if e.get("type") == "message" and (role is None or e["message"].get("role") == role)
+    ]
+
+
+def text_of(message: JsonDict) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
+
+
+def validate_events(events: list[JsonDict]) -> None:
+    """Every event fits the published union, and the stream is well nested: runs, turns,
+    messages, tool executions and compactions each end once for every start."""
+    for event in events:
+        EVENT_ADAPTER.validate_python(event)
+    open_counts: dict[str, int] = {}
+    for event in events:
+        kind = str(event["type"])
+        for start, end in PAIRS:
+            if kind == start:
+                open_counts[start] = open_counts.get(start, 0) + 1
+            elif kind == end:
+                open_counts[start] = open_counts.get(start, 0) - 1
+                assert open_counts[start] >= 0, f"{end} without {start}"
+    assert all(count == 0 for count in open_counts.values()), open_counts
+
+
+PAIRS = [
+    ("agent_start", "agent_end"),
+    ("turn_start", "turn_end"),
+    ("message_start", "message_end"),
+    ("tool_execution_start", "tool_execution_end"),
+    ("compaction_start", "compaction_end"),
+    ("auto_retry_start", "auto_retry_end"),
+]
+
+
+def event_types(events: list[JsonDict]) -> list[str]:
+    return [str(e["type"]) for e in events]
+
+
+# --- the environment ------------------------------------------------------------------------------
+
+
+@dataclass
+class E2E:
+    """One test's world: agent home, working directory, scripts and server logs."""
+
+    root: Path
+    home: Path
+    cwd: Path
+    logs: list[Path] = field(default_factory=list)
+    _counter: itertools.count[int] = field(default_factory=itertools.count)
+
+    def script(self, replies: list[JsonDict]) -> Path:
+        """A faux script file (one reply per call, consumed in order; then echo replies)."""
+        path = self.root / f"script-{next(self._counter)}.json"
+        path.write_text(json.dumps(replies))
+        return path
+
+    @property
+    def session_root(self) -> Path:
+        return self.home / "sessions"
+
+    def session_files(self) -> list[Path]:
+        return sorted(self.session_root.rglob("*.jsonl"))
+
+    def argv(self, *args: str, script: list[JsonDict] | None = None) -> list[str]:
+        argv = ["--provider", "faux", "--cwd", str(self.cwd), *args]
+        if script is not None:
+            argv += ["--faux-script", str(self.script(script))]
+        return argv
+
+    def env(self) -> dict[str, str]:
+        return {"RPC_AGENT_HOME": str(self.home)}
+
+    def new_log(self) -> Path:
+        path = self.root / f"server-{len(self.logs)}.stderr"
+        self.logs.append(path)
+        return path
+
+    @asynccontextmanager
+    async def server(
+        self, *args: str, script: list[JsonDict] | None = None, expect_exit: int | None = 0
+    ) -> AsyncIterator[RpcAgentClient]:
+        """A running server; on the way out: stdin closed, exit code and output checked."""
+        log = self.new_log()
+        with log.open("wb") as stderr:
+            async with RpcAgentClient.spawn(
+                *self.argv(*args, script=script), env=self.env(), cwd=self.cwd, stderr=stderr.fileno()
+            ) as client:
+                yield client
+                with anyio.fail_after(WAIT):
+                    code = await client.close()
+        assert client.protocol_errors == [], client.protocol_errors
+        validate_events(client.events_seen)
+        if expect_exit is not None:
+            assert code == expect_exit, log.read_text(errors="replace")[-4000:]
+        assert_no_internal_errors(log)
+
+    @asynccontextmanager
+    async def raw(self, *args: str, script: list[JsonDict] | None = None) -> AsyncIterator[RawServer]:
+        """A server driven over raw pipes (for malformed input)."""
+        log = self.new_log()
+        with log.open("wb") as stderr:
+            process = await anyio.open_process(
+                [sys.executable, "-m", "rpc_agent", *self.argv(*args, script=script)],
+                cwd=self.cwd,
+                env={**_base_env(), **self.env()},
+                stderr=stderr.fileno(),
+            )
+        server = RawServer(process)
+        try:
+            yield server
+        finally:
+            if process.returncode is None:
+                process.kill()
+            with anyio.CancelScope(shield=True):
+                await process.aclose()
+        assert_no_internal_errors(log)
+        # Every line read was one JSON-RPC message (or batch); every event fits its schema.
+        for line in server.lines:
+            message = orjson.loads(line)
+            for item in message if isinstance(message, list) else [message]:
+                assert item.get("jsonrpc") == "2.0", line
+                if item.get("method") == "event":
+                    EVENT_ADAPTER.validate_python(item["params"])
+
+
+def assert_no_internal_errors(log: Path) -> None:
+    """No test here provokes an internal error: a traceback on stderr is a bug."""
+    text = log.read_text(errors="replace")
+    assert "Traceback" not in text, text[-4000:]
+    assert "internal error" not in text.lower(), text[-4000:]
+
+
+def _base_env() -> dict[str, str]:
+    return dict(os.environ)
+
+
+@pytest.fixture
+def e2e(tmp_path: Path) -> Iterator[E2E]:
+    home = tmp_path / "home"
+    cwd = tmp_path / "work"
+    home.mkdir()
+    cwd.mkdir()
+    world = E2E(root=tmp_path, home=home, cwd=cwd)
+    yield world
+    # pytest shows this only for a failing test: the servers' own account of what happened.
+    for log in world.logs:
+        if log.exists():
+            sys.stderr.write(f"--- {log.name} ---\n{log.read_text(errors='replace')[-6000:]}\n")
+
+
+# --- raw pipes ------------------------------------------------------------------------------------
+
+
+class RawServer:
+    """Send bytes, read every stdout line; events are kept apart from responses."""
+
+    def __init__(self, process: anyio.abc.Process) -> None:
+        self.process = process
+        self.lines: list[bytes] = []
+        self.events: list[JsonDict] = []
+        self._buffer = b""
+        self._eof = False
+        self._ids = itertools.count(1)
+
+    async def send_raw(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send(data)
+
+    async def send(self, message: Any) -> None:
+        await self.send_raw(orjson.dumps(message) + b"\n")
+
+    async def recv_line(self) -> bytes | None:
+        assert self.process.stdout is not None
+        with anyio.fail_after(WAIT):
+            while b"\n" not in self._buffer:
+                if self._eof:
+                    assert not self._buffer, f"unterminated output at EOF: {self._buffer!r}"
+                    return None
+                try:
+                    self._buffer += await self.process.stdout.receive()
+                except anyio.EndOfStream:
+                    self._eof = True
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        self.lines.append(line)
+        return line
+
+    async def recv(self) -> Any:
+        """The next response (or batch); event notifications on the way are collected."""
+        while True:
+            line = await self.recv_line()
+            assert line is not None, "the server closed stdout"
+            message = orjson.loads(line)
+            for item in message if isinstance(message, list) else [message]:
+                assert isinstance(item, dict), line
+                assert item.get("jsonrpc") == "2.0", line
+            if isinstance(message, dict) and message.get("method") == "event" and "id" not in message:
+                self.events.append(message["params"])
+                continue
+            return message
+
+    async def call(self, method: str, params: Any = None, *, request_id: Any = None) -> JsonDict:
+        if request_id is None:
+            request_id = f"r{next(self._ids)}"
+        message: JsonDict = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+        answer = await self.recv()
+        assert isinstance(answer, dict)
+        assert answer["id"] == request_id, answer
+        return answer
+
+    async def close_and_wait(self) -> int:
+        assert self.process.stdin is not None
+        await self.process.stdin.aclose()
+        with anyio.fail_after(WAIT):
+            while await self.recv_line() is not None:
+                pass
+            return await self.process.wait()
+
+    def terminate(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+
+
+# --- helpers for calls that run while the test does other things -----------------------------------
+
+
+class Background:
+    """A call running in a task: ``await bg.result()`` gets its value or raises its error."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+    async def result(self) -> Any:
+        with anyio.fail_after(WAIT):
+            await self.done.wait()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+def start(group: anyio.abc.TaskGroup, call: Callable[[], Awaitable[Any]]) -> Background:
+    bg = Background()
+
+    async def run() -> None:
+        try:
+            bg.value = await call()
+        except Exception as exc:
+            bg.error = exc
+        finally:
+            bg.done.set()
+
+    group.start_soon(run)
+    return bg
+
+
+async def wait_event(
+    client: RpcAgentClient,
+    event_type: str,
+    predicate: Callable[[JsonDict], bool] | None = None,
+    *,
+    after: int = 0,
+) -> JsonDict:
+    with anyio.fail_after(WAIT):
+        return await client.wait_for_event(event_type, predicate, after=after)
+
+
+async def expect_error(call: Awaitable[Any], code: int) -> RpcCallError:
+    with anyio.fail_after(WAIT), pytest.raises(RpcCallError) as caught:
+        await call
+    assert caught.value.code == code, (caught.value.code, caught.value.message, caught.value.data)
+    return caught.value
+
+
+def long_text(tag: str, chars: int) -> str:
+    """One word of ``chars`` characters (a single streamed delta, however long)."""
+    return tag + "-" + "x" * chars

@@ -1,0 +1,148 @@
+"""How the server ends: EOF, SIGTERM in the middle of a prompt, the ``shutdown`` method."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+
+from rpc_agent.server import errors as codes
+
+from .conftest import E2E, WAIT, RawServer, messages_of, read_jsonl, text_of
+
+pytestmark = pytest.mark.anyio
+
+JsonDict = dict[str, Any]
+
+SLOW: JsonDict = {"text": " ".join(f"w{i}" for i in range(60)), "delayMs": 400}
+
+
+async def wait_for_text(server: RawServer) -> None:
+    """Read events until the first text delta of a streaming answer."""
+    while True:
+        line = await server.recv_line()
+        assert line is not None
+        message = orjson.loads(line)
+        assert message.get("method") == "event", message
+        server.events.append(message["params"])
+        delta = message["params"].get("assistantMessageEvent") or {}
+        if delta.get("type") == "text_delta":
+            return
+
+
+async def rest(server: RawServer) -> list[JsonDict]:
+    """Every remaining stdout message until the server closes it."""
+    messages = []
+    while (line := await server.recv_line()) is not None:
+        messages.append(orjson.loads(line))
+    return messages
+
+
+async def test_eof_exits_zero_with_the_file_flushed(e2e: E2E) -> None:
+    async with e2e.raw() as server:
+        await server.send({"jsonrpc": "2.0", "id": 1, "method": "prompt", "params": {"message": "hello"}})
+        # EOF right behind the request: the prompt still runs to its end and is answered.
+        assert server.process.stdin is not None
+        await server.process.stdin.aclose()
+        remaining = await rest(server)
+        assert await server.process.wait() == 0
+    answers = [m for m in remaining if "id" in m]
+    assert [a["id"] for a in answers] == [1]
+    assert answers[0]["result"]["stopReason"] == "stop"
+    (session_file,) = e2e.session_files()
+    entries = read_jsonl(session_file)[1:]
+    assert [text_of(e["message"]) for e in messages_of(entries)] == ["hello", "Echo: hello"]
+    assert not session_file.with_name(session_file.name + ".lock").exists()
+
+
+async def test_sigterm_during_a_slow_prompt_keeps_the_partial(e2e: E2E) -> None:
+    async with e2e.raw(script=[SLOW]) as server:
+        await server.send({"jsonrpc": "2.0", "id": "p", "method": "prompt", "params": {"message": "talk"}})
+        await wait_for_text(server)
+        server.terminate()
+        remaining = await rest(server)
+        assert await server.process.wait() == 0
+    (answer,) = [m for m in remaining if m.get("id") == "p"]
+    if "result" in answer:
+        assert answer["result"]["stopReason"] == "aborted"
+    else:
+        assert answer["error"]["code"] == codes.CANCELLED
+    assert [m["params"]["type"] for m in remaining if m.get("method") == "event"][-1] == "agent_end"
+    (session_file,) = e2e.session_files()
+    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
+    assert [m["role"] for m in stored] == ["user", "assistant"]
+    assert stored[1]["stopReason"] == "aborted"
+    assert text_of(stored[1]).startswith("w0")
+    assert not session_file.with_name(session_file.name + ".lock").exists()
+
+
+async def test_shutdown_answers_then_exits_zero(e2e: E2E) -> None:
+    async with e2e.raw() as server:
+        answer = await server.call("prompt", {"message": "hello"})
+        assert answer["result"]["stopReason"] == "stop"
+        answer = await server.call("shutdown", request_id="bye")
+        assert answer["result"] == {}
+        assert await rest(server) == []
+        assert await server.process.wait() == 0
+    (session_file,) = e2e.session_files()
+    assert len(messages_of(read_jsonl(session_file)[1:])) == 2
+
+
+async def test_shutdown_during_a_prompt_answers_both(e2e: E2E) -> None:
+    async with e2e.raw(script=[SLOW]) as server:
+        await server.send({"jsonrpc": "2.0", "id": "p", "method": "prompt", "params": {"message": "talk"}})
+        await wait_for_text(server)
+        await server.send({"jsonrpc": "2.0", "id": "bye", "method": "shutdown"})
+        remaining = await rest(server)
+        assert await server.process.wait() == 0
+    answers = {m["id"]: m for m in remaining if "id" in m}
+    assert answers["bye"]["result"] == {}
+    assert answers["p"].get("result", {}).get("stopReason") == "aborted" or (
+        answers["p"]["error"]["code"] == codes.CANCELLED
+    )
+    (session_file,) = e2e.session_files()
+    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
+    assert stored[-1]["stopReason"] == "aborted"
+
+
+def processes_running(marker: str) -> list[int]:
+    """Pids whose command line holds ``marker`` (read from /proc; nothing is signalled)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+async def test_sigterm_during_a_tool_call_kills_the_command_and_stores_the_result(e2e: E2E) -> None:
+    marker = f"sleep 31.{os.getpid()}"
+    script: list[JsonDict] = [{"toolCalls": [{"name": "bash", "arguments": {"command": marker}}]}]
+    async with e2e.raw(script=script) as server:
+        await server.send({"jsonrpc": "2.0", "id": "p", "method": "prompt", "params": {"message": "wait"}})
+        while not any(e["type"] == "tool_execution_start" for e in server.events):
+            line = await server.recv_line()
+            assert line is not None
+            server.events.append(orjson.loads(line)["params"])
+        with anyio.fail_after(WAIT):
+            while not processes_running(marker):  # noqa: ASYNC110 (another process to appear)
+                await anyio.sleep(0.02)
+        server.terminate()
+        remaining = await rest(server)
+        assert await server.process.wait() == 0
+    assert [m for m in remaining if m.get("id") == "p"]
+    assert processes_running(marker) == []
+    (session_file,) = e2e.session_files()
+    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
+    assert [m["role"] for m in stored] == ["user", "assistant", "toolResult"]
+    assert stored[-1]["isError"] is True
+    assert "aborted" in text_of(stored[-1])

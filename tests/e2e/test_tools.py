@@ -1,0 +1,101 @@
+"""Tool round trips driven by the faux script: the model calls a tool, the result is stored and
+the loop calls the model again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import E2E, event_types, header_and_entries, messages_of, text_of
+
+pytestmark = pytest.mark.anyio
+
+JsonDict = dict[str, Any]
+
+
+async def test_bash_tool_round_trip(e2e: E2E) -> None:
+    script: list[JsonDict] = [
+        {"toolCalls": [{"name": "bash", "arguments": {"command": "echo hi > f.txt && cat f.txt"}}]},
+        {"text": "The file says hi."},
+    ]
+    async with e2e.server(script=script) as client:
+        result = await client.call("prompt", {"message": "make a file"})
+        assert result["stopReason"] == "stop"
+        roles = [m["role"] for m in result["messages"]]
+        assert roles == ["user", "assistant", "toolResult", "assistant"]
+        call_message, tool_result, final = result["messages"][1:]
+        assert call_message["stopReason"] == "toolUse"
+        (call,) = [b for b in call_message["content"] if b["type"] == "toolCall"]
+        assert call["name"] == "bash"
+        assert tool_result["toolCallId"] == call["id"]
+        assert tool_result["isError"] is False
+        assert text_of(tool_result).strip() == "hi"
+        assert text_of(final) == "The file says hi."
+        assert (e2e.cwd / "f.txt").read_text() == "hi\n"
+
+        types = event_types(client.events_seen)
+        start = types.index("tool_execution_start")
+        end = types.index("tool_execution_end")
+        assert start < end
+        assert set(types[start + 1 : end]) <= {"tool_execution_update"}
+        assert types.count("turn_start") == 2
+        assert types.index("turn_end") > end
+        start_event, end_event = client.events_seen[start], client.events_seen[end]
+        assert start_event["toolCallId"] == call["id"]
+        assert start_event["args"] == {"command": "echo hi > f.txt && cat f.txt"}
+        assert end_event["isError"] is False
+        assert end_event["result"]["content"] == tool_result["content"]
+        toolcall_deltas = [
+            e["assistantMessageEvent"]
+            for e in client.events_seen
+            if e["type"] == "message_update" and e["assistantMessageEvent"]["type"].startswith("toolcall")
+        ]
+        assert [d["type"] for d in toolcall_deltas] == ["toolcall_start", "toolcall_delta", "toolcall_end"]
+        first_turn_end = next(e for e in client.events_seen if e["type"] == "turn_end")
+        assert first_turn_end["toolResults"] == [tool_result]
+
+        state = await client.get_state()
+        assert state.sessionFile is not None
+        _, entries = header_and_entries(Path(state.sessionFile))
+        stored = [e["message"] for e in messages_of(entries)]
+        assert stored == result["messages"]
+
+
+async def test_write_read_edit_tools(e2e: E2E) -> None:
+    script: list[JsonDict] = [
+        {"toolCalls": [{"name": "write", "arguments": {"path": "notes/a.txt", "content": "alpha\nbeta\n"}}]},
+        {"toolCalls": [{"name": "read", "arguments": {"path": "notes/a.txt"}}]},
+        {
+            "toolCalls": [
+                {"name": "edit", "arguments": {"path": "notes/a.txt", "oldText": "beta", "newText": "gamma"}},
+                {"name": "read", "arguments": {"path": "notes/a.txt"}},
+            ]
+        },
+        {
+            "toolCalls": [
+                {"name": "edit", "arguments": {"path": "notes/a.txt", "oldText": "zzz", "newText": "q"}}
+            ]
+        },
+        {"toolCalls": [{"name": "nope", "arguments": {}}]},
+        {"toolCalls": [{"name": "write", "arguments": {"path": "b.txt"}}]},
+        {"text": "all done"},
+    ]
+    async with e2e.server(script=script) as client:
+        result = await client.call("prompt", {"message": "edit some files"})
+        assert result["stopReason"] == "stop"
+        results = [m for m in result["messages"] if m["role"] == "toolResult"]
+        assert [r["toolName"] for r in results] == ["write", "read", "edit", "read", "edit", "nope", "write"]
+        assert [r["isError"] for r in results] == [False, False, False, False, True, True, True]
+        assert "alpha" in text_of(results[1])
+        assert "beta" in text_of(results[1])
+        assert "gamma" in text_of(results[3])
+        assert "beta" not in text_of(results[3])
+        assert "Tool 'nope' not found" in text_of(results[5])
+        assert "content" in text_of(results[6])
+        assert (e2e.cwd / "notes" / "a.txt").read_text() == "alpha\ngamma\n"
+        assert not (e2e.cwd / "b.txt").exists()
+        assert text_of(result["messages"][-1]) == "all done"
+        ends = [e for e in client.events_seen if e["type"] == "tool_execution_end"]
+        assert [e["isError"] for e in ends] == [r["isError"] for r in results]

@@ -1,0 +1,270 @@
+"""The tree over the wire: flat depth-first listing, navigation rules (seed 003), branch
+summaries, labels, and unknown ids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+from rpc_agent_client import RpcAgentClient
+
+from rpc_agent.server import errors as codes
+
+from .conftest import E2E, WAIT, expect_error, header_and_entries, read_jsonl, text_of
+
+pytestmark = pytest.mark.anyio
+
+JsonDict = dict[str, Any]
+
+
+async def prompt_ids(client: RpcAgentClient, text: str) -> tuple[str, str]:
+    """Prompt; the entry ids of the user message and of the (last) answer."""
+    mark = len(client.events_seen)
+    await client.call("prompt", {"message": text})
+    ends = [e for e in client.events_seen[mark:] if e["type"] == "message_end"]
+    assert ends[0]["message"]["role"] == "user"
+    assert ends[-1]["message"]["role"] == "assistant"
+    return ends[0]["entryId"], ends[-1]["entryId"]
+
+
+async def entries_now(client: RpcAgentClient) -> tuple[list[JsonDict], str | None]:
+    got = await client.call("get_entries")
+    return got["entries"], got["leafId"]
+
+
+async def test_tree_listing_and_navigation_rules(e2e: E2E) -> None:
+    async with e2e.server() as client:
+        u1, a1 = await prompt_ids(client, "first")
+        u2, a2 = await prompt_ids(client, "second")
+
+        tree = await client.call("get_tree")
+        assert tree["leafId"] == a2
+        nodes = tree["nodes"]
+        assert [n["id"] for n in nodes] == [u1, a1, u2, a2]
+        assert [n["depth"] for n in nodes] == [0, 1, 2, 3]
+        assert [n["childCount"] for n in nodes] == [1, 1, 1, 0]
+        assert [n["parentId"] for n in nodes] == [None, u1, a1, u2]
+        assert [n["role"] for n in nodes] == ["user", "assistant", "user", "assistant"]
+        assert [n["preview"] for n in nodes] == ["first", "Echo: first", "second", "Echo: second"]
+        assert all(n["type"] == "message" and n["label"] is None and n["timestamp"] for n in nodes)
+
+        # A user message: the leaf goes to its parent and its text comes back for editing.
+        mark = len(client.events_seen)
+        nav = await client.navigate_tree(u2)
+        assert (nav.cancelled, nav.editorText, nav.leafId, nav.summaryEntryId) == (False, "second", a1, None)
+        changed = [e for e in client.events_seen[mark:] if e["type"] == "session_changed"]
+        assert [(e["reason"], e["leafId"]) for e in changed] == [("navigate", a1)]
+        assert (await client.get_state()).leafId == a1
+        assert [text_of(m) for m in (await client.call("get_messages"))["messages"]] == [
+            "first",
+            "Echo: first",
+        ]
+
+        # Resubmitting makes a second branch under a1; children are listed oldest first.
+        u2b, a2b = await prompt_ids(client, "second, differently")
+        nodes = (await client.call("get_tree"))["nodes"]
+        assert [(n["id"], n["depth"], n["childCount"]) for n in nodes] == [
+            (u1, 0, 1),
+            (a1, 1, 2),
+            (u2, 2, 1),
+            (a2, 3, 0),
+            (u2b, 2, 1),
+            (a2b, 3, 0),
+        ]
+        assert nodes[4]["parentId"] == a1
+
+        # Any other entry: the leaf goes to the entry itself, no editor text.
+        nav = await client.navigate_tree(a2)
+        assert (nav.editorText, nav.leafId) == (None, a2)
+        messages = (await client.call("get_messages"))["messages"]
+        assert [text_of(m) for m in messages] == ["first", "Echo: first", "second", "Echo: second"]
+
+        # The target is the leaf already: nothing happens, nothing is written.
+        before, _ = await entries_now(client)
+        mark = len(client.events_seen)
+        nav = await client.navigate_tree(a2)
+        assert (nav.cancelled, nav.editorText, nav.leafId) == (False, None, a2)
+        after, leaf = await entries_now(client)
+        assert after == before
+        assert leaf == a2
+        assert not [e for e in client.events_seen[mark:] if e["type"] == "session_changed"]
+
+        # The root user message: the leaf is reset, the context is empty.
+        mark = len(client.events_seen)
+        nav = await client.navigate_tree(u1)
+        assert (nav.editorText, nav.leafId) == ("first", None)
+        assert (await client.get_state()).leafId is None
+        assert (await client.call("get_messages"))["messages"] == []
+        changed = [e for e in client.events_seen[mark:] if e["type"] == "session_changed"]
+        assert changed[-1]["leafId"] is None
+        # Starting again from there makes a second root.
+        u_new, _ = await prompt_ids(client, "from scratch")
+        roots = [n for n in (await client.call("get_tree"))["nodes"] if n["depth"] == 0]
+        assert [n["id"] for n in roots] == [u1, u_new]
+
+        # Leaf moves are in the file: the leaf markers never show in the tree.
+        state = await client.get_state()
+        assert state.sessionFile is not None
+        _, entries = header_and_entries(Path(state.sessionFile))
+        ids_in_tree = {n["id"] for n in (await client.call("get_tree"))["nodes"]}
+        hidden = [e for e in entries if e["id"] not in ids_in_tree]
+        assert hidden
+        assert all(e["type"] == "custom" for e in hidden)
+
+
+async def test_labels_set_and_clear(e2e: E2E) -> None:
+    async with e2e.server() as client:
+        u1, a1 = await prompt_ids(client, "first")
+        labelled = await client.set_label(a1, "checkpoint")
+        tree = (await client.call("get_tree"))["nodes"]
+        assert [n["label"] for n in tree if n["id"] == a1] == ["checkpoint"]
+        assert labelled.labelEntryId not in {n["id"] for n in tree if n["type"] == "message"}
+        await client.set_label(u1, "start")
+        await client.set_label(a1, None)
+        tree = (await client.call("get_tree"))["nodes"]
+        labels = {n["id"]: n["label"] for n in tree}
+        assert labels[a1] is None
+        assert labels[u1] == "start"
+        entries, _ = await entries_now(client)
+        label_entries = [e for e in entries if e["type"] == "label"]
+        assert [(e["targetId"], e.get("label")) for e in label_entries] == [
+            (a1, "checkpoint"),
+            (u1, "start"),
+            (a1, None),
+        ]
+        # Labels do not reach the model.
+        assert [m["role"] for m in (await client.call("get_messages"))["messages"]] == ["user", "assistant"]
+
+
+async def test_unknown_entry_ids_are_entry_not_found_with_the_id(e2e: E2E) -> None:
+    async with e2e.server() as client:
+        await prompt_ids(client, "first")
+        before = await entries_now(client)
+        calls: list[tuple[str, JsonDict]] = [
+            ("navigate_tree", {"targetId": "deadbeef"}),
+            ("navigate_tree", {"targetId": "deadbeef", "summarize": True}),
+            ("set_label", {"entryId": "deadbeef", "label": "x"}),
+            ("fork", {"entryId": "deadbeef"}),
+            ("get_entries", {"since": "deadbeef"}),
+        ]
+        for method, params in calls:
+            error = await expect_error(client.call(method, params), codes.ENTRY_NOT_FOUND)
+            assert error.data == {"entryId": "deadbeef"}, method
+            assert "deadbeef" in error.message
+        assert await entries_now(client) == before
+
+
+async def test_navigate_with_branch_summary_and_a_failed_summary(e2e: E2E) -> None:
+    script: list[JsonDict] = [
+        {"text": "answer one"},
+        {"text": "answer two"},
+        {
+            "toolCalls": [
+                {"name": "write", "arguments": {"path": "b.txt", "content": "b"}},
+                {"name": "read", "arguments": {"path": "b.txt"}},
+            ]
+        },
+        {"text": "wrote b"},
+        {"error": "the summarizer is down"},  # the first summary call fails
+    ]
+    async with e2e.server(script=script) as client:
+        u1, a1 = await prompt_ids(client, "first")
+        u2, a2 = await prompt_ids(client, "second")
+        await client.navigate_tree(u2)
+        _, a2b = await prompt_ids(client, "try b")
+
+        state = await client.get_state()
+        assert state.sessionFile is not None
+        session_file = Path(state.sessionFile)
+        file_before = session_file.read_bytes()
+        before = await entries_now(client)
+        error = await expect_error(
+            client.call("navigate_tree", {"targetId": a2, "summarize": True, "label": "explored-b"}),
+            codes.PROVIDER_ERROR,
+        )
+        assert "the summarizer is down" in error.message
+        assert await entries_now(client) == before
+        assert (await client.get_state()).leafId == a2b
+        assert session_file.read_bytes() == file_before
+
+        # The script is used up: the faux provider now writes its deterministic summary.
+        mark = len(client.events_seen)
+        nav = await client.navigate_tree(
+            a2, summarize=True, custom_instructions="focus on b", label="explored-b"
+        )
+        assert nav.cancelled is False
+        assert nav.editorText is None
+        assert nav.summaryEntryId is not None
+        assert nav.leafId == nav.summaryEntryId
+        entries, leaf = await entries_now(client)
+        summary = next(e for e in entries if e["id"] == nav.summaryEntryId)
+        assert summary["type"] == "branch_summary"
+        assert summary["parentId"] == a2
+        assert summary["fromId"] == a2
+        assert summary["details"]["fromLeafId"] == a2b
+        assert summary["details"]["modifiedFiles"] == ["b.txt"]
+        assert summary["details"]["readFiles"] == []
+        assert summary["summary"].startswith("The user explored a different conversation branch")
+        assert "## Goal" in summary["summary"]
+        assert "try b" in summary["summary"]  # the abandoned path's first request
+        label = next(n for n in (await client.call("get_tree"))["nodes"] if n["id"] == nav.summaryEntryId)
+        assert label["label"] == "explored-b"
+        assert label["type"] == "branch_summary"
+        messages = (await client.call("get_messages"))["messages"]
+        assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "branchSummary"]
+        assert messages[-1]["fromId"] == a2
+        changed = [e for e in client.events_seen[mark:] if e["type"] == "session_changed"]
+        assert changed[-1]["leafId"] == nav.summaryEntryId
+
+        # Summarizing back to the root user message: fromId is the literal "root".
+        nav = await client.navigate_tree(u1, summarize=True)
+        assert nav.editorText == "first"
+        entries, leaf = await entries_now(client)
+        root_summary = next(e for e in entries if e["id"] == nav.summaryEntryId)
+        assert root_summary["parentId"] is None
+        assert root_summary["fromId"] == "root"
+        assert leaf == nav.summaryEntryId
+
+        # Navigating with a label but no summary labels the target itself.
+        nav = await client.navigate_tree(a1, label="back-at-a1")
+        assert nav.leafId == a1
+        labels = {n["id"]: n["label"] for n in (await client.call("get_tree"))["nodes"]}
+        assert labels[a1] == "back-at-a1"
+
+    # Everything the server wrote is valid JSONL with unique ids.
+    lines = read_jsonl(session_file)
+    ids = [line["id"] for line in lines[1:]]
+    assert len(ids) == len(set(ids))
+
+
+async def test_nothing_else_runs_while_a_branch_summary_is_written(e2e: E2E) -> None:
+    slow_summary: JsonDict = {"text": " ".join(["summary"] * 40), "delayMs": 400}
+    script: list[JsonDict] = [{"text": "one"}, {"text": "two"}, slow_summary]
+    async with e2e.server(script=script) as client:
+        _, a1 = await prompt_ids(client, "first")
+        await prompt_ids(client, "second")
+        before = await entries_now(client)
+        # Written from this task, so it is on the pipe before every request below.
+        params = {"targetId": a1, "summarize": True}
+        request = {"jsonrpc": "2.0", "id": "nav", "method": "navigate_tree", "params": params}
+        await client.send_raw(orjson.dumps(request) + b"\n")
+        await expect_error(client.call("prompt", {"message": "meanwhile"}), codes.AGENT_BUSY)
+        queued = client.call("prompt", {"message": "later", "streamingBehavior": "followUp"})
+        await expect_error(queued, codes.AGENT_BUSY)
+        await expect_error(client.call("navigate_tree", {"targetId": a1}), codes.AGENT_BUSY)
+        await expect_error(client.call("compact"), codes.AGENT_BUSY)
+        await expect_error(client.call("new_session"), codes.AGENT_BUSY)
+        await expect_error(client.call("fork", {"entryId": a1}), codes.AGENT_BUSY)
+        assert (await client.abort()).aborted is True
+        with anyio.fail_after(WAIT):
+            while not client.unmatched:  # noqa: ASYNC110 (the client's reader fills it)
+                await anyio.sleep(0.01)
+        (answer,) = client.unmatched
+        assert answer["id"] == "nav"
+        assert answer["result"]["cancelled"] is True
+        assert await entries_now(client) == before
+        # Idle again: everything works.
+        assert (await client.navigate_tree(a1)).leafId == a1

@@ -1,0 +1,341 @@
+"""The method registry and the router in process: what the subprocess tests cannot easily reach."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+from pydantic import BaseModel, Field
+
+from rpc_agent.server import (
+    ERROR_CODES,
+    ConnectionClosedError,
+    MethodRegistry,
+    Router,
+    RpcError,
+)
+from rpc_agent.server import errors as codes
+
+
+class Sink:
+    """Collects what the router writes, checking that each write is one whole JSON line."""
+
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+        self.changed = anyio.Event()
+
+    def write_line(self, line: bytes) -> None:
+        assert line.endswith(b"\n")
+        assert b"\n" not in line[:-1]
+        self.messages.append(orjson.loads(line))
+        self.changed.set()
+        self.changed = anyio.Event()
+
+    async def wait_for(self, count: int) -> None:
+        with anyio.fail_after(30):
+            while len(self.messages) < count:
+                await self.changed.wait()
+
+
+class Lines:
+    """A reader whose lines the test feeds one by one; ``end()`` is EOF."""
+
+    def __init__(self) -> None:
+        self.send, self.receive = anyio.create_memory_object_stream[list[bytes]](100)
+
+    def feed(self, *messages: Any) -> None:
+        self.send.send_nowait([orjson.dumps(message) for message in messages])
+
+    def end(self) -> None:
+        self.send.close()
+
+    async def __aiter__(self) -> AsyncIterator[list[bytes]]:
+        async with self.receive:
+            async for lines in self.receive:
+                yield lines
+
+
+class Params(BaseModel):
+    entry_id: str = Field(alias="entryId")
+    limit: int = 10
+
+
+class Result(BaseModel):
+    value: Any = None
+
+
+async def forever(_p: None) -> Result:
+    await anyio.sleep(3600)
+    return Result()
+
+
+class Started:
+    """A ``forever`` handler that reports how many calls have started."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.changed = anyio.Event()
+
+    async def __call__(self, _p: None) -> Result:
+        self.count += 1
+        self.changed.set()
+        self.changed = anyio.Event()
+        return await forever(None)
+
+    async def wait_for(self, count: int) -> None:
+        with anyio.fail_after(30):
+            while self.count < count:
+                await self.changed.wait()
+
+
+def request(request_id: Any, method: str, params: Any = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+# --- registry -----------------------------------------------------------------------------------
+
+
+def test_the_registry_lists_methods_with_their_models_in_order() -> None:
+    registry = MethodRegistry()
+    registry.add("b_first", lambda _p: None, params=Params, result=Result, inline=True, description="B.")
+    registry.add("a_second", forever, params=None, result=None)
+    specs = registry.methods
+    assert [spec.name for spec in specs] == ["b_first", "a_second"]
+    assert (specs[0].params, specs[0].result, specs[0].inline, specs[0].description) == (
+        Params,
+        Result,
+        True,
+        "B.",
+    )
+    assert (specs[1].params, specs[1].result, specs[1].inline) == (None, None, False)
+    assert "a_second" in registry
+    assert len(registry) == 2
+    assert registry.get("nope") is None
+
+
+def test_a_method_name_can_only_be_registered_once() -> None:
+    registry = MethodRegistry()
+    registry.add("m", lambda _p: None, params=None, result=None, inline=True)
+    with pytest.raises(ValueError, match="already registered"):
+        registry.add("m", lambda _p: None, params=None, result=None, inline=True)
+
+
+def test_an_inline_method_cannot_be_a_coroutine_function() -> None:
+    with pytest.raises(TypeError, match="inline"):
+        MethodRegistry().add("m", forever, params=None, result=None, inline=True)
+
+
+def test_positional_params_use_the_wire_names_of_the_fields() -> None:
+    spec = MethodRegistry().add("m", lambda _p: None, params=Params, result=None, inline=True)
+    assert spec.positional == ("entryId", "limit")
+    parsed = spec.parse_params(["e1", 3])
+    assert isinstance(parsed, Params)
+    assert (parsed.entry_id, parsed.limit) == ("e1", 3)
+
+
+def test_every_error_code_is_published_once_with_a_description() -> None:
+    constants = {
+        name: value for name, value in vars(codes).items() if name.isupper() and isinstance(value, int)
+    }
+    assert {name: info.code for name, info in ERROR_CODES.items()} == constants
+    assert len({info.code for info in ERROR_CODES.values()}) == len(ERROR_CODES)
+    for name, (code, description) in ERROR_CODES.items():
+        assert -32768 <= code <= -32000, name
+        assert description
+        assert "\n" not in description
+
+
+def test_importing_the_server_package_stays_cheap_and_leaves_jsonrpcserver_usable() -> None:
+    code = (
+        "import sys\n"
+        "import rpc_agent.server\n"
+        "heavy = ['anthropic', 'jsonschema', 'http.server', 'jsonrpcserver']\n"
+        "print([name for name in heavy if name in sys.modules])\n"
+        "import warnings\n"
+        "warnings.simplefilter('ignore', DeprecationWarning)\n"
+        "import jsonrpcserver\n"
+        "assert jsonrpcserver.response.SuccessResponse and jsonrpcserver.result.Success\n"
+        'print(jsonrpcserver.dispatch(\'{"jsonrpc": "2.0", "method": "m", "id": 1}\','
+        " methods={'m': lambda: jsonrpcserver.Success(3)}))\n"
+    )
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert output.splitlines() == ["[]", '{"jsonrpc": "2.0", "result": 3, "id": 1}']
+
+
+# --- router -------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_cancel_all_answers_every_running_request_with_cancelled() -> None:
+    registry, started = MethodRegistry(), Started()
+    registry.add("forever", started, params=None, result=Result)
+    sink, lines = Sink(), Lines()
+    router = Router(registry, sink)
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(router.serve, lines)
+        lines.feed(request(1, "forever"), request("two", "forever"), {"jsonrpc": "2.0", "method": "forever"})
+        await started.wait_for(3)
+        assert sorted(router.in_flight, key=repr) == sorted(
+            [(1, "forever"), ("two", "forever"), (None, "forever")], key=repr
+        )
+        assert router.cancel_all("shutting down for the test") == 3
+        await sink.wait_for(2)
+        lines.end()
+    assert sorted(message["id"] for message in sink.messages if isinstance(message["id"], int)) == [1]
+    for message in sink.messages:
+        assert message["error"]["code"] == codes.CANCELLED
+        assert "shutting down for the test" in message["error"]["message"]
+    assert {message["id"] for message in sink.messages} == {1, "two"}
+    assert router.in_flight == []
+
+
+@pytest.mark.anyio
+async def test_cancel_by_id_cancels_only_that_request() -> None:
+    registry, started = MethodRegistry(), Started()
+    registry.add("forever", started, params=None, result=Result)
+    sink, lines = Sink(), Lines()
+    router = Router(registry, sink)
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(router.serve, lines)
+        lines.feed(request(1, "forever"), request(2, "forever"))
+        await started.wait_for(2)
+        assert router.cancel(2, "aborted")
+        assert not router.cancel(3)
+        await sink.wait_for(1)
+        assert sink.messages[0]["id"] == 2
+        assert sink.messages[0]["error"]["code"] == codes.CANCELLED
+        assert router.in_flight == [(1, "forever")]
+        router.cancel_all()
+        lines.end()
+
+
+@pytest.mark.anyio
+async def test_a_server_request_fails_once_the_input_has_ended() -> None:
+    sink, lines = Sink(), Lines()
+    router = Router(MethodRegistry(), sink)
+    outcome: list[BaseException] = []
+
+    async def ask() -> None:
+        try:
+            await router.request("client/question", {"q": 1})
+        except ConnectionClosedError as exc:
+            outcome.append(exc)
+
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(router.serve, lines)
+        task_group.start_soon(ask)
+        await sink.wait_for(1)
+        assert sink.messages[0]["method"] == "client/question"
+        lines.end()
+    assert len(outcome) == 1
+    with pytest.raises(ConnectionClosedError):
+        await router.request("client/question")
+
+
+@pytest.mark.anyio
+async def test_results_that_cannot_be_sent_become_internal_errors_with_the_id() -> None:
+    class Text(BaseModel):
+        text: str
+
+    registry = MethodRegistry()
+    registry.add("surrogate", lambda _p: Text(text="\ud800"), params=None, result=Text, inline=True)
+    registry.add("not_a_model", lambda _p: {"plain": "dict"}, params=None, result=None, inline=True)
+
+    async def coroutine(_p: None) -> None:
+        return None
+
+    registry.add("sneaky_async", lambda p: coroutine(p), params=None, result=None, inline=True)
+
+    def odd_data(_p: None) -> None:
+        raise RpcError(codes.PROVIDER_ERROR, "upstream failed", {"cause": ValueError("deep")})
+
+    registry.add("odd_data", odd_data, params=None, result=None, inline=True)
+    sink, lines = Sink(), Lines()
+    lines.feed(
+        request(1, "surrogate"), request(2, "not_a_model"), request(3, "sneaky_async"), request(4, "odd_data")
+    )
+    lines.end()
+    await Router(registry, sink).serve(lines)
+    by_id = {message["id"]: message["error"] for message in sink.messages}
+    assert by_id[1]["code"] == codes.INTERNAL_ERROR
+    assert "encoded" in by_id[1]["message"]
+    assert by_id[2]["code"] == codes.INTERNAL_ERROR
+    assert "dict" in by_id[2]["message"]
+    assert by_id[3]["code"] == codes.INTERNAL_ERROR
+    assert "awaitable" in by_id[3]["message"]
+    assert by_id[4] == {"code": codes.PROVIDER_ERROR, "message": "upstream failed", "data": {"cause": "deep"}}
+
+
+@pytest.mark.anyio
+async def test_the_error_mapper_is_consulted_and_its_failures_do_not_lose_the_answer() -> None:
+    class Gone(Exception):
+        pass
+
+    def mapper(exc: BaseException) -> RpcError | None:
+        if isinstance(exc, Gone):
+            return RpcError(codes.SESSION_NOT_FOUND, "gone")
+        if isinstance(exc, KeyError):
+            raise RuntimeError("the mapper itself is broken")
+        return None
+
+    def raise_gone(_p: None) -> None:
+        raise Gone
+
+    def raise_key_error(_p: None) -> None:
+        raise KeyError("k")
+
+    registry = MethodRegistry()
+    registry.add("gone", raise_gone, params=None, result=None, inline=True)
+    registry.add("key", raise_key_error, params=None, result=None, inline=True)
+    sink, lines = Sink(), Lines()
+    lines.feed(request(1, "gone"), request(2, "key"))
+    lines.end()
+    await Router(registry, sink, error_mapper=mapper).serve(lines)
+    assert sink.messages[0] == {
+        "jsonrpc": "2.0",
+        "error": {"code": codes.SESSION_NOT_FOUND, "message": "gone"},
+        "id": 1,
+    }
+    assert sink.messages[1]["id"] == 2
+    assert sink.messages[1]["error"]["code"] == codes.INTERNAL_ERROR
+
+
+@pytest.mark.anyio
+async def test_notify_sends_models_by_alias_and_dicts_as_they_are() -> None:
+    sink = Sink()
+    router = Router(MethodRegistry(), sink)
+    router.notify("event", Params(entryId="e", limit=2))
+    router.notify("event", {"type": "agent_start"})
+    router.notify("ping")
+    assert sink.messages == [
+        {"jsonrpc": "2.0", "method": "event", "params": {"entryId": "e", "limit": 2}},
+        {"jsonrpc": "2.0", "method": "event", "params": {"type": "agent_start"}},
+        {"jsonrpc": "2.0", "method": "ping"},
+    ]
+
+
+@pytest.mark.anyio
+async def test_on_eof_can_cancel_the_work_instead_of_waiting_for_it() -> None:
+    registry, started = MethodRegistry(), Started()
+    registry.add("forever", started, params=None, result=Result)
+    sink, lines = Sink(), Lines()
+    router = Router(registry, sink)
+    lines.feed(request(1, "forever"))
+    lines.end()
+    with anyio.fail_after(30):
+        await router.serve(lines, on_eof=lambda: router.cancel_all("the client went away"))
+    assert sink.messages == [
+        {
+            "jsonrpc": "2.0",
+            "error": {"code": codes.CANCELLED, "message": "forever was cancelled: the client went away"},
+            "id": 1,
+        }
+    ]
