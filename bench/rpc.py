@@ -25,7 +25,7 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from session_store import ensure_session_file  # noqa: E402
+from session_store import ensure_session_file
 
 SERVER = [sys.executable, "-m", "rpc_agent", "--provider", "faux"]
 
@@ -77,7 +77,8 @@ def time_to_initialize(home: Path, runs: int) -> tuple[float, float]:
 
 def pipelined_get_state(home: Path, count: int) -> float:
     proc = spawn(["--no-session"], home)
-    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdin is not None
+    assert proc.stdout is not None
     proc.stdin.write(request(0, "initialize"))
     proc.stdin.flush()
     read_response(proc, 0)

@@ -8,6 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
+from .agent.settings import (
+    AgentSettings,
+    CompactionFile,
+    RetryFile,
+    SettingsError,
+    SettingsFile,
+    load_settings,
+    settings_paths,
+)
 
 DESCRIPTION = """\
 rpc-agent: a coding agent you drive over stdio with line-delimited JSON-RPC 2.0.
@@ -45,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--session", type=Path, metavar="PATH", help="open (or create) this session file")
-    which.add_argument("--continue", dest="continue_recent", action="store_true", help="resume the most recent session")
+    which.add_argument(
+        "--continue", dest="continue_recent", action="store_true", help="resume the most recent session"
+    )
     which.add_argument("--no-session", action="store_true", help="keep the conversation in memory only")
     parser.add_argument(
         "--provider",
@@ -59,17 +70,63 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["off", "minimal", "low", "medium", "high", "xhigh"],
         help="thinking level (default: from the session, else off)",
     )
-    parser.add_argument("--faux-script", type=Path, metavar="FILE", help="replies for the faux provider (JSON list)")
+    parser.add_argument(
+        "--faux-script", type=Path, metavar="FILE", help="replies for the faux provider (JSON list)"
+    )
     parser.add_argument("--no-tools", action="store_true", help="give the model no tools")
+    tuning = parser.add_argument_group(
+        "compaction and retries",
+        "defaults come from $RPC_AGENT_HOME/settings.json, then <cwd>/.rpc-agent/settings.json "
+        '(e.g. {"compaction": {"reserveTokens": 16384, "keepRecentTokens": 20000}, '
+        '"retry": {"maxRetries": 3, "baseDelayMs": 2000}}); these flags override both',
+    )
+    tuning.add_argument("--no-auto-compaction", action="store_true", help="never compact on its own")
+    tuning.add_argument(
+        "--reserve-tokens", type=int, metavar="N", help="compact when context > window - N (16384)"
+    )
+    tuning.add_argument(
+        "--keep-recent-tokens", type=int, metavar="N", help="keep about N recent tokens (20000)"
+    )
+    tuning.add_argument(
+        "--no-auto-retry", action="store_true", help="do not retry overloaded/5xx/dropped calls"
+    )
+    tuning.add_argument("--max-retries", type=int, metavar="N", help="retries of a transient failure (3)")
+    tuning.add_argument(
+        "--retry-base-delay-ms", type=int, metavar="MS", help="first retry delay, doubling (2000)"
+    )
     return parser
+
+
+def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSettings:
+    overrides = SettingsFile(
+        compaction=CompactionFile(
+            enabled=False if args.no_auto_compaction else None,
+            reserveTokens=args.reserve_tokens,
+            keepRecentTokens=args.keep_recent_tokens,
+        ),
+        retry=RetryFile(
+            enabled=False if args.no_auto_retry else None,
+            maxRetries=args.max_retries,
+            baseDelayMs=args.retry_base_delay_ms,
+        ),
+    )
+    return load_settings(settings_paths(home, cwd), overrides)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from .server.app import ServerConfig, run
+    from .session.files import agent_home
 
+    cwd = (args.cwd or Path.cwd()).absolute()
+    try:
+        settings = settings_from(args, agent_home(), cwd)
+    except SettingsError as exc:
+        print(f"rpc-agent: {exc}", file=sys.stderr)
+        return 2
     config = ServerConfig(
-        cwd=(args.cwd or Path.cwd()).absolute(),
+        cwd=cwd,
+        settings=settings,
         session_dir=args.session_dir.absolute() if args.session_dir else None,
         session=args.session,
         continue_recent=args.continue_recent,

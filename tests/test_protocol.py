@@ -33,6 +33,19 @@ def test_schema_covers_events_and_entries() -> None:
     schema = orjson.loads(Path(OUTPUT / "schema.json").read_bytes())
     event_union = schema["$defs"]["EventSchema"]
     event_types = set(event_union["discriminator"]["mapping"])
-    assert {"agent_start", "message_update", "tool_execution_end", "session_changed", "compaction_end"} <= event_types
+    assert {
+        "agent_start",
+        "message_update",
+        "tool_execution_end",
+        "session_changed",
+        "compaction_end",
+    } <= event_types
     entry_types = set(schema["$defs"]["EntrySchema"]["discriminator"]["mapping"])
-    assert {"message", "compaction", "branch_summary", "label", "session_info", "custom_message"} <= entry_types
+    assert {
+        "message",
+        "compaction",
+        "branch_summary",
+        "label",
+        "session_info",
+        "custom_message",
+    } <= entry_types

@@ -133,9 +133,13 @@ class CompactionPreparation:
         return bool(self.turn_prefix_messages)
 
 
-def prepare_compaction(path: list[JsonDict], keep_recent_tokens: int, tokens_before: int) -> CompactionPreparation:
+def prepare_compaction(
+    path: list[JsonDict], keep_recent_tokens: int, tokens_before: int
+) -> CompactionPreparation:
     """Decide what a compaction of the branch ``path`` (root first) summarizes and keeps."""
-    previous_index = next((i for i in range(len(path) - 1, -1, -1) if path[i].get("type") == "compaction"), -1)
+    previous_index = next(
+        (i for i in range(len(path) - 1, -1, -1) if path[i].get("type") == "compaction"), -1
+    )
     previous = path[previous_index] if previous_index >= 0 else None
     start = 0
     if previous is not None:
@@ -175,7 +179,9 @@ def prepare_compaction(path: list[JsonDict], keep_recent_tokens: int, tokens_bef
         previous_summary=str(previous.get("summary")) if previous is not None else None,
         tokens_before=tokens_before,
         entries_summarized=summarized_entries + prefix_entries,
-        previous_details=previous.get("details") if previous is not None and isinstance(previous.get("details"), dict) else None,
+        previous_details=previous.get("details")
+        if previous is not None and isinstance(previous.get("details"), dict)
+        else None,
     )
 
 
@@ -216,7 +222,9 @@ async def generate_compaction_summary(
         )
     summary = history
     if preparation.turn_prefix_messages:
-        prefix = await summarize(provider, model, preparation.turn_prefix_messages, TURN_PREFIX_PROMPT + focus)
+        prefix = await summarize(
+            provider, model, preparation.turn_prefix_messages, TURN_PREFIX_PROMPT + focus
+        )
         summary = f"{history}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix}" if history else prefix
     details = cumulative_file_operations(preparation)
     return summary + _file_tags(details), details

@@ -1,8 +1,12 @@
-"""Run-time settings of an AgentSession (what the settings methods change)."""
+"""Run-time settings of an AgentSession (what the settings methods change) and their files."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 
 @dataclass(slots=True)
@@ -34,3 +38,85 @@ class AgentSettings:
             self.retry = RetrySettings()
         if self.compaction is None:
             self.compaction = CompactionSettings()
+
+
+# --- settings files ---------------------------------------------------------------------------
+
+
+class _FileSection(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class CompactionFile(_FileSection):
+    enabled: bool | None = None
+    reserveTokens: int | None = Field(default=None, ge=0)
+    keepRecentTokens: int | None = Field(default=None, ge=0)
+
+
+class RetryFile(_FileSection):
+    enabled: bool | None = None
+    maxRetries: int | None = Field(default=None, ge=0)
+    baseDelayMs: int | None = Field(default=None, ge=0)
+    maxDelayMs: int | None = Field(default=None, ge=0)
+
+
+class SettingsFile(_FileSection):
+    """``settings.json``: the global one in ``$RPC_AGENT_HOME``, then ``<cwd>/.rpc-agent/``.
+
+    Unknown keys are ignored, so one file can carry settings for other tools too; known keys
+    with wrong types are an error that names the file.
+    """
+
+    compaction: CompactionFile = Field(default_factory=CompactionFile)
+    retry: RetryFile = Field(default_factory=RetryFile)
+    steeringMode: Literal["all", "one-at-a-time"] | None = None
+    followUpMode: Literal["all", "one-at-a-time"] | None = None
+
+
+class SettingsError(Exception):
+    pass
+
+
+def _apply(settings: AgentSettings, source: SettingsFile) -> None:
+    compaction, retry = settings.compaction, settings.retry
+    assert compaction is not None
+    assert retry is not None
+    c, r = source.compaction, source.retry
+    compaction.enabled = c.enabled if c.enabled is not None else compaction.enabled
+    compaction.reserve_tokens = c.reserveTokens if c.reserveTokens is not None else compaction.reserve_tokens
+    compaction.keep_recent_tokens = (
+        c.keepRecentTokens if c.keepRecentTokens is not None else compaction.keep_recent_tokens
+    )
+    retry.enabled = r.enabled if r.enabled is not None else retry.enabled
+    retry.max_attempts = r.maxRetries if r.maxRetries is not None else retry.max_attempts
+    retry.base_delay_ms = r.baseDelayMs if r.baseDelayMs is not None else retry.base_delay_ms
+    retry.max_delay_ms = r.maxDelayMs if r.maxDelayMs is not None else retry.max_delay_ms
+    settings.steering_mode = source.steeringMode or settings.steering_mode
+    settings.follow_up_mode = source.followUpMode or settings.follow_up_mode
+
+
+def settings_paths(home: Path, cwd: Path) -> list[Path]:
+    return [home / "settings.json", cwd / ".rpc-agent" / "settings.json"]
+
+
+def load_settings(paths: list[Path], overrides: SettingsFile | None = None) -> AgentSettings:
+    """Defaults, then each existing file in order, then command-line overrides."""
+    settings = AgentSettings()
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise SettingsError(f"cannot read settings file {path}: {exc}") from exc
+        try:
+            _apply(settings, SettingsFile.model_validate_json(data))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+                for err in exc.errors(include_url=False)
+            )
+            raise SettingsError(f"invalid settings file {path}: {problems}") from None
+    if overrides is not None:
+        _apply(settings, overrides)
+    return settings

@@ -74,7 +74,11 @@ def build_schema() -> JsonDict:
             for spec in specs
         },
         "notifications": {"event": {"params": ref(EventSchema)}},
-        "sessionFile": {"header": ref(SessionHeader), "entry": ref(EntrySchema), "message": ref(MessageSchema)},
+        "sessionFile": {
+            "header": ref(SessionHeader),
+            "entry": ref(EntrySchema),
+            "message": ref(MessageSchema),
+        },
         "errors": {name: {"code": code, "description": text} for name, (code, text) in ERROR_CODES.items()},
         "$defs": definitions.get("$defs", {}),
     }
@@ -176,7 +180,10 @@ def main(argv: list[str] | None = None) -> int:
             target.write_bytes(content)
             print(f"wrote {target}")
     if stale:
-        print(f"protocol/ is stale ({', '.join(stale)}): run python -m rpc_agent.protocol.generate", file=sys.stderr)
+        print(
+            f"protocol/ is stale ({', '.join(stale)}): run python -m rpc_agent.protocol.generate",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -18,6 +18,7 @@ import anyio.to_thread
 from pydantic import BaseModel
 
 from ..agent.session import AgentSession
+from ..agent.settings import AgentSettings
 from ..providers.base import Provider
 from ..providers.faux import FauxProvider, load_script
 from ..session.store import SessionManager
@@ -41,6 +42,7 @@ class ServerConfig:
     faux_script: Path | None = None
     tools: bool = True
     home: Path | None = None
+    settings: AgentSettings | None = None
 
 
 _OPTIONAL_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {}
@@ -123,6 +125,7 @@ async def serve(config: ServerConfig) -> int:
         thinking_level=config.thinking,
         session_dir=config.session_dir,
         home=config.home,
+        settings=config.settings,
     )
     methods = Methods(agent, providers=[provider.name], on_shutdown=stop.set)
     router = Router(methods.registry, writer, error_mapper=map_error)

@@ -28,6 +28,7 @@ PROVIDER_NOT_CONFIGURED = -32007
 PROVIDER_ERROR = -32008
 CANCELLED = -32009
 NOT_AVAILABLE = -32010
+NOTHING_TO_COMPACT = -32011
 
 
 class ErrorCode(NamedTuple):
@@ -71,6 +72,9 @@ ERROR_CODES: dict[str, ErrorCode] = {
     ),
     "NOT_AVAILABLE": ErrorCode(
         NOT_AVAILABLE, "The method exists but its machinery is not available in this build or setup yet."
+    ),
+    "NOTHING_TO_COMPACT": ErrorCode(
+        NOTHING_TO_COMPACT, "The branch already fits in the part compaction keeps; nothing was changed."
     ),
 }
 

@@ -48,7 +48,7 @@ def map_error(exc: BaseException) -> RpcError | None:
         (ProviderNotConfiguredError, codes.PROVIDER_NOT_CONFIGURED),
         (ProviderError, codes.PROVIDER_ERROR),
         (OperationCancelledError, codes.CANCELLED),
-        (NothingToCompactError, codes.INVALID_REQUEST),
+        (NothingToCompactError, codes.NOTHING_TO_COMPACT),
         (NotAvailableError, codes.NOT_AVAILABLE),
     ]
     for kind, code in table:

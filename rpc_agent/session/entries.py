@@ -290,6 +290,7 @@ KNOWN_ENTRY_TYPES = frozenset(
     }
 )
 
+
 @cache
 def _known_entry_adapter() -> TypeAdapter[KnownEntry]:
     # Built on first use: building every entry schema at import would slow the server's start.

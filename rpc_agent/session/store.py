@@ -53,7 +53,17 @@ def is_bookkeeping(entry: JsonDict) -> bool:
     return entry.get("type") == "label" or is_leaf_marker(entry)
 
 
-_PLAIN_TYPES = frozenset({"message", "compaction", "branch_summary", "custom_message", "model_change", "thinking_level_change", "session_info"})
+_PLAIN_TYPES = frozenset(
+    {
+        "message",
+        "compaction",
+        "branch_summary",
+        "custom_message",
+        "model_change",
+        "thinking_level_change",
+        "session_info",
+    }
+)
 """Entry types that are never bookkeeping (a fast path for the tree walk)."""
 
 
@@ -176,6 +186,8 @@ class SessionManager:
         """
         path = Path(path).absolute()
         folder = Path(session_dir) if session_dir is not None else path.parent
+        if must_exist and not path.is_file():
+            raise SessionNotFoundError(path)  # before the lock, which would create folders
         lock = SessionLock(path)
         lock.acquire()
         try:
@@ -470,7 +482,9 @@ class SessionManager:
             self._context = build_session_context(self._entries, self._leaf, self._by_id)
             self._context_key = key
         cached = self._context
-        return SessionContext(messages=list(cached.messages), thinkingLevel=cached.thinkingLevel, model=cached.model)
+        return SessionContext(
+            messages=list(cached.messages), thinkingLevel=cached.thinkingLevel, model=cached.model
+        )
 
     def _visible_children(self, parent_id: str | None) -> list[str]:
         result: list[str] = []
@@ -633,7 +647,9 @@ class SessionManager:
             fields["details"] = details
         return self._append(fields)
 
-    def append_label_change(self, target_id: str, label: str | None, *, move_leaf: bool = True) -> PendingAppend:
+    def append_label_change(
+        self, target_id: str, label: str | None, *, move_leaf: bool = True
+    ) -> PendingAppend:
         """Set (or, with None or "", clear) the label of an entry; the latest label entry wins.
 
         Like every append it becomes the leaf, as in the reference implementation; with

@@ -26,7 +26,13 @@ JsonDict = dict[str, Any]
 
 
 def msg(entry_id: str, parent: str | None, message: JsonDict) -> JsonDict:
-    return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z", "message": message}
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": message,
+    }
 
 
 def user(text: str) -> JsonDict:
@@ -46,7 +52,14 @@ def assistant(text: str, *, calls: list[JsonDict] | None = None, usage: int = 0)
 
 
 def tool_result(call_id: str, text: str) -> JsonDict:
-    return {"role": "toolResult", "toolCallId": call_id, "toolName": "read", "content": [{"type": "text", "text": text}], "isError": False, "timestamp": 1}
+    return {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": "read",
+        "content": [{"type": "text", "text": text}],
+        "isError": False,
+        "timestamp": 1,
+    }
 
 
 def chain(*messages: JsonDict) -> list[JsonDict]:
@@ -66,7 +79,11 @@ def test_estimate_counts_text_tool_arguments_and_images() -> None:
     assert estimate_tokens(user("abcd" * 10)) == 10
     call = {"type": "toolCall", "id": "c", "name": "read", "arguments": {"path": "a.py"}}
     assert estimate_tokens(assistant("", calls=[call])) > 0
-    image = {"role": "user", "content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}], "timestamp": 1}
+    image = {
+        "role": "user",
+        "content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}],
+        "timestamp": 1,
+    }
     assert estimate_tokens(image) == 1200
 
 
@@ -159,19 +176,26 @@ def test_repeated_compaction_starts_at_previous_kept_boundary_and_passes_previou
 class Recorder:
     def __init__(self) -> None:
         self.events: list[JsonDict] = []
+        self.compaction_started = anyio.Event()
 
     def __call__(self, event: BaseModel) -> None:
         self.events.append(event.model_dump(mode="json", warnings=False))
+        if self.events[-1]["type"] == "compaction_start":
+            self.compaction_started.set()
 
     def of(self, kind: str) -> list[JsonDict]:
         return [e for e in self.events if e["type"] == kind]
 
 
-def make_agent(tmp_path: Path, script: list[JsonDict], *, keep: int = 100, reserve: int = 16_384) -> tuple[AgentSession, Recorder, FauxProvider]:
+def make_agent(
+    tmp_path: Path, script: list[JsonDict], *, keep: int = 100, reserve: int = 16_384
+) -> tuple[AgentSession, Recorder, FauxProvider]:
     manager = SessionManager.create(str(tmp_path), tmp_path / "sessions")
     provider = FauxProvider(script)
     recorder = Recorder()
-    settings = AgentSettings(compaction=CompactionSettings(enabled=True, reserve_tokens=reserve, keep_recent_tokens=keep))
+    settings = AgentSettings(
+        compaction=CompactionSettings(enabled=True, reserve_tokens=reserve, keep_recent_tokens=keep)
+    )
     agent = AgentSession(manager=manager, provider=provider, emit=recorder, settings=settings)
     return agent, recorder, provider
 
@@ -210,16 +234,17 @@ async def test_failed_summary_appends_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_abort_during_compaction_appends_nothing(tmp_path: Path) -> None:
-    script: list[JsonDict] = [{"text": TEXT_400} for _ in range(4)] + [{"text": "slow summary " * 50, "delayMs": 50}]
+    script: list[JsonDict] = [{"text": TEXT_400} for _ in range(4)] + [
+        {"text": "slow summary " * 50, "delayMs": 50}
+    ]
     agent, events, _ = make_agent(tmp_path, script)
     for turn in range(4):
         await agent.prompt(f"request {turn} " + TEXT_400)
     before = list(agent.manager.entries)
 
     async def abort_soon() -> None:
-        while not agent.is_compacting:
-            await anyio.sleep(0.01)
-        await anyio.sleep(0.05)
+        await events.compaction_started.wait()
+        await anyio.sleep(0.05)  # let the summary stream start
         agent.abort()
 
     async with anyio.create_task_group() as group:
@@ -234,7 +259,9 @@ async def test_abort_during_compaction_appends_nothing(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_threshold_compaction_runs_after_a_run_that_fills_the_window(tmp_path: Path) -> None:
     # faux-1 has a 200k window; a reply reporting 190k input tokens crosses 200k - 16k.
-    script: list[JsonDict] = [{"text": TEXT_400} for _ in range(3)] + [{"text": "big", "usage": {"input": 190_000, "output": 10}}]
+    script: list[JsonDict] = [{"text": TEXT_400} for _ in range(3)] + [
+        {"text": "big", "usage": {"input": 190_000, "output": 10}}
+    ]
     agent, events, _ = make_agent(tmp_path, script)
     for turn in range(4):
         await agent.prompt(f"request {turn} " + TEXT_400)

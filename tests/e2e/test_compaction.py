@@ -91,7 +91,7 @@ async def test_manual_compact(e2e: E2E) -> None:
         # Everything left fits in the kept part: a clear error, nothing appended.
         before = await entries_of(client)
         mark = len(client.events_seen)
-        error = await expect_error(client.call("compact"), codes.INVALID_REQUEST)
+        error = await expect_error(client.call("compact"), codes.NOTHING_TO_COMPACT)
         assert "nothing to compact" in error.message
         assert await entries_of(client) == before
         end_event = compaction_events(client.events_seen[mark:])[-1]

@@ -1,8 +1,7 @@
 """Settings methods, and automatic retries of transient provider errors.
 
-The retry delay (``RetrySettings.base_delay_ms``, 2 s) has no CLI flag, environment variable or
-method, so the one successful retry here waits the real default once; the other retries are
-stopped by ``abort_retry`` and ``abort`` during that wait.
+The retry delay stays at its default (2 s; ``--retry-base-delay-ms`` would shorten it) so that
+``abort_retry`` and ``abort`` have a wait to land in; the one successful retry pays it once.
 """
 
 from __future__ import annotations

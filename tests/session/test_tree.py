@@ -70,7 +70,9 @@ def test_get_tree_is_flat_depth_first_with_children_oldest_first(tree_session: S
     ]
 
 
-def test_leaf_markers_and_labels_are_hidden_from_the_tree_and_see_through(tree_session: SessionManager) -> None:
+def test_leaf_markers_and_labels_are_hidden_from_the_tree_and_see_through(
+    tree_session: SessionManager,
+) -> None:
     with tree_session as manager:
         ids = [node.entry["id"] for node in manager.get_tree()]
         children = [e["id"] for e in manager.get_children(A1)]

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import anyio
 
-from . import RpcAgentClient
 from rpc_agent.protocol import methods as m
+
+from . import RpcAgentClient
 
 
 def render_tree(tree: m.TreeResult) -> str:
@@ -37,7 +38,9 @@ async def tour(home: Path, workdir: Path) -> None:
         first = await client.prompt("Build a CLI in Node.js")
         await client.prompt("Add a --verbose flag")
         entries = (await client.get_entries()).entries
-        assistant_ids = [e["id"] for e in entries if e.get("type") == "message" and e["message"]["role"] == "assistant"]
+        assistant_ids = [
+            e["id"] for e in entries if e.get("type") == "message" and e["message"]["role"] == "assistant"
+        ]
         answer_id = assistant_ids[0]
         print(f"\nprompted twice; first run stopped with {first.stopReason!r}")
 
