@@ -12,9 +12,10 @@ What it does:
    labels, a model change, a thinking level change, a session name and a few extension
    entries. About 750 bytes per entry, so 100k entries make a 75 MB file. The files are
    deterministic (fixed seed) and reused when already there.
-2. Times, median of several runs: ``SessionManager.open(path)`` + ``close()``,
-   ``build_session_context()`` and ``get_tree()``; then durable appends (each one awaited
-   until fsynced), one at a time and from 64 concurrent tasks, with the fsync count.
+2. Times, median of several runs: ``SessionManager.open(path)`` + ``close()``, and the first
+   ``build_session_context()`` and ``get_tree()`` after each open (so a cache in the manager
+   does not hide the cost); then durable appends (each one awaited until fsynced), one at a
+   time and from 64 concurrent tasks, with the fsync count.
 3. With ``--baseline`` (default), and when ``node`` and ``npm`` exist, installs the reference
    implementation (``@mariozechner/pi-coding-agent``) into ``bench/.node/`` once and times its
    read + ``parseSessionEntries`` + ``migrateSessionEntries`` + ``buildSessionContext`` on the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -114,6 +115,9 @@ def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSetti
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # pydantic looks up plugins through importlib.metadata the first time it builds a model,
+    # which costs tens of milliseconds before the first response; the server uses none.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     args = build_parser().parse_args(argv)
     from .server.app import ServerConfig, run
     from .session.files import agent_home

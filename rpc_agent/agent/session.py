@@ -59,6 +59,9 @@ def message_text(content: Any) -> str:
     return ""
 
 
+PREVIEW_CHARS = 200
+
+
 def preview_of(entry: JsonDict) -> tuple[str | None, str]:
     """Role and a one-line preview of an entry for the tree view."""
     kind = entry.get("type")
@@ -98,8 +101,10 @@ def preview_of(entry: JsonDict) -> tuple[str | None, str]:
         text = str(entry.get("thinkingLevel"))
     elif kind == "custom":
         text = str(entry.get("customType", ""))
-    line = " ".join(text.split())
-    return role, line[:200]
+    # Only the head matters: folding whitespace of a 50 KB tool output for 200 characters
+    # would make get_tree on a big session pay for every byte of it.
+    line = " ".join(text[:PREVIEW_CHARS * 4].split())
+    return role, line[:PREVIEW_CHARS]
 
 
 class AgentSession:
@@ -109,7 +114,7 @@ class AgentSession:
         manager: SessionManager,
         provider: Provider,
         emit: Emit,
-        tools: list[Tool] | None = None,
+        tools: list[Tool] | Callable[[], list[Tool]] | None = None,
         settings: AgentSettings | None = None,
         model_id: str | None = None,
         thinking_level: str | None = None,
@@ -119,7 +124,7 @@ class AgentSession:
         self.manager = manager
         self.provider = provider
         self.emit = emit
-        self.tools = list(tools or [])
+        self._tools: list[Tool] | Callable[[], list[Tool]] = tools if tools is not None else []
         self.settings = settings or AgentSettings()
         self.session_dir = session_dir
         self.home = home
@@ -135,6 +140,13 @@ class AgentSession:
         chosen = model_id or (context.model.modelId if context.model else None)
         self.model: ModelInfo = provider.resolve_model(chosen) if chosen else provider.models()[0]
         self.thinking_level = thinking_level or context.thinkingLevel or "off"
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The tools, built on first use (a factory keeps their imports off the startup path)."""
+        if callable(self._tools):
+            self._tools = list(self._tools())
+        return self._tools
 
     # --- state --------------------------------------------------------------------------
 

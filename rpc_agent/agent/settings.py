@@ -44,7 +44,7 @@ class AgentSettings:
 
 
 class _FileSection(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 class CompactionFile(_FileSection):

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from ..agent.session import AgentSession
 from ..agent.settings import AgentSettings
+from ..tools.base import Tool
 from ..providers.base import Provider
 from ..providers.faux import FauxProvider, load_script
 from ..session.store import SessionManager
@@ -97,12 +98,12 @@ def open_session(config: ServerConfig) -> SessionManager:
     return SessionManager.create(cwd, config.session_dir, home=config.home)
 
 
-def make_tools(config: ServerConfig) -> list[object]:
+def make_tools(config: ServerConfig) -> list[Tool]:
     if not config.tools:
         return []
     from ..tools import default_tools
 
-    return list(default_tools())
+    return default_tools()
 
 
 async def serve(config: ServerConfig) -> int:
@@ -120,7 +121,7 @@ async def serve(config: ServerConfig) -> int:
         manager=manager,
         provider=provider,
         emit=emit,
-        tools=make_tools(config),  # type: ignore[arg-type]
+        tools=lambda: make_tools(config),
         model_id=config.model,
         thinking_level=config.thinking,
         session_dir=config.session_dir,

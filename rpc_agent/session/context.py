@@ -108,6 +108,9 @@ def build_session_context(
     ``leaf_id`` None with ``leaf_is_explicit`` means "before the first entry" (an empty
     context, as after navigating to the root user message); an unknown id, or None with
     ``leaf_is_explicit=False``, falls back to the last entry in file order.
+
+    One walk from the leaf towards the root: the latest compaction, model and thinking level
+    are the first ones met on the way, so each is settled as soon as it is seen.
     """
     if by_id is None:
         by_id = {e["id"]: e for e in entries if isinstance(e.get("id"), str)}
@@ -118,55 +121,97 @@ def build_session_context(
         if not entries:
             return SessionContext()
         leaf = entries[-1]
-    path = path_to_root(by_id, leaf.get("id"))
+    backwards = _walk_to_root(by_id, leaf)
 
     context = SessionContext()
-    compaction_index = -1
-    for index, entry in enumerate(path):
+    level: str | None = None
+    model: ModelRef | None = None
+    compaction_at = -1
+    for index, entry in enumerate(backwards):
         kind = entry.get("type")
-        if kind == "thinking_level_change":
-            level = entry.get("thinkingLevel")
-            if isinstance(level, str):
-                context.thinkingLevel = level
+        if kind == "message":
+            if model is None:
+                message = entry.get("message")
+                if isinstance(message, dict) and message.get("role") == "assistant":
+                    provider, model_id = message.get("provider"), message.get("model")
+                    if isinstance(provider, str) and isinstance(model_id, str):
+                        model = ModelRef(provider, model_id)
+        elif kind == "thinking_level_change":
+            if level is None and isinstance(entry.get("thinkingLevel"), str):
+                level = entry["thinkingLevel"]
         elif kind == "model_change":
-            provider, model_id = entry.get("provider"), entry.get("modelId")
-            if isinstance(provider, str) and isinstance(model_id, str):
-                context.model = ModelRef(provider, model_id)
-            elif isinstance(entry.get("model"), str) and entry.get("role", "default") == "default":
-                context.model = parse_model_string(entry["model"])
-        elif kind == "message":
-            message = entry.get("message")
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                provider, model_id = message.get("provider"), message.get("model")
+            if model is None:
+                provider, model_id = entry.get("provider"), entry.get("modelId")
                 if isinstance(provider, str) and isinstance(model_id, str):
-                    context.model = ModelRef(provider, model_id)
+                    model = ModelRef(provider, model_id)
+                elif isinstance(entry.get("model"), str) and entry.get("role", "default") == "default":
+                    model = parse_model_string(entry["model"])
         elif kind == "compaction":
-            compaction_index = index
+            if compaction_at < 0:
+                compaction_at = index
+    if level is not None:
+        context.thinkingLevel = level
+    context.model = model
 
     messages = context.messages
-    if compaction_index >= 0:
-        compaction = path[compaction_index]
-        messages.append(
-            {
-                "role": "compactionSummary",
-                "summary": compaction.get("summary", ""),
-                "tokensBefore": compaction.get("tokensBefore", 0),
-                "timestamp": iso_to_ms(compaction.get("timestamp")),
-            }
-        )
-        first_kept = compaction.get("firstKeptEntryId")
-        keeping = False
-        for entry in path[:compaction_index]:
-            if entry.get("id") == first_kept:
-                keeping = True
-            if keeping:
-                _append(messages, entry)
-        for entry in path[compaction_index + 1 :]:
-            _append(messages, entry)
-    else:
-        for entry in path:
-            _append(messages, entry)
+    if compaction_at < 0:
+        _extend(messages, backwards, len(backwards) - 1, -1)
+        return context
+    compaction = backwards[compaction_at]
+    messages.append(
+        {
+            "role": "compactionSummary",
+            "summary": compaction.get("summary", ""),
+            "tokensBefore": compaction.get("tokensBefore", 0),
+            "timestamp": iso_to_ms(compaction.get("timestamp")),
+        }
+    )
+    first_kept = compaction.get("firstKeptEntryId")
+    for index in range(compaction_at + 1, len(backwards)):
+        if backwards[index].get("id") == first_kept:
+            _extend(messages, backwards, index, compaction_at)
+            break
+    _extend(messages, backwards, compaction_at - 1, -1)
     return context
+
+
+def _walk_to_root(by_id: Mapping[str, JsonDict], leaf: JsonDict) -> list[JsonDict]:
+    """The path from ``leaf`` (as indexed under its id) to the root, leaf first.
+
+    The same entries as ``path_to_root`` in the opposite order, for corrupt files too.
+    """
+    backwards: list[JsonDict] = []
+    append, get = backwards.append, by_id.get
+    leaf_key = leaf.get("id")
+    current = get(leaf_key) if leaf_key is not None else None
+    # A path visits every entry at most once, so more steps than entries means a cycle: then
+    # walk again the careful way, which stops at the first repeat.
+    for _ in range(len(by_id) + 1):
+        if current is None:
+            return backwards
+        append(current)
+        parent = current.get("parentId")
+        current = get(parent) if isinstance(parent, str) else None
+    if current is None:
+        return backwards
+    careful = path_to_root(by_id, leaf.get("id"))
+    careful.reverse()
+    return careful
+
+
+def _extend(messages: list[JsonDict], backwards: list[JsonDict], start: int, stop: int) -> None:
+    """Messages of ``backwards[start]`` down to ``backwards[stop + 1]`` (root-to-leaf order)."""
+    append = messages.append
+    for index in range(start, stop, -1):
+        entry = backwards[index]
+        if entry.get("type") == "message":
+            message = entry.get("message")
+            if isinstance(message, dict):
+                append(message)
+        else:
+            message = entry_to_message(entry)
+            if message is not None:
+                append(message)
 
 
 def _append(messages: list[JsonDict], entry: JsonDict) -> None:

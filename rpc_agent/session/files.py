@@ -11,6 +11,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -49,9 +50,18 @@ def default_session_dir(cwd: str, home: Path | None = None) -> Path:
     return sessions_root(home) / encode_cwd(cwd)
 
 
+_iso_second: list[Any] = [None, ""]
+"""The last second formatted by ``now_iso`` and its text (formatting is most of the cost)."""
+
+
 def now_iso() -> str:
     """ISO-8601 in UTC with milliseconds and ``Z``, as JavaScript's ``toISOString``."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    now = time.time()
+    second = int(now)
+    if _iso_second[0] != second:
+        _iso_second[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        _iso_second[0] = second
+    return f"{_iso_second[1]}.{int((now - second) * 1000):03d}Z"
 
 
 def new_session_id() -> str:
@@ -150,7 +160,7 @@ def read_session_file(path: Path) -> RawFile | None:
         data = path.read_bytes()
     except FileNotFoundError:
         return None
-    if not data.strip():
+    if not data or data.isspace():
         return None
     raw = parse_lines(data)
     if not raw.lines or not is_header(raw.lines[0]):

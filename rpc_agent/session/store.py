@@ -18,8 +18,10 @@ migrations are pure functions elsewhere; this class decides *when* things reach 
 
 from __future__ import annotations
 
+import gc
 import os
 import secrets
+from contextlib import contextmanager
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,7 +32,7 @@ import orjson
 from pydantic import BaseModel
 
 from . import files
-from .blobs import BlobStore, prepare_for_disk, restore_blobs
+from .blobs import MAX_PERSIST_CHARS, BlobStore, prepare_for_disk, restore_blobs
 from .context import SessionContext, build_session_context, iso_to_ms, path_to_root
 from .entries import CURRENT_SESSION_VERSION, dump_message, parse_message
 from .errors import EntryNotFoundError, InvalidSessionFileError, SessionNotFoundError
@@ -148,8 +150,8 @@ class SessionManager:
         self._closed = False
         self._context: SessionContext | None = None
         self._context_key: tuple[str | None, int] | None = None
-        for entry in entries:
-            self._index(entry)
+        self._hidden: set[str] = set()
+        self._index_all(entries)
         self._leaf = self._leaf_from_file()
 
     # --- construction -----------------------------------------------------------------
@@ -191,6 +193,17 @@ class SessionManager:
         lock = SessionLock(path)
         lock.acquire()
         try:
+            with _gc_paused():
+                return cls._open_locked(path, folder, lock, cwd, home, must_exist)
+        except BaseException:
+            lock.release()
+            raise
+
+    @classmethod
+    def _open_locked(
+        cls, path: Path, folder: Path, lock: SessionLock, cwd: str | None, home: Path | None, must_exist: bool
+    ) -> SessionManager:
+        if True:
             raw = files.read_session_file(path)
             if raw is None:
                 if must_exist:
@@ -221,9 +234,6 @@ class SessionManager:
                 report=raw.report,
                 lock=lock,
             )
-        except BaseException:
-            lock.release()
-            raise
 
     @classmethod
     def in_memory(cls, cwd: str | None = None) -> SessionManager:
@@ -352,6 +362,8 @@ class SessionManager:
         parent = entry.get("parentId")
         self._children.setdefault(parent if isinstance(parent, str) else None, []).append(entry_id)
         kind = entry.get("type")
+        if is_bookkeeping(entry):
+            self._hidden.add(entry_id)
         if kind == "label":
             target, label = entry.get("targetId"), entry.get("label")
             if isinstance(target, str):
@@ -367,6 +379,27 @@ class SessionManager:
             message = entry.get("message")
             if isinstance(message, dict) and message.get("role") == "assistant":
                 self._has_assistant = True
+
+    def _index_all(self, entries: list[JsonDict]) -> None:
+        """``_index`` for many entries, with the common case (a message) kept short."""
+        all_entries, by_id, position, children = self._entries, self._by_id, self._position, self._children
+        index = self._index
+        for entry in entries:
+            entry_id = entry.get("id")
+            if entry.get("type") != "message" or entry_id.__class__ is not str:
+                index(entry)
+                continue
+            position[entry_id] = len(all_entries)
+            all_entries.append(entry)
+            by_id[entry_id] = entry
+            parent = entry.get("parentId")
+            if parent.__class__ is not str:
+                parent = None
+            siblings = children.get(parent)
+            if siblings is None:
+                children[parent] = [entry_id]
+            else:
+                siblings.append(entry_id)
 
     def _leaf_from_file(self) -> str | None:
         """The leaf as the file says it: the last entry, looking through trailing bookkeeping.
@@ -843,8 +876,25 @@ def migrate_lines(lines: list[JsonDict]) -> int | None:
 
 
 def _encode_for_disk(lines: list[JsonDict], blobs: BlobStore | None) -> bytes:
+    """The lines as written: blobs out, huge strings cut, transient fields dropped.
+
+    ``prepare_for_disk`` walks the whole entry in Python; the encoded bytes tell more cheaply
+    whether it can change anything: a string over the limit makes the line longer than the
+    limit, a transient field or an image block shows its name. Otherwise the bytes are final.
+    """
     dumps, option = orjson.dumps, orjson.OPT_APPEND_NEWLINE
-    return b"".join(dumps(prepare_for_disk(line, blobs), option=option) for line in lines)
+    out: list[bytes] = []
+    for line in lines:
+        data = dumps(line, option=option)
+        if (
+            len(data) > MAX_PERSIST_CHARS
+            or b'"partialJson"' in data
+            or b'"jsonlEvents"' in data
+            or (blobs is not None and b'"image"' in data)
+        ):
+            data = dumps(prepare_for_disk(line, blobs), option=option)
+        out.append(data)
+    return b"".join(out)
 
 
 def _sort_key(timestamp: Any) -> str:
@@ -865,3 +915,18 @@ __all__ = [
     "is_leaf_marker",
     "new_entry_id",
 ]
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic GC while a file's entries are built (plain JSON: no cycles); resumed after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        # What was just built lives as long as the session: keep the collector from walking it
+        # again and again (frozen objects are still freed by reference counting on close).
+        gc.freeze()
+        if enabled:
+            gc.enable()

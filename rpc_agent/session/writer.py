@@ -30,7 +30,13 @@ class WriteChain:
         self._pending: list[bytes] = []
         self._queued = 0
         self._durable = 0
-        self._batch_done: anyio.Event | None = None
+        self._inflight_upto = 0
+        self._inflight_done: anyio.Event | None = None
+        """Set when the batch being written ends; its lines' waiters sleep on it."""
+        self._next_done: anyio.Event | None = None
+        """The event of the next batch: waiters of lines queued behind the one in flight."""
+        self._heir: anyio.Event | None = None
+        """Wakes the one waiter that leads the next batch (everyone else sleeps until done)."""
         self._error: PersistenceError | None = None
         self.fsyncs = 0
         """How many fsyncs ran (exposed for benchmarks and tests of group commit)."""
@@ -55,28 +61,66 @@ class WriteChain:
         return self._durable < self._queued
 
     async def wait(self, ticket: int | None = None) -> None:
-        """Return once the line with ``ticket`` (default: everything queued) is fsynced."""
+        """Return once the line with ``ticket`` (default: everything queued) is fsynced.
+
+        Group commit with one wake-up per waiter: a waiter whose line is in the batch being
+        written sleeps until that batch ends; the first waiter of a line queued behind it
+        becomes the heir and leads the next batch (everything queued by then), the others
+        sleep until that next batch ends.
+        """
         target = self._queued if ticket is None else ticket
         while self._durable < target:
             self.check()
-            if self._batch_done is not None:
-                await self._batch_done.wait()
-                continue
-            batch, upto = self._pending, self._queued
-            self._pending = []
-            done = self._batch_done = anyio.Event()
-            outcome: list[Exception | None] = []
-            try:
-                # Not abandonable on cancel: a cancelled leader still waits for its batch, so a
-                # line is never left half-written or unaccounted for by a cancellation.
+            if self._inflight_done is None:
+                await self._lead()
+            elif target <= self._inflight_upto:
+                await self._inflight_done.wait()
+            elif self._heir is None:
+                heir = self._heir = anyio.Event()
+                try:
+                    await heir.wait()
+                except BaseException:
+                    # Cancelled before (or just as) its turn came: let a sleeper take the turn.
+                    if self._heir is heir:
+                        self._heir = None
+                    self._wake_next()
+                    raise
+            else:
+                if self._next_done is None:
+                    self._next_done = anyio.Event()
+                await self._next_done.wait()
+
+    async def _lead(self) -> None:
+        batch, upto = self._pending, self._queued
+        self._pending = []
+        done, self._next_done = self._next_done or anyio.Event(), None
+        self._inflight_upto, self._inflight_done = upto, done
+        outcome: list[Exception | None] = []
+        try:
+            # Shielded: once the lines are taken off the queue they are written and accounted
+            # for, even when the leader is cancelled (also right at this await, before the
+            # worker thread starts: without the shield that would drop the batch).
+            with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self._write_batch, b"".join(batch), outcome)
-            finally:
-                if outcome and outcome[0] is None:
-                    self._durable = upto
-                elif outcome and self._error is None:
-                    self._error = PersistenceError(self.path, outcome[0])  # type: ignore[arg-type]
-                self._batch_done = None
-                done.set()
+        finally:
+            if outcome and outcome[0] is None:
+                self._durable = upto
+            elif self._error is None:
+                error = outcome[0] if outcome else RuntimeError("batch not written")
+                self._error = PersistenceError(self.path, error)  # type: ignore[arg-type]
+            self._inflight_done = None
+            done.set()
+            heir, self._heir = self._heir, None
+            if heir is not None:
+                heir.set()
+            if self._error is not None:
+                self._wake_next()
+
+    def _wake_next(self) -> None:
+        """Wake the sleepers of the next batch; they look again (one of them will lead)."""
+        sleepers, self._next_done = self._next_done, None
+        if sleepers is not None:
+            sleepers.set()
 
     def _open(self) -> int:
         if self._fd is None:
@@ -107,7 +151,7 @@ class WriteChain:
     def flush_sync(self) -> None:
         """Write what is queued without an event loop (shutdown paths, synchronous callers)."""
         self.check()
-        if self._batch_done is not None:
+        if self._inflight_done is not None:
             raise RuntimeError("flush_sync while an async flush is running; await wait() instead")
         if not self._pending:
             return

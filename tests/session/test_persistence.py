@@ -279,3 +279,23 @@ def test_in_memory_session_never_touches_the_disk(
     assert manager.session_file is None
     assert list(tmp_path.iterdir()) == []
     assert not agent_home.exists()
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_append_still_reaches_the_file_and_keeps_the_chain(tmp_path: Path) -> None:
+    manager = SessionManager.create("/w", tmp_path)
+    await manager.append_message(user("hi"))
+    await manager.append_message(assistant("hello"))
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        cancelled = manager.append_message(user("sent while cancelled"))
+        await cancelled  # its waiter leads the batch and is cancelled at its first await
+    await manager.append_message(user("after"))
+    await manager.aclose()
+    assert manager.session_file is not None
+    ids = [line.get("id") for line in read_lines(manager.session_file)]
+    assert cancelled.id in ids
+    with SessionManager.open(manager.session_file) as reopened:
+        texts = [m["content"] for m in reopened.build_session_context().messages]
+    assert texts[0] == "hi"
+    assert texts[-2:] == ["sent while cancelled", "after"]
