@@ -103,7 +103,7 @@ def preview_of(entry: JsonDict) -> tuple[str | None, str]:
         text = str(entry.get("customType", ""))
     # Only the head matters: folding whitespace of a 50 KB tool output for 200 characters
     # would make get_tree on a big session pay for every byte of it.
-    line = " ".join(text[:PREVIEW_CHARS * 4].split())
+    line = " ".join(text[: PREVIEW_CHARS * 4].split())
     return role, line[:PREVIEW_CHARS]
 
 

@@ -19,10 +19,10 @@ from pydantic import BaseModel
 
 from ..agent.session import AgentSession
 from ..agent.settings import AgentSettings
-from ..tools.base import Tool
 from ..providers.base import Provider
 from ..providers.faux import FauxProvider, load_script
 from ..session.store import SessionManager
+from ..tools.base import Tool
 from .methods import Methods, map_error
 from .router import Router
 from .transport import open_stdio

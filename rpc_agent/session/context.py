@@ -7,7 +7,7 @@ loop.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -102,6 +102,7 @@ def build_session_context(
     by_id: Mapping[str, JsonDict] | None = None,
     *,
     leaf_is_explicit: bool = True,
+    load: Callable[[JsonDict], JsonDict] | None = None,
 ) -> SessionContext:
     """Build the model's context for the branch ending at ``leaf_id``.
 
@@ -111,7 +112,12 @@ def build_session_context(
 
     One walk from the leaf towards the root: the latest compaction, model and thinking level
     are the first ones met on the way, so each is settled as soon as it is seen.
+
+    ``load`` completes a message entry that is still a stub (see ``files.parse_lines``); it is
+    called only for the messages whose content is read: those that reach the context, and
+    those passed while looking for the latest assistant message's model.
     """
+    full = load or _same
     if by_id is None:
         by_id = {e["id"]: e for e in entries if isinstance(e.get("id"), str)}
     if leaf_id is None and leaf_is_explicit:
@@ -131,7 +137,7 @@ def build_session_context(
         kind = entry.get("type")
         if kind == "message":
             if model is None:
-                message = entry.get("message")
+                message = full(entry).get("message")
                 if isinstance(message, dict) and message.get("role") == "assistant":
                     provider, model_id = message.get("provider"), message.get("model")
                     if isinstance(provider, str) and isinstance(model_id, str):
@@ -146,16 +152,15 @@ def build_session_context(
                     model = ModelRef(provider, model_id)
                 elif isinstance(entry.get("model"), str) and entry.get("role", "default") == "default":
                     model = parse_model_string(entry["model"])
-        elif kind == "compaction":
-            if compaction_at < 0:
-                compaction_at = index
+        elif kind == "compaction" and compaction_at < 0:
+            compaction_at = index
     if level is not None:
         context.thinkingLevel = level
     context.model = model
 
     messages = context.messages
     if compaction_at < 0:
-        _extend(messages, backwards, len(backwards) - 1, -1)
+        _extend(messages, backwards, len(backwards) - 1, -1, full)
         return context
     compaction = backwards[compaction_at]
     messages.append(
@@ -169,9 +174,9 @@ def build_session_context(
     first_kept = compaction.get("firstKeptEntryId")
     for index in range(compaction_at + 1, len(backwards)):
         if backwards[index].get("id") == first_kept:
-            _extend(messages, backwards, index, compaction_at)
+            _extend(messages, backwards, index, compaction_at, full)
             break
-    _extend(messages, backwards, compaction_at - 1, -1)
+    _extend(messages, backwards, compaction_at - 1, -1, full)
     return context
 
 
@@ -199,13 +204,23 @@ def _walk_to_root(by_id: Mapping[str, JsonDict], leaf: JsonDict) -> list[JsonDic
     return careful
 
 
-def _extend(messages: list[JsonDict], backwards: list[JsonDict], start: int, stop: int) -> None:
+def _same(entry: JsonDict) -> JsonDict:
+    return entry
+
+
+def _extend(
+    messages: list[JsonDict],
+    backwards: list[JsonDict],
+    start: int,
+    stop: int,
+    full: Callable[[JsonDict], JsonDict],
+) -> None:
     """Messages of ``backwards[start]`` down to ``backwards[stop + 1]`` (root-to-leaf order)."""
     append = messages.append
     for index in range(start, stop, -1):
         entry = backwards[index]
         if entry.get("type") == "message":
-            message = entry.get("message")
+            message = full(entry).get("message")
             if isinstance(message, dict):
                 append(message)
         else:

@@ -11,6 +11,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import time
 import uuid
 from collections.abc import Iterable
@@ -21,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from .entries import CURRENT_SESSION_VERSION
 from .errors import InvalidSessionFileError, SessionLockedError
 
 JsonDict = dict[str, Any]
@@ -82,6 +84,8 @@ class LoadReport:
     skipped_lines: list[int] = field(default_factory=list)
     torn_tail_bytes: int = 0
     migrated_from: int | None = None
+    damaged_entries: list[str] = field(default_factory=list)
+    """Ids of message lines whose prefix was fine but whose JSON turned out broken when read."""
 
     @property
     def skipped(self) -> int:
@@ -98,17 +102,31 @@ class RawFile:
     """The file ends in a complete JSON line that lacks its newline."""
     mentions_blobs: bool = False
     """Some line holds a blob reference (so restoring is worth a pass over the entries)."""
+    deferred: dict[int, bytes] = field(default_factory=dict)
+    """Raw lines of message entries read as stubs, keyed by ``id()`` of the stub dict."""
+
+
+MESSAGE_PREFIX = re.compile(
+    rb'\{"type":"message","id":"([^"\\]*)","parentId":(?:"([^"\\]*)"|null),"timestamp":"([^"\\]*)"'
+)
+"""How both this store and the reference agent begin a message line (the keys in this order)."""
 
 
 def is_header(line: Any) -> bool:
     return isinstance(line, dict) and line.get("type") == "session" and isinstance(line.get("id"), str)
 
 
-def parse_lines(data: bytes) -> RawFile:
+def parse_lines(data: bytes, *, defer_messages: bool = False) -> RawFile:
     """Parse JSONL leniently: bad lines are skipped and counted, a torn last line is dropped.
 
     A crash can leave the last line without its newline. If what is there still parses, it is
     kept (only the newline is missing); otherwise it is cut off and reported.
+
+    With ``defer_messages``, a message line that starts the usual way becomes a stub dict
+    holding just ``type``, ``id``, ``parentId`` and ``timestamp`` (read from the line's
+    prefix), and its bytes are kept in ``deferred``: the tree is known at once, and the JSON
+    of a message is only parsed when somebody needs its content (most of a long session's
+    bytes are messages that are never looked at again).
     """
     report = LoadReport()
     lines: list[JsonDict] = []
@@ -129,7 +147,23 @@ def parse_lines(data: bytes) -> RawFile:
             valid_length = cut
             body = data[:cut]
     loads = orjson.loads
+    deferred: dict[int, bytes] = {}
+    match = MESSAGE_PREFIX.match if defer_messages else None
+    append = lines.append
     for number, raw in enumerate(body.split(b"\n"), start=1):
+        if match is not None:
+            prefix = match(raw)
+            if prefix is not None:
+                entry_id, parent, timestamp = prefix.groups()
+                stub = {
+                    "type": "message",
+                    "id": entry_id.decode(),
+                    "parentId": None if parent is None else parent.decode(),
+                    "timestamp": timestamp.decode(),
+                }
+                deferred[id(stub)] = raw
+                append(stub)
+                continue
         if not raw or raw.isspace():
             continue
         try:
@@ -138,7 +172,7 @@ def parse_lines(data: bytes) -> RawFile:
             report.skipped_lines.append(number)
             continue
         if isinstance(value, dict):
-            lines.append(value)
+            append(value)
         else:
             report.skipped_lines.append(number)
     return RawFile(
@@ -147,10 +181,16 @@ def parse_lines(data: bytes) -> RawFile:
         valid_length=valid_length,
         needs_newline=needs_newline,
         mentions_blobs=b"blob:sha256:" in body,
+        deferred=deferred,
     )
 
 
-def read_session_file(path: Path) -> RawFile | None:
+def lazy_disabled() -> bool:
+    """``RPC_AGENT_EAGER_LOAD=1`` parses every line at open (for comparison and debugging)."""
+    return os.environ.get("RPC_AGENT_EAGER_LOAD", "") not in ("", "0")
+
+
+def read_session_file(path: Path, *, defer_messages: bool = True) -> RawFile | None:
     """The parsed file, or None when there is no file (or it is empty): a new session.
 
     Raises InvalidSessionFileError for a non-empty file without a session header: such a file
@@ -162,7 +202,14 @@ def read_session_file(path: Path) -> RawFile | None:
         return None
     if not data or data.isspace():
         return None
-    raw = parse_lines(data)
+    first_line = data[: data.find(b"\n")] if b"\n" in data else data
+    try:
+        header = orjson.loads(first_line)
+    except orjson.JSONDecodeError:
+        header = None
+    # Only a current-version file can be read lazily: migrations rewrite every line.
+    current = is_header(header) and header.get("version") == CURRENT_SESSION_VERSION
+    raw = parse_lines(data, defer_messages=defer_messages and current and not lazy_disabled())
     if not raw.lines or not is_header(raw.lines[0]):
         raise InvalidSessionFileError(path, "the first line is not a session header")
     return raw

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import gc
 import os
+import random
 import secrets
-from contextlib import contextmanager
 from collections.abc import Generator, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -74,12 +75,19 @@ def is_leaf_marker(entry: JsonDict) -> bool:
 
 
 def new_entry_id(taken: Iterable[str] | dict[str, Any] | set[str]) -> str:
-    """8 hex characters, unique in the file (retried on collision)."""
+    """8 hex characters, unique in the file (retried on collision).
+
+    Ids only need to be unique within one file, not unpredictable: a seeded PRNG is enough
+    and costs a fraction of a system call per append.
+    """
     for _ in range(100):
-        candidate = secrets.token_hex(4)
+        candidate = f"{_ids.getrandbits(32):08x}"
         if candidate not in taken:
             return candidate
     return secrets.token_hex(16)
+
+
+_ids = random.Random(secrets.randbits(64))
 
 
 class PendingAppend:
@@ -129,6 +137,7 @@ class SessionManager:
         on_disk: bool,
         report: LoadReport | None = None,
         lock: SessionLock | None = None,
+        deferred: dict[int, bytes] | None = None,
     ) -> None:
         self.cwd = cwd
         self.session_dir = session_dir
@@ -151,6 +160,8 @@ class SessionManager:
         self._context: SessionContext | None = None
         self._context_key: tuple[str | None, int] | None = None
         self._hidden: set[str] = set()
+        self._deferred: dict[int, bytes] = deferred or {}
+        """Raw lines of message entries still held as stubs (see ``files.parse_lines``)."""
         self._index_all(entries)
         self._leaf = self._leaf_from_file()
 
@@ -193,7 +204,7 @@ class SessionManager:
         lock = SessionLock(path)
         lock.acquire()
         try:
-            with _gc_paused():
+            with _gc_paused(freeze=True):
                 return cls._open_locked(path, folder, lock, cwd, home, must_exist)
         except BaseException:
             lock.release()
@@ -203,37 +214,37 @@ class SessionManager:
     def _open_locked(
         cls, path: Path, folder: Path, lock: SessionLock, cwd: str | None, home: Path | None, must_exist: bool
     ) -> SessionManager:
-        if True:
-            raw = files.read_session_file(path)
-            if raw is None:
-                if must_exist:
-                    raise SessionNotFoundError(path)
-                files.clear_blank_file(path)
-                header = cls._new_header(cwd or os.getcwd(), None)
-                return cls._fresh(header["cwd"], folder, path, header, home, lock=lock)
-            blobs = BlobStore(cls._blob_folder(folder, home))
-            files.repair_tail(path, raw)
-            lines = raw.lines
-            from_version = migrate_lines(lines)
-            if from_version is not None:
-                raw.report.migrated_from = from_version
-                files.atomic_write(path, _encode_for_disk(lines, blobs))
-            header, entries = lines[0], lines[1:]
-            if raw.mentions_blobs:
-                for entry in entries:
-                    restore_blobs(entry, blobs)
-            header_cwd = header.get("cwd")
-            return cls(
-                cwd=header_cwd if isinstance(header_cwd, str) and header_cwd else (cwd or os.getcwd()),
-                session_dir=folder,
-                session_file=path,
-                blobs=blobs,
-                header=header,
-                entries=entries,
-                on_disk=True,
-                report=raw.report,
-                lock=lock,
-            )
+        raw = files.read_session_file(path)
+        if raw is None:
+            if must_exist:
+                raise SessionNotFoundError(path)
+            files.clear_blank_file(path)
+            header = cls._new_header(cwd or os.getcwd(), None)
+            return cls._fresh(header["cwd"], folder, path, header, home, lock=lock)
+        blobs = BlobStore(cls._blob_folder(folder, home))
+        files.repair_tail(path, raw)
+        lines = raw.lines
+        from_version = migrate_lines(lines)
+        if from_version is not None:
+            raw.report.migrated_from = from_version
+            files.atomic_write(path, _encode_for_disk(lines, blobs))
+        header, entries = lines[0], lines[1:]
+        if raw.mentions_blobs:
+            for entry in entries:
+                restore_blobs(entry, blobs)
+        header_cwd = header.get("cwd")
+        return cls(
+            cwd=header_cwd if isinstance(header_cwd, str) and header_cwd else (cwd or os.getcwd()),
+            session_dir=folder,
+            session_file=path,
+            blobs=blobs,
+            header=header,
+            entries=entries,
+            on_disk=True,
+            report=raw.report,
+            lock=lock,
+            deferred=raw.deferred,
+        )
 
     @classmethod
     def in_memory(cls, cwd: str | None = None) -> SessionManager:
@@ -271,7 +282,7 @@ class SessionManager:
     ) -> SessionManager:
         """Copy another session (for example another project's) into a new file here."""
         source = Path(source).absolute()
-        raw = files.read_session_file(source)
+        raw = files.read_session_file(source, defer_messages=False)  # every line is copied
         if raw is None:
             raise SessionNotFoundError(source)
         lines = raw.lines
@@ -380,7 +391,7 @@ class SessionManager:
             if isinstance(message, dict) and message.get("role") == "assistant":
                 self._has_assistant = True
 
-    def _index_all(self, entries: list[JsonDict]) -> None:
+    def _index_all(self, entries: Iterable[JsonDict]) -> None:
         """``_index`` for many entries, with the common case (a message) kept short."""
         all_entries, by_id, position, children = self._entries, self._by_id, self._position, self._children
         index = self._index
@@ -457,22 +468,54 @@ class SessionManager:
     def session_name(self) -> str | None:
         return self._name
 
+    def _load(self, entry: JsonDict) -> JsonDict:
+        """Complete a stub entry from its raw line, in place, so every reference sees it.
+
+        A line whose prefix looked right but whose JSON is damaged stays a stub (type, id,
+        parent, timestamp) and is counted in ``load_report.damaged_entries``; it never reaches
+        the model, like an unparsable line at load.
+        """
+        raw = self._deferred.pop(id(entry), None) if self._deferred else None
+        if raw is None:
+            return entry
+        try:
+            full = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            full = None
+        if not isinstance(full, dict) or full.get("id") != entry.get("id"):
+            self.load_report.damaged_entries.append(str(entry.get("id")))
+            return entry
+        entry.update(full)
+        if self.blobs is not None and b"blob:sha256:" in raw:
+            restore_blobs(entry, self.blobs)
+        return entry
+
+    def _load_all(self, entries: Iterable[JsonDict]) -> list[JsonDict]:
+        if not self._deferred:
+            return entries if isinstance(entries, list) else list(entries)
+        load = self._load
+        return [load(entry) for entry in entries]
+
     @property
     def entries(self) -> list[JsonDict]:
         """Every entry in file order (not a copy: do not mutate)."""
+        if self._deferred:
+            with _gc_paused():
+                self._load_all(self._entries)
         return self._entries
 
     def get_entry(self, entry_id: str) -> JsonDict | None:
-        return self._by_id.get(entry_id)
+        entry = self._by_id.get(entry_id)
+        return self._load(entry) if entry is not None else None
 
     def require_entry(self, entry_id: str) -> JsonDict:
         entry = self._by_id.get(entry_id)
         if entry is None:
             raise EntryNotFoundError(entry_id)
-        return entry
+        return self._load(entry)
 
     def get_leaf_entry(self) -> JsonDict | None:
-        return self._by_id.get(self._leaf) if self._leaf is not None else None
+        return self.get_entry(self._leaf) if self._leaf is not None else None
 
     def get_label(self, entry_id: str) -> str | None:
         return self._labels.get(entry_id)
@@ -484,15 +527,15 @@ class SessionManager:
     def entries_since(self, entry_id: str | None) -> list[JsonDict]:
         """Entries after ``entry_id`` in file order (all of them for None): a catch-up cursor."""
         if entry_id is None:
-            return list(self._entries)
+            return list(self.entries)
         position = self._position.get(entry_id)
         if position is None:
             raise EntryNotFoundError(entry_id)
-        return self._entries[position + 1 :]
+        return self._load_all(self._entries[position + 1 :])
 
     def get_children(self, parent_id: str | None) -> list[JsonDict]:
         """Direct children as the tree shows them (leaf markers are see-through), oldest first."""
-        return [self._by_id[i] for i in self._visible_children(parent_id)]
+        return [self._load(self._by_id[i]) for i in self._visible_children(parent_id)]
 
     def get_branch(self, from_id: str | None = None) -> list[JsonDict]:
         """The path from the root to ``from_id`` (default: the leaf)."""
@@ -501,7 +544,7 @@ class SessionManager:
             return []
         if start not in self._by_id:
             raise EntryNotFoundError(start)
-        return path_to_root(self._by_id, start)
+        return self._load_all(path_to_root(self._by_id, start))
 
     def build_session_context(self) -> SessionContext:
         """The model's context for the current leaf.
@@ -512,7 +555,8 @@ class SessionManager:
         """
         key = (self._leaf, len(self._entries))
         if self._context_key != key or self._context is None:
-            self._context = build_session_context(self._entries, self._leaf, self._by_id)
+            with _gc_paused():  # parsing deferred lines allocates a lot, and none of it is cyclic
+                self._context = build_session_context(self._entries, self._leaf, self._by_id, load=self._load)
             self._context_key = key
         cached = self._context
         return SessionContext(
@@ -577,6 +621,9 @@ class SessionManager:
             if len(siblings) > 1:
                 siblings.sort(key=lambda i: (_sort_key(by_id[i].get("timestamp")), position[i]))
         labels = self._labels
+        if self._deferred:
+            with _gc_paused():
+                self._load_all(self._entries)
         nodes: list[TreeNode] = []
         stack: list[tuple[str, int, str | None]] = [(r, 0, None) for r in reversed(kids.get(None, []))]
         seen: set[str] = set()
@@ -611,7 +658,10 @@ class SessionManager:
             "timestamp": files.now_iso(),
         }
         entry.update(fields)
-        self._index(entry)
+        if entry["type"] == "message" and self._has_assistant:
+            self._index_all((entry,))  # the short path: nothing but the tree to update
+        else:
+            self._index(entry)
         if move_leaf:
             self._leaf = entry["id"]
         return PendingAppend(entry["id"], self._chain, self._persist(entry))
@@ -625,7 +675,7 @@ class SessionManager:
             return None
         # First assistant message: the whole session so far goes out in one batch.
         self._on_disk = True
-        return self._chain.enqueue(_encode_for_disk([self.header, *self._entries], self.blobs))
+        return self._chain.enqueue(_encode_for_disk([self.header, *self.entries], self.blobs))
 
     def append_message(self, message: BaseModel | JsonDict) -> PendingAppend:
         if isinstance(message, BaseModel):
@@ -918,15 +968,19 @@ __all__ = [
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic GC while a file's entries are built (plain JSON: no cycles); resumed after."""
+def _gc_paused(*, freeze: bool = False) -> Iterator[None]:
+    """No cyclic GC while many entries are built (plain JSON: no cycles); resumed after.
+
+    With ``freeze``, what exists afterwards moves to the permanent generation: a whole file's
+    entries live as long as the session, and the collector would otherwise walk them again and
+    again (they are still freed by reference counting on close).
+    """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        # What was just built lives as long as the session: keep the collector from walking it
-        # again and again (frozen objects are still freed by reference counting on close).
-        gc.freeze()
+        if freeze:
+            gc.freeze()
         if enabled:
             gc.enable()

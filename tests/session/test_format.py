@@ -109,16 +109,16 @@ def test_entry_ids_are_eight_hex_chars_and_unique() -> None:
 @pytest.fixture
 def colliding_ids(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Make the id generator produce a duplicate before a fresh id."""
-    sequence = ["aaaaaaaa", "aaaaaaaa", "aaaaaaaa", "bbbbbbbb"]
+    sequence = [0xAAAAAAAA, 0xAAAAAAAA, 0xAAAAAAAA, 0xBBBBBBBB]
     handed_out: list[str] = []
 
-    def fake_token_hex(nbytes: int) -> str:
-        assert nbytes == 4
+    def fake_getrandbits(bits: int) -> int:
+        assert bits == 32
         value = sequence.pop(0)
-        handed_out.append(value)
+        handed_out.append(f"{value:08x}")
         return value
 
-    monkeypatch.setattr("rpc_agent.session.store.secrets.token_hex", fake_token_hex)
+    monkeypatch.setattr("rpc_agent.session.store._ids.getrandbits", fake_getrandbits)
     return handed_out
 
 

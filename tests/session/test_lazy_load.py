@@ -1,0 +1,99 @@
+"""Message lines are read as stubs at open and parsed when their content is needed.
+
+Whatever is read lazily must come out exactly as an eager parse would give it.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+from session_testlib import assistant, eid, user
+
+from rpc_agent.session import SessionManager
+
+
+async def _branchy_session(folder: Path) -> Path:
+    manager = SessionManager.create("/p", folder)
+    first = eid(manager.append_message(user("first")))
+    await manager.flush()
+    await manager.append_message(assistant("one"))
+    for turn in range(20):
+        await manager.append_message(user(f"u{turn}"))
+        await manager.append_message(assistant(f"a{turn}"))
+    await manager.branch(first)
+    await manager.append_message(user("other branch"))
+    await manager.append_message(assistant("other answer"))
+    await manager.append_label_change(first, "start")
+    await manager.aclose()
+    assert manager.session_file is not None
+    return manager.session_file
+
+
+def _snapshot(path: Path) -> tuple[object, ...]:
+    with SessionManager.open(path) as manager:
+        context = manager.build_session_context()
+        tree = [(n.entry, n.depth, n.childCount, n.label) for n in manager.get_tree()]
+        return (context.messages, context.model, manager.leaf_id, manager.entries_since(None), tree)
+
+
+@pytest.mark.anyio
+async def test_lazy_open_gives_exactly_what_an_eager_parse_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = await _branchy_session(tmp_path)
+    with SessionManager.open(path) as manager:
+        assert manager._deferred, "store-written message lines should be read as stubs"
+        stubs = len(manager._deferred)
+        manager.build_session_context()
+        assert 0 < len(manager._deferred) < stubs  # the context parsed only its own path
+    lazy = _snapshot(path)
+    monkeypatch.setenv("RPC_AGENT_EAGER_LOAD", "1")
+    with SessionManager.open(path) as manager:
+        assert not manager._deferred
+    eager = _snapshot(path)
+    assert lazy == eager
+
+
+@pytest.mark.anyio
+async def test_a_damaged_message_line_with_a_good_prefix_is_reported_and_kept_out_of_the_context(
+    tmp_path: Path,
+) -> None:
+    path = await _branchy_session(tmp_path)
+    lines = path.read_bytes().split(b"\n")
+    victim = next(i for i, line in enumerate(lines) if b'"content":"u5"' in line)
+    victim_id = lines[victim][lines[victim].index(b'"id":"') + 6 :][:8].decode()
+    lines[victim] = lines[victim][:120] + b"<<garbage"  # prefix intact, JSON broken
+    path.write_bytes(b"\n".join(lines))
+    with SessionManager.open(path) as manager:
+        manager.branch(victim_id)
+        texts = [m.get("content") for m in manager.build_session_context().messages]
+        assert "u5" not in texts
+        assert texts[:2] == ["first", [{"type": "text", "text": "one"}]]
+        assert victim_id in manager.load_report.damaged_entries
+        assert manager.get_entry(victim_id) is not None
+
+
+@pytest.mark.anyio
+async def test_blob_references_in_lazy_lines_are_restored_when_read(tmp_path: Path) -> None:
+    picture = base64.b64encode(bytes(range(256)) * 8).decode()
+    manager = SessionManager.create("/p", tmp_path)
+    image_message = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "look"},
+            {"type": "image", "data": picture, "mimeType": "image/png"},
+        ],
+        "timestamp": 1,
+    }
+    image_id = eid(manager.append_message(image_message))
+    await manager.append_message(assistant("seen"))
+    await manager.aclose()
+    assert manager.session_file is not None
+    assert b"blob:sha256:" in manager.session_file.read_bytes()
+    with SessionManager.open(manager.session_file) as reopened:
+        assert reopened._deferred
+        entry = reopened.get_entry(image_id)
+        assert entry is not None
+        assert entry["message"]["content"][1]["data"] == picture
