@@ -1,0 +1,178 @@
+"""What the server adds on top of the model's stream: per streamed delta and per tool call.
+
+    .venv/bin/python bench/stream.py [--small 200] [--large 4000] [--runs 5]
+
+A local fake Messages API (tests/fake_anthropic.py) streams a reply of N text deltas. The same
+reply is consumed twice:
+
+* baseline: the anthropic SDK alone, in this process (``messages.create(stream=True)``);
+* server: ``rpc-agent --provider anthropic`` over stdio, from writing ``prompt`` to reading its
+  response (every delta becomes a ``message_update`` line on stdout; the answer is fsynced).
+
+Fixed costs (the HTTP round trip, the session's first write) cancel out by taking the slope
+between a small and a large N: overhead per delta = server slope - SDK slope. The same trick
+with 1 and K tool calls (``ls`` of an empty folder) gives the cost of one tool call: its
+events, argument validation, execution and fsynced toolResult.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
+
+MODEL = "claude-haiku-4-5"
+
+
+def text_reply(deltas: int) -> Reply:
+    return Reply([Text("w" * (deltas * 4), chunks=["word"] * deltas)])
+
+
+def tool_reply(calls: int) -> list[Reply]:
+    uses = [ToolUse(f"toolu_{i:04d}", "ls", {"path": "."}) for i in range(calls)]
+    return [Reply(uses, stop_reason="tool_use"), Reply([Text("done")])]
+
+
+async def sdk_time(fake: FakeAnthropic, deltas: int) -> float:
+    import anthropic
+
+    fake.enqueue(text_reply(deltas))
+    client = anthropic.AsyncAnthropic(base_url=fake.base_url, api_key="sk-bench", max_retries=0)
+    started = time.perf_counter()
+    stream = await client.messages.create(
+        model=MODEL, max_tokens=1024, messages=[{"role": "user", "content": "hi"}], stream=True
+    )
+    async for _event in stream:
+        pass
+    elapsed = time.perf_counter() - started
+    await client.close()
+    return elapsed
+
+
+class Server:
+    def __init__(self, fake: FakeAnthropic, workdir: Path) -> None:
+        env = {
+            **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+            "ANTHROPIC_BASE_URL": fake.base_url,
+            "ANTHROPIC_API_KEY": "sk-bench",
+            "RPC_AGENT_HOME": str(workdir / "home"),
+        }
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "rpc_agent",
+                "--provider",
+                "anthropic",
+                "--model",
+                MODEL,
+                "--cwd",
+                str(workdir),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self.next_id = 0
+        self.lines_read = 0
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> tuple[float, dict[str, Any]]:
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        self.next_id += 1
+        request = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}}
+        started = time.perf_counter()
+        self.proc.stdin.write(json.dumps(request).encode() + b"\n")
+        self.proc.stdin.flush()
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("server exited")
+            self.lines_read += 1
+            message = json.loads(line)
+            if message.get("id") == self.next_id:
+                return time.perf_counter() - started, message
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--small", type=int, default=200)
+    parser.add_argument("--large", type=int, default=4000)
+    parser.add_argument("--tools", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
+
+    with FakeAnthropic(strict=False) as fake, tempfile.TemporaryDirectory() as scratch:
+        workdir = Path(scratch)
+        sdk = {
+            n: median([anyio.run(sdk_time, fake, n) for _ in range(args.runs)])
+            for n in (args.small, args.large)
+        }
+        server = Server(fake, workdir)
+        server.call("initialize")
+        fake.enqueue(text_reply(10))
+        server.call("prompt", {"message": "warm up"})  # first write, SDK import, model build
+        ours: dict[int, list[float]] = {args.small: [], args.large: []}
+        for _ in range(args.runs):
+            for n in (args.small, args.large):
+                fake.enqueue(text_reply(n))
+                elapsed, response = server.call("prompt", {"message": f"{n} deltas"})
+                assert response["result"]["stopReason"] == "stop", response
+                ours[n].append(elapsed)
+        tools: dict[int, list[float]] = {1: [], args.tools: []}
+        for _ in range(args.runs):
+            for k in (1, args.tools):
+                fake.enqueue(*tool_reply(k))
+                elapsed, response = server.call("prompt", {"message": f"{k} tool calls"})
+                assert response["result"]["stopReason"] == "stop", response
+                tools[k].append(elapsed)
+        server.close()
+
+    span = args.large - args.small
+    sdk_slope = (sdk[args.large] - sdk[args.small]) / span
+    server_slope = (median(ours[args.large]) - median(ours[args.small])) / span
+    per_tool = (median(tools[args.tools]) - median(tools[1])) / (args.tools - 1)
+    print(f"deltas: {args.small} and {args.large} per reply, median of {args.runs} runs")
+    print(
+        f"  SDK alone          {sdk[args.small] * 1000:8.1f} ms / {sdk[args.large] * 1000:8.1f} ms  ->"
+        f" {sdk_slope * 1e6:6.1f} us per delta"
+    )
+    print(
+        f"  through the server {median(ours[args.small]) * 1000:8.1f} ms / {median(ours[args.large]) * 1000:8.1f} ms  ->"
+        f" {server_slope * 1e6:6.1f} us per delta"
+    )
+    print(f"  overhead of the server: {(server_slope - sdk_slope) * 1e6:.1f} us per streamed delta")
+    print(f"tool calls: 1 and {args.tools} ls calls in one turn, median of {args.runs} runs")
+    print(
+        f"  {median(tools[1]) * 1000:.1f} ms / {median(tools[args.tools]) * 1000:.1f} ms  ->"
+        f" {per_tool * 1000:.2f} ms per tool call (events, validation, ls itself, fsynced result)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
