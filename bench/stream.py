@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
+from fake_anthropic import Block, FakeAnthropic, Reply, Text, ToolUse
 
 MODEL = "claude-haiku-4-5"
 
@@ -41,7 +41,7 @@ def text_reply(deltas: int) -> Reply:
 
 
 def tool_reply(calls: int) -> list[Reply]:
-    uses = [ToolUse(f"toolu_{i:04d}", "ls", {"path": "."}) for i in range(calls)]
+    uses: list[Block] = [ToolUse(f"toolu_{i:04d}", "ls", {"path": "."}) for i in range(calls)]
     return [Reply(uses, stop_reason="tool_use"), Reply([Text("done")])]
 
 
