@@ -17,7 +17,7 @@ from ..agent.compaction import NothingToCompactError
 from ..agent.session import AgentBusyError, AgentSession, NotAvailableError, OperationCancelledError
 from ..protocol import PROTOCOL_VERSION
 from ..protocol import methods as m
-from ..protocol.base import Empty, Ok, trusted
+from ..protocol.base import Empty, Ok
 from ..providers.base import ModelInfo, ProviderError, ProviderNotConfiguredError
 from ..session import files
 from ..session.errors import (
@@ -105,7 +105,7 @@ class Methods:
         )
         add(
             "get_state",
-            lambda _p: a.state(),
+            lambda _p: a.state_json(),
             params=None,
             result=m.State,
             inline=True,
@@ -163,7 +163,7 @@ class Methods:
         # reading
         add(
             "get_messages",
-            lambda _p: trusted(m.MessagesResult, messages=a.messages()),
+            lambda _p: {"messages": a.messages()},
             params=None,
             result=m.MessagesResult,
             inline=True,
@@ -196,7 +196,7 @@ class Methods:
         # tree
         add(
             "get_tree",
-            lambda _p: trusted(m.TreeResult, **a.tree()),
+            lambda _p: a.tree(),
             params=None,
             result=m.TreeResult,
             inline=True,
@@ -400,10 +400,11 @@ class Methods:
     def follow_up(self, p: m.QueueParams) -> m.QueueResult:
         return self._queue("followUp", p)
 
-    def get_entries(self, p: m.GetEntriesParams | None) -> m.EntriesResult:
+    def get_entries(self, p: m.GetEntriesParams | None) -> JsonDict:
+        """Raw entries can be a whole 75 MB session: returned in wire shape, not as a model."""
         manager = self.agent.manager
         since = p.since if p else None
-        return trusted(m.EntriesResult, entries=manager.entries_since(since), leafId=manager.leaf_id)
+        return {"entries": manager.entries_since(since), "leafId": manager.leaf_id}
 
     async def navigate_tree(self, p: m.NavigateTreeParams) -> m.NavigateTreeResult:
         return await self.agent.navigate_tree(p)

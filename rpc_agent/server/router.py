@@ -196,12 +196,16 @@ def _dump_result(method: str, value: Any) -> Any:
         return value.model_dump(mode="json", by_alias=True, exclude_none=False, warnings=False)
     if value is None:
         return {}
+    if isinstance(value, dict):
+        # A hot handler (get_state) may return its result already in wire shape; the
+        # registered result model still documents it.
+        return value
     if inspect.isawaitable(value):
         close = getattr(value, "close", None)
         if close is not None:
             close()  # no "never awaited" warning on top of the real error
         raise TypeError(f"inline handler of {method} returned an awaitable; register it without inline=True")
-    raise TypeError(f"handler of {method} returned {type(value).__name__}, not a pydantic model")
+    raise TypeError(f"handler of {method} returned {type(value).__name__}, not a pydantic model or a dict")
 
 
 def _encode(reply: JsonObject) -> bytes:

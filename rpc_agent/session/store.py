@@ -550,18 +550,25 @@ class SessionManager:
         """The model's context for the current leaf.
 
         Cached until the next append or leaf move: ``get_state`` and every turn ask for it,
-        and walking a long branch each time would dominate those calls. The returned
-        object is shared; callers treat it as read-only (the message list is a fresh copy).
+        and walking a long branch each time would dominate those calls. The message list is
+        a fresh copy; the messages themselves are shared and must not be mutated.
         """
+        cached = self._cached_context()
+        return SessionContext(
+            messages=list(cached.messages), thinkingLevel=cached.thinkingLevel, model=cached.model
+        )
+
+    def _cached_context(self) -> SessionContext:
         key = (self._leaf, len(self._entries))
         if self._context_key != key or self._context is None:
             with _gc_paused():  # parsing deferred lines allocates a lot, and none of it is cyclic
                 self._context = build_session_context(self._entries, self._leaf, self._by_id, load=self._load)
             self._context_key = key
-        cached = self._context
-        return SessionContext(
-            messages=list(cached.messages), thinkingLevel=cached.thinkingLevel, model=cached.model
-        )
+        return self._context
+
+    def context_message_count(self) -> int:
+        """How many messages the model would get (the cached context, without copying it)."""
+        return len(self._cached_context().messages)
 
     def _visible_children(self, parent_id: str | None) -> list[str]:
         result: list[str] = []

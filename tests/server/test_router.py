@@ -247,7 +247,8 @@ async def test_results_that_cannot_be_sent_become_internal_errors_with_the_id() 
 
     registry = MethodRegistry()
     registry.add("surrogate", lambda _p: Text(text="\ud800"), params=None, result=Text, inline=True)
-    registry.add("not_a_model", lambda _p: {"plain": "dict"}, params=None, result=None, inline=True)
+    registry.add("not_a_model", lambda _p: ["a", "list"], params=None, result=None, inline=True)
+    registry.add("wire_dict", lambda _p: {"plain": "dict"}, params=None, result=None, inline=True)
 
     async def coroutine(_p: None) -> None:
         return None
@@ -260,15 +261,21 @@ async def test_results_that_cannot_be_sent_become_internal_errors_with_the_id() 
     registry.add("odd_data", odd_data, params=None, result=None, inline=True)
     sink, lines = Sink(), Lines()
     lines.feed(
-        request(1, "surrogate"), request(2, "not_a_model"), request(3, "sneaky_async"), request(4, "odd_data")
+        request(1, "surrogate"),
+        request(2, "not_a_model"),
+        request(3, "sneaky_async"),
+        request(4, "odd_data"),
+        request(5, "wire_dict"),
     )
     lines.end()
     await Router(registry, sink).serve(lines)
-    by_id = {message["id"]: message["error"] for message in sink.messages}
+    results = {message["id"]: message["result"] for message in sink.messages if "result" in message}
+    assert results == {5: {"plain": "dict"}}  # a hot handler's result already in wire shape
+    by_id = {message["id"]: message["error"] for message in sink.messages if "error" in message}
     assert by_id[1]["code"] == codes.INTERNAL_ERROR
     assert "encoded" in by_id[1]["message"]
     assert by_id[2]["code"] == codes.INTERNAL_ERROR
-    assert "dict" in by_id[2]["message"]
+    assert "list" in by_id[2]["message"]
     assert by_id[3]["code"] == codes.INTERNAL_ERROR
     assert "awaitable" in by_id[3]["message"]
     assert by_id[4] == {"code": codes.PROVIDER_ERROR, "message": "upstream failed", "data": {"cause": "deep"}}

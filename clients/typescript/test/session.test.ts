@@ -1,0 +1,210 @@
+// The client against the real Python server (faux provider): handshake, prompt, tree, fork.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import {
+  AGENT_EVENT_TYPES,
+  METHOD_NAMES,
+  PROTOCOL_VERSION,
+  type AgentEvent,
+  type AssistantMessage,
+  type InitializeResult,
+  type State,
+  type TreeNode,
+} from "../src/index.js";
+import { startServer, type Server } from "./helpers.js";
+
+function assistantText(message: AssistantMessage): string {
+  return message.content
+    .map((block) => (block.type === "text" ? block.text : ""))
+    .join("");
+}
+
+describe("initialize and state", () => {
+  let server: Server;
+  before(() => {
+    server = startServer();
+  });
+  after(() => server.dispose());
+
+  it("initialize answers with the protocol version, every method and a typed state", async () => {
+    const result: InitializeResult = await server.client.initialize();
+    assert.equal(result.protocolVersion, PROTOCOL_VERSION);
+    assert.equal(result.serverInfo.name, "rpc-agent");
+    // The generated METHOD_NAMES are exactly what the server serves.
+    assert.deepEqual([...result.methods].sort(), [...METHOD_NAMES]);
+    assert.equal(result.state.cwd, server.cwd);
+    assert.equal(result.state.isStreaming, false);
+  });
+
+  it("getState returns a State", async () => {
+    const state: State = await server.client.getState();
+    assert.equal(typeof state.sessionId, "string");
+    assert.equal(state.cwd, server.cwd);
+    assert.equal(state.messageCount, 0);
+    assert.equal(state.leafId, null);
+    assert.equal(state.model?.provider, "faux");
+    assert.ok(["off", "minimal", "low", "medium", "high", "xhigh"].includes(state.thinkingLevel));
+  });
+
+  it("call() reaches the same methods by protocol name", async () => {
+    const stats = await server.client.call("get_session_stats");
+    assert.equal(stats.userMessages, 0);
+    const models = await server.client.call("get_available_models");
+    assert.ok(models.models.length > 0);
+  });
+
+  it("close() ends stdin and resolves with exit code 0", async () => {
+    assert.equal(await server.client.close(), 0);
+    assert.equal(server.client.isClosed, true);
+  });
+});
+
+describe("prompt and events", () => {
+  let server: Server;
+  before(async () => {
+    server = startServer();
+    await server.client.initialize();
+  });
+  after(() => server.dispose());
+
+  it("message_update text deltas concatenate to the final text", async () => {
+    const { client } = server;
+    const events: AgentEvent[] = [];
+    const deltas: string[] = [];
+    client.on("event", (event) => events.push(event));
+    const stopDeltas = client.onTextDelta((delta) => deltas.push(delta));
+    const ends: string[] = [];
+    const stopEnds = client.onEvent("message_update", (event) => {
+      // The listener's parameter is narrowed to MessageUpdateEvent.
+      if (event.assistantMessageEvent.type === "text_end") ends.push(event.assistantMessageEvent.content ?? "");
+    });
+
+    const result = await client.prompt("tell me about trees");
+    stopDeltas();
+    stopEnds();
+
+    assert.equal(result.queued, false);
+    assert.equal(result.stopReason, "stop");
+    const final = result.messages?.at(-1);
+    assert.ok(final && final.role === "assistant");
+    const finalText = assistantText(final as AssistantMessage);
+    assert.ok(finalText.length > 0);
+    assert.ok(deltas.length >= 2, `expected several deltas, got ${deltas.length}`);
+    assert.equal(deltas.join(""), finalText);
+    assert.deepEqual(ends, [finalText]);
+    assert.equal(await client.getLastAssistantText(), finalText);
+
+    const types = events.map((event) => event.type);
+    assert.equal(types[0], "agent_start");
+    assert.equal(types.at(-1), "agent_end");
+    for (const type of types) assert.ok((AGENT_EVENT_TYPES as readonly string[]).includes(type), type);
+    const userEnd = events.find(
+      (event) => event.type === "message_end" && event.message.role === "user",
+    );
+    assert.ok(userEnd && userEnd.type === "message_end" && typeof userEnd.entryId === "string");
+    // eventsSeen keeps them all, and waitForEvent finds past events.
+    assert.ok(client.eventsSeen.length >= events.length);
+    const agentEnd = await client.waitForEvent("agent_end", { timeoutMs: 1000 });
+    assert.equal(agentEnd.messages.length, 2);
+  });
+
+  it("a U+2028 and a U+2029 in a prompt round-trip intact", async () => {
+    const { client } = server;
+    const message = "line\u2028separator\u2029paragraph \u00e9\u{1F333}";
+    const deltas: string[] = [];
+    const stop = client.onTextDelta((delta) => deltas.push(delta));
+    const result = await client.prompt(message);
+    stop();
+    const user = result.messages?.[0];
+    assert.ok(user && user.role === "user");
+    assert.equal(user.content, message);
+    const final = assistantText(result.messages?.at(-1) as AssistantMessage);
+    assert.ok(final.includes(message), JSON.stringify(final));
+    assert.equal(deltas.join(""), final);
+    const messages = await client.getMessages();
+    assert.ok(messages.messages.some((m) => m.role === "user" && m.content === message));
+  });
+});
+
+describe("tree: getTree, navigateTree, setLabel", () => {
+  let server: Server;
+  before(async () => {
+    server = startServer();
+    await server.client.initialize();
+  });
+  after(() => server.dispose());
+
+  it("navigating back and prompting again makes a branch; labels show on the tree", async () => {
+    const { client } = server;
+    await client.prompt("first question");
+    await client.prompt("second question");
+    const tree = await client.getTree();
+    assert.ok(tree.leafId);
+    const users = tree.nodes.filter((node) => node.role === "user");
+    assert.equal(users.length, 2);
+    const [first, second] = users as [TreeNode, TreeNode];
+    assert.match(first.preview, /first question/);
+    assert.equal(first.depth, 0);
+    assert.ok(second.depth > first.depth);
+
+    // Navigate to the second user message: the leaf moves to its parent, its text comes back.
+    const nav = await client.navigateTree(second.id);
+    assert.equal(nav.cancelled, false);
+    assert.equal(nav.editorText, "second question");
+    assert.equal(nav.leafId, second.parentId);
+    assert.equal((await client.getState()).leafId, second.parentId);
+
+    await client.prompt("another second question");
+    const branched = await client.getTree();
+    const parent = branched.nodes.find((node) => node.id === second.parentId);
+    assert.equal(parent?.childCount, 2);
+    assert.equal(branched.nodes.filter((node) => node.role === "user").length, 3);
+
+    const labelled = await client.setLabel(first.id, "start");
+    assert.equal(typeof labelled.labelEntryId, "string");
+    const withLabel = await client.getTree();
+    assert.equal(withLabel.nodes.find((node) => node.id === first.id)?.label, "start");
+    await client.setLabel(first.id, null);
+    const cleared = await client.getTree();
+    assert.equal(cleared.nodes.find((node) => node.id === first.id)?.label, null);
+  });
+});
+
+describe("fork", () => {
+  let server: Server;
+  before(async () => {
+    server = startServer();
+    await server.client.initialize();
+  });
+  after(() => server.dispose());
+
+  it("fork starts a new session file before a user message and returns its text", async () => {
+    const { client } = server;
+    await client.prompt("keep this");
+    await client.prompt("fork from here");
+    const before = await client.getState();
+    const forkable = await client.getForkMessages();
+    assert.ok(forkable.messages.length >= 2);
+    const users = (await client.getTree()).nodes.filter((node) => node.role === "user");
+    const target = users[1]!;
+
+    const sessionChanged = client.waitForEvent("session_changed", {
+      predicate: (event) => event.reason === "fork",
+      after: client.eventsSeen.length,
+      timeoutMs: 10_000,
+    });
+    const forked = await client.fork(target.id);
+    assert.equal(forked.text, "fork from here");
+    assert.notEqual(forked.sessionId, before.sessionId);
+    assert.ok(forked.sessionFile && forked.sessionFile !== before.sessionFile);
+    assert.equal((await sessionChanged).sessionId, forked.sessionId);
+
+    const state = await client.getState();
+    assert.equal(state.sessionId, forked.sessionId);
+    const tree = await client.getTree();
+    const texts = tree.nodes.filter((node) => node.role === "user").map((node) => node.preview);
+    assert.deepEqual(texts, ["keep this"]);
+    const sessions = await client.listSessions();
+    assert.ok(sessions.sessions.length >= 2);
+  });
+});
