@@ -1,4 +1,4 @@
-"""Command line: flags, then the stdio server (or the ACP front, later)."""
+"""Command line: flags, then the stdio JSON-RPC server (or, with ``--acp``, the ACP front)."""
 
 from __future__ import annotations
 
@@ -75,6 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--faux-script", type=Path, metavar="FILE", help="replies for the faux provider (JSON list)"
     )
     parser.add_argument("--no-tools", action="store_true", help="give the model no tools")
+    parser.add_argument(
+        "--acp",
+        action="store_true",
+        help="speak the Agent Client Protocol (v1) on stdio instead, for editors such as Zed; "
+        "sessions are created and loaded by the client (--session/--continue/--no-session do not apply)",
+    )
     tuning = parser.add_argument_group(
         "compaction and retries",
         "defaults come from $RPC_AGENT_HOME/settings.json, then <cwd>/.rpc-agent/settings.json "
@@ -142,6 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         tools=not args.no_tools,
     )
     try:
+        if args.acp:
+            from .acp import run as run_acp
+
+            return run_acp(config)
         return run(config)
     except KeyboardInterrupt:
         return 130

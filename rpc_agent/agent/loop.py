@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,8 @@ from .settings import AgentSettings
 
 JsonDict = dict[str, Any]
 Emit = Callable[[BaseModel], None]
+Authorize = Callable[[str, str, JsonDict], Awaitable[bool]]
+"""``authorize(tool_call_id, tool_name, args)``: may this tool call run? (a front asks its user)"""
 
 
 def now_ms() -> int:
@@ -63,6 +65,8 @@ class RunContext:
     """The classified failure of the last stream that ended with an ``error`` event."""
     new_messages: list[JsonDict] = field(default_factory=list)
     tool_specs: list[ToolSpec] = field(default_factory=list)
+    authorize: Authorize | None = None
+    """Asked before every tool call with valid arguments; None allows everything."""
 
 
 class RunOutcome:
@@ -353,6 +357,8 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
                 for err in exc.errors(include_url=False)
             )
             raise ToolError(f"Invalid arguments for {name}: {problems}") from None
+        if ctx.authorize is not None and not await ctx.authorize(call_id, name, dict(arguments or {})):
+            raise ToolError(f"The user rejected the {name} tool call; it did not run.")
         output = await tool.execute(args, ToolContext(cwd=ctx.cwd, tool_call_id=call_id, on_update=on_update))
     except ToolError as exc:
         output = ToolOutput.text(str(exc), is_error=True)

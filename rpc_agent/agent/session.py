@@ -28,7 +28,7 @@ from ..session.store import SessionManager, TreeNode
 from ..tools.base import Tool, ToolOutput, tool_schema
 from .branch_summary import generate_branch_summary, prepare_branch_summary
 from .compaction import NothingToCompactError, context_tokens, generate_compaction_summary, prepare_compaction
-from .loop import RunContext, RunOutcome, now_ms, run_turns
+from .loop import Authorize, RunContext, RunOutcome, now_ms, run_turns
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
 from .system_prompt import build_system_prompt
@@ -62,6 +62,23 @@ def message_text(content: Any) -> str:
 PREVIEW_CHARS = 200
 
 
+def head_text(content: Any, limit: int = PREVIEW_CHARS * 4) -> str:
+    """The first ``limit`` characters of a message's text, without joining all of it."""
+    if isinstance(content, str):
+        return content[:limit]
+    parts: list[str] = []
+    size = 0
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                piece = str(block.get("text", ""))[: limit - size]
+                parts.append(piece)
+                size += len(piece)
+                if size >= limit:
+                    break
+    return "".join(parts)
+
+
 def preview_of(entry: JsonDict) -> tuple[str | None, str]:
     """Role and a one-line preview of an entry for the tree view."""
     kind = entry.get("type")
@@ -72,21 +89,21 @@ def preview_of(entry: JsonDict) -> tuple[str | None, str]:
         role = message.get("role")
         if role == "assistant":
             parts = [b for b in message.get("content") or [] if isinstance(b, dict)]
-            text = message_text(parts) or ", ".join(
+            text = head_text(parts) or ", ".join(
                 f"{b.get('name')}(...)" for b in parts if b.get("type") == "toolCall"
             )
             if not text and message.get("errorMessage"):
                 text = f"[{message.get('stopReason')}] {message.get('errorMessage')}"
         elif role == "toolResult":
-            text = f"{message.get('toolName')}: {message_text(message.get('content'))}"
+            text = f"{message.get('toolName')}: {head_text(message.get('content'))}"
         elif role == "bashExecution":
             text = f"$ {message.get('command')}"
         else:
-            text = message_text(message.get("content"))
+            text = head_text(message.get("content"))
     elif kind in ("branch_summary", "compaction"):
-        text = str(entry.get("summary", ""))
+        text = str(entry.get("summary", ""))[: PREVIEW_CHARS * 4]
     elif kind == "custom_message":
-        text = message_text(entry.get("content"))
+        text = head_text(entry.get("content"))
     elif kind == "label":
         text = f"{entry.get('targetId')} = {entry.get('label')}"
     elif kind == "session_info":
@@ -136,6 +153,8 @@ class AgentSession:
         self._bash_scope: anyio.CancelScope | None = None
         self._run_context: RunContext | None = None
         self._pending_bash: list[JsonDict] = []
+        self.authorize: Authorize | None = None
+        """Permission hook for tool calls (the ACP front asks the editor); None allows all."""
         context = manager.build_session_context()
         chosen = model_id or (context.model.modelId if context.model else None)
         self.model: ModelInfo = provider.resolve_model(chosen) if chosen else provider.models()[0]
@@ -151,23 +170,37 @@ class AgentSession:
     # --- state --------------------------------------------------------------------------
 
     def state(self) -> m.State:
-        return m.State(
-            sessionId=self.manager.session_id,
-            sessionFile=str(self.manager.session_file) if self.manager.session_file else None,
-            sessionName=self.manager.session_name,
-            cwd=self.manager.cwd,
-            leafId=self.manager.leaf_id,
-            model=m.ModelDescription(**self.model.to_json()),
-            thinkingLevel=self.thinking_level,
-            isStreaming=self.is_streaming,
-            isCompacting=self.is_compacting,
-            autoCompaction=bool(self.settings.compaction and self.settings.compaction.enabled),
-            autoRetry=bool(self.settings.retry and self.settings.retry.enabled),
-            steeringMode=self.settings.steering_mode,
-            followUpMode=self.settings.follow_up_mode,
-            messageCount=len(self.manager.build_session_context().messages),
-            pendingMessageCount=len(self.queue),
-        )
+        return trusted(m.State, **self.state_json())
+
+    def state_json(self) -> dict[str, Any]:
+        """The state in its wire shape, without a model in between: clients poll get_state,
+        and building a pydantic model per call would be most of its cost. The State model
+        in the protocol describes it (and the end-to-end tests validate it against that)."""
+        manager, settings = self.manager, self.settings
+        return {
+            "sessionId": manager.session_id,
+            "sessionFile": str(manager.session_file) if manager.session_file else None,
+            "sessionName": manager.session_name,
+            "cwd": manager.cwd,
+            "leafId": manager.leaf_id,
+            "model": self._model_json(),
+            "thinkingLevel": self.thinking_level,
+            "isStreaming": self.is_streaming,
+            "isCompacting": self.is_compacting,
+            "autoCompaction": bool(settings.compaction and settings.compaction.enabled),
+            "autoRetry": bool(settings.retry and settings.retry.enabled),
+            "steeringMode": settings.steering_mode,
+            "followUpMode": settings.follow_up_mode,
+            "messageCount": manager.context_message_count(),
+            "pendingMessageCount": len(self.queue),
+        }
+
+    def _model_json(self) -> dict[str, Any]:
+        if self._model_json_cache is None or self._model_json_cache[0] is not self.model:
+            self._model_json_cache = (self.model, self.model.to_json())
+        return self._model_json_cache[1]
+
+    _model_json_cache: tuple[ModelInfo, dict[str, Any]] | None = None
 
     def _require_idle(self, what: str) -> None:
         if self.is_streaming or self.is_compacting:
@@ -237,6 +270,7 @@ class AgentSession:
             cwd=Path(self.manager.cwd),
             on_queue_change=self._announce_queue,
             tool_specs=specs,
+            authorize=self.authorize,
         )
         self._run_context = ctx
         self.emit(ev.AgentStartEvent())

@@ -27,9 +27,9 @@ import anyio.abc
 import orjson
 import pytest
 from pydantic import TypeAdapter
-from rpc_agent_client import RpcAgentClient, RpcCallError
 
 from rpc_agent.protocol.events import Event
+from rpc_agent_client import RpcAgentClient, RpcCallError
 
 JsonDict = dict[str, Any]
 

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import pytest
+
 from fake_anthropic import FakeAnthropic, HttpError, Reply, Text, Thinking, ToolUse
 
 from .conftest import E2E, header_and_entries, messages_of, start, text_of, wait_event

@@ -12,9 +12,9 @@ from typing import Any
 
 import anyio
 import pytest
-from rpc_agent_client import RpcAgentClient, RpcCallError
 
 from rpc_agent.server import errors as codes
+from rpc_agent_client import RpcAgentClient, RpcCallError
 
 from .conftest import E2E, expect_error, header_and_entries, long_text, start, text_of, wait_event
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import anyio
 import pytest
-from rpc_agent_client import RpcAgentClient
 
 from rpc_agent.server import errors as codes
+from rpc_agent_client import RpcAgentClient
 
 from .conftest import E2E, WAIT, expect_error, header_and_entries, messages_of, read_jsonl, text_of
 

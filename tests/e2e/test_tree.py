@@ -9,9 +9,9 @@ from typing import Any
 import anyio
 import orjson
 import pytest
-from rpc_agent_client import RpcAgentClient
 
 from rpc_agent.server import errors as codes
+from rpc_agent_client import RpcAgentClient
 
 from .conftest import E2E, WAIT, expect_error, header_and_entries, read_jsonl, text_of
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from fake_anthropic import FakeAnthropic
 
+from fake_anthropic import FakeAnthropic
 from rpc_agent.providers.anthropic import AnthropicProvider
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import anyio
 import pytest
-from fake_anthropic import FakeAnthropic, HttpError, RedactedThinking, Reply, Text, Thinking, ToolUse
 
+from fake_anthropic import FakeAnthropic, HttpError, RedactedThinking, Reply, Text, Thinking, ToolUse
 from rpc_agent.providers.anthropic import AnthropicProvider, warm_up
 from rpc_agent.providers.base import (
     AssistantEvent,

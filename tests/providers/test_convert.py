@@ -6,8 +6,8 @@ import random
 from typing import Any
 
 import pytest
-from fake_anthropic import validate_request
 
+from fake_anthropic import validate_request
 from rpc_agent.providers.base import ProviderRequest, ToolSpec
 from rpc_agent.providers.convert import (
     BRANCH_SUMMARY_PREAMBLE,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from fake_anthropic import Reply, Text, Thinking, ToolUse, sse_events, validate_request
 
 JsonDict = dict[str, Any]

@@ -1,0 +1,199 @@
+"""Our events and stored messages as ACP ``session/update`` payloads.
+
+Two directions share these helpers: live events while a prompt runs (``EventTranslator``) and
+the replay of a stored branch when a client loads a session (``replay_updates``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    AvailableCommandsUpdate,
+    ConfigOptionUpdate,
+    ContentToolCallContent,
+    ImageContentBlock,
+    SessionInfoUpdate,
+    TextContentBlock,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallStatus,
+    ToolKind,
+    UserMessageChunk,
+)
+from pydantic import BaseModel
+
+from acp import (
+    start_tool_call,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_tool_call,
+    update_user_message,
+)
+
+from ..protocol import events as ev
+
+JsonDict = dict[str, Any]
+
+Update = (
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | AvailableCommandsUpdate
+    | ConfigOptionUpdate
+    | SessionInfoUpdate
+)
+
+PERMISSION_TOOLS = frozenset({"write", "edit", "bash"})
+"""Tools that change the machine: the client is asked before they run."""
+
+_KINDS: dict[str, ToolKind] = {
+    "read": "read",
+    "write": "edit",
+    "edit": "edit",
+    "bash": "execute",
+    "grep": "search",
+    "find": "search",
+    "ls": "search",
+}
+
+
+def tool_kind(name: str) -> ToolKind:
+    return _KINDS.get(name, "other")
+
+
+def tool_title(name: str, args: JsonDict) -> str:
+    if name == "bash" and isinstance(args.get("command"), str):
+        return f"bash: {args['command']}"
+    if name == "grep" and isinstance(args.get("pattern"), str):
+        return f"grep {args['pattern']}"
+    if name == "find" and isinstance(args.get("pattern"), str):
+        return f"find {args['pattern']}"
+    if isinstance(args.get("path"), str):
+        return f"{name} {args['path']}"
+    return name
+
+
+def tool_locations(args: JsonDict, cwd: str) -> list[ToolCallLocation] | None:
+    path = args.get("path")
+    if not isinstance(path, str) or not path:
+        return None
+    candidate = Path(path).expanduser()
+    resolved = candidate if candidate.is_absolute() else Path(cwd) / candidate
+    return [ToolCallLocation(path=str(resolved))]
+
+
+def _block(block: Any) -> TextContentBlock | ImageContentBlock | None:
+    if not isinstance(block, dict):
+        return None
+    if block.get("type") == "text":
+        return TextContentBlock(type="text", text=str(block.get("text") or ""))
+    if block.get("type") == "image" and isinstance(block.get("data"), str):
+        return ImageContentBlock(type="image", data=block["data"], mime_type=str(block.get("mimeType") or ""))
+    return None
+
+
+def tool_content(content: Any) -> list[ContentToolCallContent]:
+    """Text and image blocks of a tool result as tool call content."""
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+    return [
+        ContentToolCallContent(type="content", content=converted)
+        for converted in map(_block, blocks)
+        if converted is not None
+    ]
+
+
+def tool_started(call_id: str, name: str, args: JsonDict, cwd: str) -> ToolCallStart:
+    return start_tool_call(
+        call_id,
+        tool_title(name, args),
+        kind=tool_kind(name),
+        status="pending",
+        locations=tool_locations(args, cwd),
+        raw_input=args,
+    )
+
+
+def tool_finished(call_id: str, content: Any, is_error: bool) -> ToolCallProgress:
+    status: ToolCallStatus = "failed" if is_error else "completed"
+    return update_tool_call(call_id, status=status, content=tool_content(content))
+
+
+class EventTranslator:
+    """Live events of one session -> ``session/update`` payloads (most events map to none)."""
+
+    def __init__(self, cwd: str) -> None:
+        self.cwd = cwd
+
+    def translate(self, event: BaseModel) -> list[Update]:
+        if isinstance(event, ev.MessageUpdateEvent):
+            delta = event.assistantMessageEvent
+            if delta.type == "text_delta" and delta.delta:
+                return [update_agent_message_text(delta.delta)]
+            if delta.type == "thinking_delta" and delta.delta:
+                return [update_agent_thought_text(delta.delta)]
+            return []
+        if isinstance(event, ev.ToolExecutionStartEvent):
+            return [tool_started(event.toolCallId, event.toolName, event.args, self.cwd)]
+        if isinstance(event, ev.ToolExecutionUpdateEvent):
+            return [
+                update_tool_call(
+                    event.toolCallId, status="in_progress", content=tool_content(event.partialResult.content)
+                )
+            ]
+        if isinstance(event, ev.ToolExecutionEndEvent):
+            return [tool_finished(event.toolCallId, event.result.content, event.isError)]
+        if isinstance(event, ev.MessageEndEvent):
+            message: Any = event.message  # stored messages travel as plain dicts
+            if (
+                isinstance(message, dict)
+                and message.get("role") == "assistant"
+                and message.get("stopReason") == "error"
+            ):
+                return [update_agent_message_text(f"\n\nError: {message.get('errorMessage')}")]
+        return []
+
+
+def replay_updates(branch: list[JsonDict], cwd: str) -> list[Update]:
+    """The messages of a stored branch (root to leaf) as the updates a live run would have sent."""
+    updates: list[Update] = []
+    pending_calls: set[str] = set()
+    for entry in branch:
+        if entry.get("type") != "message" or not isinstance(entry.get("message"), dict):
+            continue
+        message: JsonDict = entry["message"]
+        role = message.get("role")
+        content = message.get("content")
+        if role == "user":
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            for block in blocks if isinstance(blocks, list) else []:
+                converted = _block(block)
+                if converted is not None:
+                    updates.append(update_user_message(converted))
+        elif role == "assistant":
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict):
+                    continue
+                kind = block.get("type")
+                if kind == "text" and block.get("text"):
+                    updates.append(update_agent_message_text(str(block["text"])))
+                elif kind == "thinking" and block.get("thinking"):
+                    updates.append(update_agent_thought_text(str(block["thinking"])))
+                elif kind == "toolCall":
+                    raw_args = block.get("arguments")
+                    args: JsonDict = raw_args if isinstance(raw_args, dict) else {}
+                    call_id = str(block.get("id"))
+                    pending_calls.add(call_id)
+                    updates.append(tool_started(call_id, str(block.get("name")), args, cwd))
+        elif role == "toolResult":
+            call_id = str(message.get("toolCallId"))
+            if call_id in pending_calls:
+                pending_calls.discard(call_id)
+                updates.append(tool_finished(call_id, content, bool(message.get("isError"))))
+    return updates

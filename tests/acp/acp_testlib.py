@@ -1,0 +1,267 @@
+"""Helpers for the ACP tests: ``rpc-agent --acp`` spawned through the SDK's own client side.
+
+Every agent runs with ``--provider faux`` (scripted), a private ``$RPC_AGENT_HOME`` and a
+private working directory under the test's ``tmp_path``; its stderr goes to a log file there.
+No test asserts how fast anything is: ``WAIT`` only keeps a hang from blocking the run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from acp.client.connection import ClientSideConnection
+from acp.interfaces import Agent
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanContentUpdate,
+    AgentPlanRemovedUpdate,
+    AgentPlanUpdate,
+    AgentThoughtChunk,
+    AllowedOutcome,
+    AvailableCommandsUpdate,
+    ClientCapabilities,
+    ConfigOptionUpdate,
+    CreateElicitationResponse,
+    CreateTerminalResponse,
+    CurrentModeUpdate,
+    ElicitationMode,
+    EnvVariable,
+    InitializeResponse,
+    KillTerminalResponse,
+    PermissionOption,
+    ReadTextFileResponse,
+    ReleaseTerminalResponse,
+    RequestPermissionResponse,
+    SessionInfoUpdate,
+    TerminalOutputResponse,
+    TextContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+    UsageUpdate,
+    UserMessageChunk,
+    WaitForTerminalExitResponse,
+    WriteTextFileResponse,
+)
+from acp.stdio import spawn_agent_process
+
+from acp import PROTOCOL_VERSION, RequestError
+
+JsonDict = dict[str, Any]
+
+WAIT = 30.0
+"""Hang guard for any single wait on the agent."""
+
+SessionUpdate = (
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | AgentPlanUpdate
+    | AgentPlanContentUpdate
+    | AgentPlanRemovedUpdate
+    | AvailableCommandsUpdate
+    | CurrentModeUpdate
+    | ConfigOptionUpdate
+    | SessionInfoUpdate
+    | UsageUpdate
+)
+
+
+@dataclass
+class RecordingClient:
+    """An ACP client that records every update and answers permission requests from a list."""
+
+    answers: list[str] = field(default_factory=list)
+    """Option ids to pick, in order, for the permission requests to come (default allow_once)."""
+    updates: list[tuple[str, SessionUpdate]] = field(default_factory=list)
+    permission_requests: list[tuple[str, ToolCallUpdate]] = field(default_factory=list)
+    _changed: anyio.Event = field(default_factory=anyio.Event)
+
+    def _note_change(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def request_permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kwargs: Any
+    ) -> RequestPermissionResponse:
+        self.permission_requests.append((session_id, tool_call))
+        self._note_change()
+        choice = self.answers.pop(0) if self.answers else "allow_once"
+        assert choice in {option.option_id for option in options}
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=choice))
+
+    async def session_update(self, session_id: str, update: SessionUpdate, **kwargs: Any) -> None:
+        self.updates.append((session_id, update))
+        self._note_change()
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> WriteTextFileResponse | None:
+        raise RequestError.method_not_found("fs/write_text_file")
+
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any
+    ) -> ReadTextFileResponse:
+        raise RequestError.method_not_found("fs/read_text_file")
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[EnvVariable] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> CreateTerminalResponse:
+        raise RequestError.method_not_found("terminal/create")
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> TerminalOutputResponse:
+        raise RequestError.method_not_found("terminal/output")
+
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> ReleaseTerminalResponse | None:
+        raise RequestError.method_not_found("terminal/release")
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
+        raise RequestError.method_not_found("terminal/wait_for_exit")
+
+    async def kill_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> KillTerminalResponse | None:
+        raise RequestError.method_not_found("terminal/kill")
+
+    async def create_elicitation(
+        self, message: str, mode: ElicitationMode, **kwargs: Any
+    ) -> CreateElicitationResponse:
+        raise RequestError.method_not_found("elicitation/create")
+
+    async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
+        return None
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(f"_{method}")
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+    def on_connect(self, conn: Agent) -> None:
+        return None
+
+    # --- reading what arrived ------------------------------------------------------------------
+
+    def of(self, session_id: str) -> list[SessionUpdate]:
+        return [update for sid, update in self.updates if sid == session_id]
+
+    def agent_text(self, session_id: str) -> str:
+        return "".join(
+            u.content.text
+            for u in self.of(session_id)
+            if isinstance(u, AgentMessageChunk) and isinstance(u.content, TextContentBlock)
+        )
+
+    def user_text(self, session_id: str) -> str:
+        return "".join(
+            u.content.text
+            for u in self.of(session_id)
+            if isinstance(u, UserMessageChunk) and isinstance(u.content, TextContentBlock)
+        )
+
+    def thought_text(self, session_id: str) -> str:
+        return "".join(
+            u.content.text
+            for u in self.of(session_id)
+            if isinstance(u, AgentThoughtChunk) and isinstance(u.content, TextContentBlock)
+        )
+
+    def tool_calls(self, session_id: str) -> list[ToolCallStart]:
+        return [u for u in self.of(session_id) if isinstance(u, ToolCallStart)]
+
+    def tool_updates(self, session_id: str, call_id: str) -> list[ToolCallProgress]:
+        return [
+            u for u in self.of(session_id) if isinstance(u, ToolCallProgress) and u.tool_call_id == call_id
+        ]
+
+    async def wait_for(self, predicate: Callable[[], bool]) -> None:
+        """Wait until something that arrived makes ``predicate`` true."""
+        with anyio.fail_after(WAIT):
+            while not predicate():
+                await self._changed.wait()
+
+
+def content_text(update: ToolCallProgress) -> str:
+    return "".join(
+        c.content.text
+        for c in update.content or []
+        if c.type == "content" and isinstance(c.content, TextContentBlock)
+    )
+
+
+@dataclass
+class AcpWorld:
+    """A private home, working directory and log folder for agents spawned by one test."""
+
+    root: Path
+    logs: list[Path] = field(default_factory=list)
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def cwd(self) -> Path:
+        path = self.root / "project"
+        path.mkdir(exist_ok=True)
+        return path
+
+    def script(self, replies: list[JsonDict]) -> Path:
+        path = self.root / f"script-{len(self.logs)}.json"
+        path.write_text(json.dumps(replies))
+        return path
+
+    @asynccontextmanager
+    async def agent(
+        self,
+        client: RecordingClient,
+        script: list[JsonDict] | None = None,
+        *,
+        provider: tuple[str, ...] = ("--provider", "faux"),
+        env: dict[str, str] | None = None,
+    ) -> AsyncIterator[ClientSideConnection]:
+        """Spawn ``rpc-agent --acp``, initialize it, and hand back the client connection."""
+        args = ["-m", "rpc_agent", "--acp", *provider]
+        if script is not None:
+            args += ["--faux-script", str(self.script(script))]
+        log = self.root / f"agent-{len(self.logs)}.stderr"
+        self.logs.append(log)
+        with log.open("wb") as stderr:
+            async with spawn_agent_process(
+                client,
+                sys.executable,
+                *args,
+                env={"RPC_AGENT_HOME": str(self.home), **(env or {})},
+                cwd=self.cwd,
+                transport_kwargs={"stderr": stderr.fileno()},
+                use_unstable_protocol=True,
+            ) as (conn, process):
+                with anyio.fail_after(WAIT):
+                    init = await conn.initialize(
+                        protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities()
+                    )
+                assert isinstance(init, InitializeResponse)
+                yield conn
+        assert process.returncode == 0, log.read_text()
