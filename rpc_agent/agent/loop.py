@@ -21,9 +21,10 @@ from pydantic import BaseModel, ValidationError
 
 from ..protocol import events as ev
 from ..protocol.base import trusted
-from ..providers.base import ModelInfo, Provider, ProviderError, ProviderRequest, ToolSpec
+from ..providers.base import ModelInfo, Provider, ProviderError, ProviderRequest, ToolSpec, empty_usage
 from ..session.store import SessionManager
 from ..tools.base import Tool, ToolContext, ToolError, ToolOutput
+from ..validation import describe
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
 
@@ -247,14 +248,7 @@ def _error_message(ctx: RunContext, text: str) -> JsonDict:
         "api": ctx.model.provider,
         "provider": ctx.model.provider,
         "model": ctx.model.id,
-        "usage": {
-            "input": 0,
-            "output": 0,
-            "cacheRead": 0,
-            "cacheWrite": 0,
-            "totalTokens": 0,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        },
+        "usage": empty_usage(),
         "stopReason": "error",
         "errorMessage": text,
         "timestamp": now_ms(),
@@ -352,11 +346,7 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
         try:
             args = tool.Args.model_validate(arguments)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
-                for err in exc.errors(include_url=False)
-            )
-            raise ToolError(f"Invalid arguments for {name}: {problems}") from None
+            raise ToolError(f"Invalid arguments for {name}: {describe(exc, whole='(arguments)')}") from None
         if ctx.authorize is not None and not await ctx.authorize(call_id, name, dict(arguments or {})):
             raise ToolError(f"The user rejected the {name} tool call; it did not run.")
         output = await tool.execute(args, ToolContext(cwd=ctx.cwd, tool_call_id=call_id, on_update=on_update))

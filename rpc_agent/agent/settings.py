@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..validation import describe
+
 
 @dataclass(slots=True)
 class RetrySettings:
@@ -112,11 +114,7 @@ def load_settings(paths: list[Path], overrides: SettingsFile | None = None) -> A
         try:
             _apply(settings, SettingsFile.model_validate_json(data))
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
-                for err in exc.errors(include_url=False)
-            )
-            raise SettingsError(f"invalid settings file {path}: {problems}") from None
+            raise SettingsError(f"invalid settings file {path}: {describe(exc)}") from None
     if overrides is not None:
         _apply(settings, overrides)
     return settings

@@ -48,6 +48,7 @@ from rpc_agent.providers.base import (
     ProviderError,
     ProviderNotConfiguredError,
     ProviderRequest,
+    empty_usage,
 )
 from rpc_agent.providers.convert import API, build_params
 from rpc_agent.providers.models import PROVIDER, cost_of, listed_models, resolve_model
@@ -420,17 +421,6 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _empty_usage() -> JsonDict:
-    return {
-        "input": 0,
-        "output": 0,
-        "cacheRead": 0,
-        "cacheWrite": 0,
-        "totalTokens": 0,
-        "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.0},
-    }
-
-
 class _Assembler:
     """Raw SDK stream events -> our assistant message and AssistantEvents."""
 
@@ -442,7 +432,7 @@ class _Assembler:
             "api": API,
             "provider": PROVIDER,
             "model": model.id,
-            "usage": _empty_usage(),
+            "usage": empty_usage(),
             "stopReason": "stop",
             "timestamp": _now_ms(),
         }

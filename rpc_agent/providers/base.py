@@ -57,6 +57,18 @@ class AssistantEvent:
     retry_after), the same object a failure before any content raises."""
 
 
+def empty_usage() -> JsonDict:
+    """The usage of a message that has not reported any (yet): every count zero."""
+    return {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 0,
+        "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.0},
+    }
+
+
 @dataclass(slots=True)
 class ToolSpec:
     name: str

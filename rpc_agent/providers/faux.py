@@ -28,7 +28,7 @@ from typing import Any, cast
 import anyio
 import orjson
 
-from .base import AssistantEvent, AssistantEventType, ModelInfo, ProviderError, ProviderRequest
+from .base import AssistantEvent, AssistantEventType, ModelInfo, ProviderError, ProviderRequest, empty_usage
 
 JsonDict = dict[str, Any]
 
@@ -143,14 +143,7 @@ class FauxProvider:
             "api": "faux",
             "provider": "faux",
             "model": request.model.id,
-            "usage": {
-                "input": 0,
-                "output": 0,
-                "cacheRead": 0,
-                "cacheWrite": 0,
-                "totalTokens": 0,
-                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-            },
+            "usage": empty_usage(),
             "stopReason": "stop",
             "timestamp": int(time.time() * 1000),
         }

@@ -7,6 +7,7 @@ synchronous and never wait, so the router runs them on its fast path.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -432,22 +433,7 @@ class Methods:
                 or files.default_session_dir(agent.manager.cwd, agent.home)
             )
             infos = await anyio.to_thread.run_sync(files.list_sessions, folder)
-        return m.ListSessionsResult(
-            sessions=[
-                m.SessionInfoModel(
-                    path=i.path,
-                    id=i.id,
-                    cwd=i.cwd,
-                    name=i.name,
-                    parentSession=i.parentSession,
-                    created=i.created,
-                    modified=i.modified,
-                    messageCount=i.messageCount,
-                    firstMessage=i.firstMessage,
-                )
-                for i in infos
-            ]
-        )
+        return m.ListSessionsResult(sessions=[m.SessionInfoModel(**dataclasses.asdict(i)) for i in infos])
 
     async def fork(self, p: m.ForkParams) -> m.ForkResult:
         return await self.agent.fork(p.entryId)
