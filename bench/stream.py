@@ -5,7 +5,7 @@
 A local fake Messages API (tests/fake_anthropic.py) streams a reply of N text deltas. The same
 reply is consumed twice:
 
-* baseline: the anthropic SDK alone, in this process (``messages.create(stream=True)``);
+* baseline: the anthropic SDK alone, in a process of its own (``messages.create(stream=True)``);
 * server: ``rpc-agent --provider anthropic`` over stdio, from writing ``prompt`` to reading its
   response (every delta becomes a ``message_update`` line on stdout; the answer is fsynced).
 
@@ -28,8 +28,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anyio
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from fake_anthropic import Block, FakeAnthropic, Reply, Text, ToolUse
 
@@ -45,20 +43,35 @@ def tool_reply(calls: int) -> list[Reply]:
     return [Reply(uses, stop_reason="tool_use"), Reply([Text("done")])]
 
 
-async def sdk_time(fake: FakeAnthropic, deltas: int) -> float:
-    import anthropic
-
-    fake.enqueue(text_reply(deltas))
-    client = anthropic.AsyncAnthropic(base_url=fake.base_url, api_key="sk-bench", max_retries=0)
-    started = time.perf_counter()
-    stream = await client.messages.create(
-        model=MODEL, max_tokens=1024, messages=[{"role": "user", "content": "hi"}], stream=True
-    )
-    async for _event in stream:
-        pass
-    elapsed = time.perf_counter() - started
+SDK_SCRIPT = """
+import asyncio, sys, time, anthropic
+async def main():
+    client = anthropic.AsyncAnthropic(base_url=sys.argv[1], api_key="sk-bench", max_retries=0)
+    for _ in range(int(sys.argv[2])):
+        started = time.perf_counter()
+        stream = await client.messages.create(
+            model=sys.argv[3], max_tokens=1024, messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+        async for _event in stream:
+            pass
+        print(time.perf_counter() - started, flush=True)
     await client.close()
-    return elapsed
+asyncio.run(main())
+"""
+
+
+def sdk_times(fake: FakeAnthropic, deltas: int, runs: int) -> list[float]:
+    """The SDK alone, in its own process like the server (the fake server's threads live in
+    this one and would otherwise compete with it for the GIL)."""
+    for _ in range(runs):
+        fake.enqueue(text_reply(deltas))
+    out = subprocess.run(
+        [sys.executable, "-c", SDK_SCRIPT, fake.base_url, str(runs), MODEL],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return [float(line) for line in out.split()]
 
 
 class Server:
@@ -128,10 +141,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with FakeAnthropic(strict=False) as fake, tempfile.TemporaryDirectory() as scratch:
         workdir = Path(scratch)
-        sdk = {
-            n: median([anyio.run(sdk_time, fake, n) for _ in range(args.runs)])
-            for n in (args.small, args.large)
-        }
+        sdk = {n: median(sdk_times(fake, n, args.runs)) for n in (args.small, args.large)}
         server = Server(fake, workdir)
         server.call("initialize")
         fake.enqueue(text_reply(10))
