@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..providers.base import AssistantEventType
 from ..session.entries import AgentMessage
 from .methods import CompactResult
 
@@ -46,20 +47,9 @@ class MessageStartEvent(_Event):
 
 
 class AssistantMessageDelta(_Event):
-    type: Literal[
-        "start",
-        "text_start",
-        "text_delta",
-        "text_end",
-        "thinking_start",
-        "thinking_delta",
-        "thinking_end",
-        "toolcall_start",
-        "toolcall_delta",
-        "toolcall_end",
-        "done",
-        "error",
-    ]
+    """One streaming step: apply it to the message from message_start (contentIndex names the block)."""
+
+    type: AssistantEventType
     contentIndex: int | None = None
     delta: str | None = None
     content: str | None = None

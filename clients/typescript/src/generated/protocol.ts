@@ -379,6 +379,9 @@ export interface CompactionSummaryMessage {
 export interface AgentStartEvent {
   type: "agent_start";
 }
+/**
+ * One streaming step: apply it to the message from message_start (contentIndex names the block).
+ */
 export interface AssistantMessageDelta {
   content?: string | null;
   contentIndex?: number | null;
