@@ -7,6 +7,7 @@ Startup stays off the slow paths: the anthropic SDK is imported by its provider 
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 from dataclasses import dataclass
@@ -172,8 +173,21 @@ async def _drain(router: Router, seconds: float) -> None:
         await anyio.sleep(0.01)
 
 
+def event_loop_options() -> dict[str, Any]:
+    """uvloop where it is installed (every platform but Windows): the durable append path is
+    bound by event-loop wake-ups, and uvloop's are cheaper (bench/session_store.py shows both).
+    ``RPC_AGENT_LOOP=asyncio`` keeps the standard loop."""
+    if os.environ.get("RPC_AGENT_LOOP", "") == "asyncio":
+        return {}
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return {}
+    return {"use_uvloop": True}
+
+
 def run(config: ServerConfig) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="rpc-agent: %(levelname)s %(message)s"
     )
-    return anyio.run(serve, config)
+    return anyio.run(serve, config, backend_options=event_loop_options())
