@@ -83,7 +83,7 @@ def entry_to_message(entry: JsonDict) -> JsonDict | None:
             "display": entry.get("display", True),
             "timestamp": iso_to_ms(entry.get("timestamp")),
         }
-        if entry.get("details") is not None:
+        if "details" in entry:  # as pi: a null ``details`` is kept, only a missing one is left out
             message["details"] = entry["details"]
         return message
     if kind == "branch_summary" and entry.get("summary"):

@@ -185,7 +185,7 @@ def pi_build_context(path: Path) -> list[JsonDict]:
                 "display": e["display"],
                 "timestamp": ms(e["timestamp"]),
             }
-            if e.get("details") is not None:
+            if "details" in e:  # pi copies the field: null stays null, only a missing one is left out
                 custom["details"] = e["details"]
             return custom
         if e["type"] == "branch_summary" and e.get("summary"):
