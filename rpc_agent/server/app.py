@@ -132,7 +132,7 @@ async def serve(config: ServerConfig) -> int:
     methods = Methods(agent, providers=[provider.name], on_shutdown=stop.set)
     router = Router(methods.registry, writer, error_mapper=map_error)
 
-    async def watch_signals(scope: anyio.CancelScope) -> None:
+    async def watch_signals() -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async for _signum in signals:
                 stop.set()
@@ -145,7 +145,7 @@ async def serve(config: ServerConfig) -> int:
 
     async with writer, anyio.create_task_group() as group:
         group.start_soon(serve_until_stopped)
-        group.start_soon(watch_signals, group.cancel_scope)
+        group.start_soon(watch_signals)
         warm_up = getattr(provider, "warm_up", None)
         if warm_up is not None:
             group.start_soon(warm_up)
