@@ -807,3 +807,4 @@ class AgentSession:
         self.abort_bash()
         with anyio.CancelScope(shield=True):
             await self.manager.aclose()
+            await self.provider.aclose()

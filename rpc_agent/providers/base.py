@@ -161,3 +161,7 @@ class Provider(Protocol):
         any content; failures mid-stream end with an ``error`` event whose partial keeps what
         arrived (the loop stores it)."""
         ...
+
+    async def aclose(self) -> None:
+        """Release connections; the server calls it once, at shutdown."""
+        ...

@@ -111,6 +111,9 @@ class FauxProvider:
         )
         return {"text": f"Echo: {last_user}" if last_user else "Hello from the faux provider."}
 
+    async def aclose(self) -> None:
+        """Nothing to release: the script lives in memory."""
+
     @staticmethod
     def _summary(request: ProviderRequest) -> str:
         """A deterministic summary in the structured format the real summarizer asks for."""

@@ -1,0 +1,13 @@
+"""Claude through the official ``anthropic`` SDK.
+
+The parts: ``sdk`` (the SDK imported off the start-up path), ``errors`` (classification for the
+retry policy), ``partial_json`` (streamed tool arguments), ``stream`` (assembling our message
+from the SDK's events) and ``provider`` (the client and the Provider protocol).
+"""
+
+from .errors import classify_error
+from .partial_json import PartialJson
+from .provider import AnthropicProvider
+from .sdk import warm_up
+
+__all__ = ["AnthropicProvider", "PartialJson", "classify_error", "warm_up"]

@@ -1,0 +1,226 @@
+"""Stream assembly: the SDK's raw stream events become our assistant message and events."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+
+from rpc_agent.providers.base import (
+    AssistantEvent,
+    AssistantEventType,
+    JsonDict,
+    ModelInfo,
+    ProviderError,
+    empty_usage,
+)
+from rpc_agent.providers.convert import API
+from rpc_agent.providers.models import PROVIDER, cost_of
+
+from .partial_json import PartialJson
+
+__all__ = ["Assembler", "drain"]
+
+DRAIN_TIMEOUT = 5.0
+"""Seconds to wait for the end of the body after ``message_stop`` (so the connection is reused)."""
+
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "refusal": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "toolUse",
+}
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Assembler:
+    """Raw SDK stream events -> our assistant message and AssistantEvents."""
+
+    def __init__(self, model: ModelInfo) -> None:
+        self.model = model
+        self.partial: JsonDict = {
+            "role": "assistant",
+            "content": [],
+            "api": API,
+            "provider": PROVIDER,
+            "model": model.id,
+            "usage": empty_usage(),
+            "stopReason": "stop",
+            "timestamp": _now_ms(),
+        }
+        self.started = False
+        self.finished = False
+        self.stop_reason: str | None = None
+        self._index: dict[int, int] = {}  # API block index -> our content index
+        self._json: dict[int, PartialJson] = {}
+        self._has_deltas: set[int] = set()
+
+    def _event(self, kind: AssistantEventType, **fields: Any) -> AssistantEvent:
+        return AssistantEvent(type=kind, partial=self.partial, **fields)
+
+    def _start(self, out: list[AssistantEvent]) -> None:
+        if not self.started:
+            self.started = True
+            out.append(self._event("start"))
+
+    def _usage(self, usage: Any, *, replace: bool) -> None:
+        stored = self.partial["usage"]
+        for key, attr in (
+            ("input", "input_tokens"),
+            ("output", "output_tokens"),
+            ("cacheRead", "cache_read_input_tokens"),
+            ("cacheWrite", "cache_creation_input_tokens"),
+        ):
+            value = getattr(usage, attr, None)
+            if value is not None:
+                stored[key] = int(value)
+            elif replace:
+                stored[key] = 0
+        stored["totalTokens"] = (
+            stored["input"] + stored["output"] + stored["cacheRead"] + stored["cacheWrite"]
+        )
+        stored["cost"] = cost_of(stored, self.model)
+
+    def handle(self, event: Any) -> list[AssistantEvent]:
+        out: list[AssistantEvent] = []
+        kind = getattr(event, "type", None)
+        if kind == "content_block_delta":
+            self._delta(event, out)
+        elif kind == "content_block_start":
+            self._block_start(event, out)
+        elif kind == "content_block_stop":
+            self._block_stop(event, out)
+        elif kind == "message_start":
+            usage = getattr(getattr(event, "message", None), "usage", None)
+            if usage is not None:
+                self._usage(usage, replace=True)
+        elif kind == "message_delta":
+            delta = event.delta
+            if delta.stop_reason:
+                self.stop_reason = str(delta.stop_reason)
+                self.partial["stopReason"] = _STOP_REASONS.get(self.stop_reason, "stop")
+                if self.stop_reason == "refusal":
+                    details = getattr(delta, "stop_details", None)
+                    note = getattr(details, "explanation", None) or getattr(details, "category", None)
+                    self.partial["errorMessage"] = "Claude declined to continue (stop_reason refusal)" + (
+                        f": {note}" if note else ""
+                    )
+            if event.usage is not None:
+                self._usage(event.usage, replace=False)
+        elif kind == "message_stop":
+            self.finished = True
+        return out
+
+    def _block_start(self, event: Any, out: list[AssistantEvent]) -> None:
+        block = event.content_block
+        kind = block.type
+        content: list[JsonDict] = self.partial["content"]
+        index = len(content)
+        if kind == "text":
+            content.append({"type": "text", "text": ""})
+            self._index[event.index] = index
+            self._start(out)
+            out.append(self._event("text_start", contentIndex=index))
+            if block.text:
+                self._text(index, "text", block.text, out)
+        elif kind == "thinking":
+            stored: JsonDict = {"type": "thinking", "thinking": ""}
+            if block.signature:
+                stored["thinkingSignature"] = block.signature
+            content.append(stored)
+            self._index[event.index] = index
+            self._start(out)
+            out.append(self._event("thinking_start", contentIndex=index))
+            if block.thinking:
+                self._text(index, "thinking", block.thinking, out)
+        elif kind == "redacted_thinking":
+            content.append(
+                {
+                    "type": "thinking",
+                    "thinking": "[Reasoning redacted]",
+                    "thinkingSignature": block.data,
+                    "redacted": True,
+                }
+            )
+            self._index[event.index] = index
+            self._start(out)
+            out.append(self._event("thinking_start", contentIndex=index))
+        elif kind == "tool_use":
+            arguments = block.input if isinstance(block.input, dict) else {}
+            content.append(
+                {"type": "toolCall", "id": block.id, "name": block.name, "arguments": dict(arguments)}
+            )
+            self._index[event.index] = index
+            self._json[index] = PartialJson()
+            self._start(out)
+            out.append(self._event("toolcall_start", contentIndex=index))
+        # Server-side tool blocks and future block types are not part of our message shape.
+
+    def _text(self, index: int, key: str, text: str, out: list[AssistantEvent]) -> None:
+        self.partial["content"][index][key] += text
+        kind: AssistantEventType = "text_delta" if key == "text" else "thinking_delta"
+        out.append(self._event(kind, contentIndex=index, delta=text))
+
+    def _delta(self, event: Any, out: list[AssistantEvent]) -> None:
+        index = self._index.get(event.index)
+        if index is None:
+            return
+        delta = event.delta
+        kind = delta.type
+        block = self.partial["content"][index]
+        if kind == "text_delta" and block["type"] == "text":
+            self._text(index, "text", delta.text, out)
+        elif kind == "thinking_delta" and block["type"] == "thinking":
+            self._text(index, "thinking", delta.thinking, out)
+        elif kind == "signature_delta" and block["type"] == "thinking":
+            block["thinkingSignature"] = block.get("thinkingSignature", "") + delta.signature
+        elif kind == "input_json_delta" and block["type"] == "toolCall":
+            self._has_deltas.add(index)
+            block["arguments"] = self._json[index].feed(delta.partial_json)
+            out.append(self._event("toolcall_delta", contentIndex=index, delta=delta.partial_json))
+
+    def _block_stop(self, event: Any, out: list[AssistantEvent]) -> None:
+        index = self._index.get(event.index)
+        if index is None:
+            return
+        block = self.partial["content"][index]
+        kind = block["type"]
+        if kind == "text":
+            out.append(self._event("text_end", contentIndex=index, content=block["text"]))
+        elif kind == "thinking":
+            out.append(self._event("thinking_end", contentIndex=index, content=block["thinking"]))
+        elif kind == "toolCall":
+            if index in self._has_deltas:
+                block["arguments"] = self._json[index].final()
+            out.append(self._event("toolcall_end", contentIndex=index, toolCall=block))
+
+    def done(self) -> list[AssistantEvent]:
+        out: list[AssistantEvent] = []
+        self._start(out)
+        out.append(self._event("done", reason=self.partial["stopReason"]))
+        return out
+
+    def error(self, error: ProviderError) -> AssistantEvent:
+        self.partial["stopReason"] = "error"
+        self.partial["errorMessage"] = str(error)
+        return self._event("error", reason="error", error=error)
+
+
+async def drain(sdk_stream: Any) -> None:
+    """Read what follows ``message_stop`` (normally only the end of the body) so the
+    connection goes back to the pool; a misbehaving server gets DRAIN_TIMEOUT seconds."""
+    with anyio.move_on_after(DRAIN_TIMEOUT):
+        try:
+            while True:
+                await sdk_stream.__anext__()
+        except StopAsyncIteration:
+            pass
+        except Exception:
+            pass  # the message is complete; a broken tail does not matter
