@@ -39,11 +39,6 @@ WAIT = 30.0
 EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # --- session files ------------------------------------------------------------------------------
 
 

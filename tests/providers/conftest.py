@@ -11,11 +11,6 @@ from rpc_agent.providers.anthropic import AnthropicProvider
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
     """A running fake server; ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY point at it."""
     with FakeAnthropic() as server:

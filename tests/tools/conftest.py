@@ -8,11 +8,6 @@ from rpc_agent.tools.base import ToolContext, ToolOutput
 from tools.helpers import text_of
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Updates:
     """Records the partial outputs a tool reports."""
 
