@@ -1,8 +1,8 @@
 // Prints the context the pi coding agent builds when it opens a session file.
 //
-//   node tests/compat/pi_context.mjs <session.jsonl>
+//   node tests/compat/pi_context.mjs <session.jsonl>...
 //
-// Prints one JSON line: {messages, thinkingLevel, model, leafId, sessionName, labels}.
+// Prints one JSON line per file: {messages, thinkingLevel, model, leafId, sessionName, labels}.
 // The context is pi's SessionManager.open(path).buildSessionContext(); it is checked against
 // parseSessionEntries + migrateSessionEntries + buildSessionContext with the leaf left to the
 // last entry (how pi's low-level helpers read a file) and the script fails if they disagree.
@@ -14,38 +14,43 @@ function contextJson(context) {
 	return JSON.stringify({ messages: context.messages, thinkingLevel: context.thinkingLevel, model: context.model });
 }
 
-const path = process.argv[2];
-if (!path) {
-	process.stderr.write("usage: pi_context.mjs <session.jsonl>\n");
+const paths = process.argv.slice(2);
+if (paths.length === 0) {
+	process.stderr.write("usage: pi_context.mjs <session.jsonl>...\n");
 	process.exit(2);
 }
 
-// Read the raw helpers' view first: SessionManager.open would rewrite an old-version file.
-const entries = parseSessionEntries(readFileSync(path, "utf8"));
-migrateSessionEntries(entries);
-const viaHelpers = buildSessionContext(entries.filter((e) => e.type !== "session"));
-
-const manager = SessionManager.open(path);
-const context = manager.buildSessionContext();
-
-if (contextJson(context) !== contextJson(viaHelpers)) {
-	process.stderr.write("SessionManager.open().buildSessionContext() and buildSessionContext(entries) disagree\n");
-	process.stderr.write(`manager: ${contextJson(context)}\nhelpers: ${contextJson(viaHelpers)}\n`);
-	process.exit(1);
+// One line per file, in order: a test suite reads many files for the price of one node start.
+for (const path of paths) {
+	process.stdout.write(`${JSON.stringify(readSession(path))}\n`);
 }
 
-const labels = {};
-for (const entry of manager.getEntries()) {
-	const label = manager.getLabel(entry.id);
-	if (label !== undefined) labels[entry.id] = label;
-}
-process.stdout.write(
-	`${JSON.stringify({
+function readSession(path) {
+	// Read the raw helpers' view first: SessionManager.open would rewrite an old-version file.
+	const entries = parseSessionEntries(readFileSync(path, "utf8"));
+	migrateSessionEntries(entries);
+	const viaHelpers = buildSessionContext(entries.filter((e) => e.type !== "session"));
+
+	const manager = SessionManager.open(path);
+	const context = manager.buildSessionContext();
+
+	if (contextJson(context) !== contextJson(viaHelpers)) {
+		process.stderr.write(`${path}: SessionManager.open().buildSessionContext() and buildSessionContext(entries) disagree\n`);
+		process.stderr.write(`manager: ${contextJson(context)}\nhelpers: ${contextJson(viaHelpers)}\n`);
+		process.exit(1);
+	}
+
+	const labels = {};
+	for (const entry of manager.getEntries()) {
+		const label = manager.getLabel(entry.id);
+		if (label !== undefined) labels[entry.id] = label;
+	}
+	return {
 		messages: context.messages,
 		thinkingLevel: context.thinkingLevel,
 		model: context.model,
 		leafId: manager.getLeafId(),
 		sessionName: manager.getSessionName() ?? null,
 		labels,
-	})}\n`,
-);
+	};
+}

@@ -49,7 +49,7 @@ T0 = 1_733_234_400_000  # 2024-12-03T14:00:00Z in epoch milliseconds
 # --- running pi ----------------------------------------------------------------------------
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def node() -> str:
     """The node binary, once the reference implementation is installed (else the test skips)."""
     if not PI_PACKAGE_DIR.is_dir():
@@ -64,6 +64,11 @@ def node() -> str:
 
 
 def run_pi(node: str, script: str, *args: str) -> JsonDict:
+    return run_pi_lines(node, script, *args)[0]
+
+
+def run_pi_lines(node: str, script: str, *args: str) -> list[JsonDict]:
+    """Every JSON line a pi script printed (``pi_context.mjs`` prints one per file)."""
     done = subprocess.run(
         [node, str(COMPAT_DIR / script), *args],
         cwd=COMPAT_DIR,
@@ -73,8 +78,7 @@ def run_pi(node: str, script: str, *args: str) -> JsonDict:
         check=False,
     )
     assert done.returncode == 0, f"{script} failed ({done.returncode}):\n{done.stderr}"
-    result: JsonDict = json.loads(done.stdout)
-    return result
+    return [json.loads(line) for line in done.stdout.split("\n") if line]
 
 
 def as_json(value: Any) -> Any:
@@ -305,16 +309,24 @@ def write_ours(tmp_path: Path, shape: Callable[[SessionManager, Clock], None]) -
     return manager.session_file
 
 
-@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+@pytest.fixture(scope="session")
+def pi_on_our_shapes(node: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, JsonDict]]:
+    """Every shape written by our store, and what pi read from it: one node run for all."""
+    folder = tmp_path_factory.mktemp("shapes")
+    paths = {name: write_ours(folder / name, shape) for name, shape in SHAPES.items()}
+    views = run_pi_lines(node, "pi_context.mjs", *map(str, paths.values()))
+    assert len(views) == len(paths)
+    return {name: (path, view) for (name, path), view in zip(paths.items(), views, strict=True)}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
 def test_pi_builds_our_context_from_our_file(
-    node: str, tmp_path: Path, shape: Callable[[SessionManager, Clock], None]
+    pi_on_our_shapes: dict[str, tuple[Path, JsonDict]], shape: str
 ) -> None:
-    path = write_ours(tmp_path, shape)
+    path, pi = pi_on_our_shapes[shape]
     with SessionManager.open(path) as ours:
         expected = context_json(ours.build_session_context())
         name, labels = ours.session_name, ours.labels
-
-    pi = run_pi(node, "pi_context.mjs", str(path))
 
     # Compared whole, as JSON: no field is normalised. pi drops undefined fields when it prints
     # (JSON.stringify), and our store never writes a field it has no value for, so none differ.
@@ -325,7 +337,7 @@ def test_pi_builds_our_context_from_our_file(
     assert pi["labels"] == labels
 
 
-def test_the_shapes_are_not_trivial(node: str, tmp_path: Path) -> None:
+def test_the_shapes_are_not_trivial(pi_on_our_shapes: dict[str, tuple[Path, JsonDict]]) -> None:
     """A guard on the guard: the shapes do build the contexts they are meant to."""
     expected = {
         "navigated": ["one?"],
@@ -335,8 +347,7 @@ def test_the_shapes_are_not_trivial(node: str, tmp_path: Path) -> None:
         "branched": ["one?", "one!", "two, again?", "two, again!"],
     }
     for name, texts in expected.items():
-        path = write_ours(tmp_path / name, SHAPES[name])
-        pi = run_pi(node, "pi_context.mjs", str(path))
+        _path, pi = pi_on_our_shapes[name]
         assert [_text(m) for m in pi["messages"]] == texts, name
 
 
