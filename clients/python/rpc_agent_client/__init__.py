@@ -18,7 +18,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.abc
@@ -26,10 +26,12 @@ import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import BaseModel
 
-from rpc_agent.protocol import methods as m
+from . import types as m
 
 JsonDict = dict[str, Any]
 ResultT = TypeVar("ResultT", bound=BaseModel)
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+QueueMode = Literal["all", "one-at-a-time"]
 
 __all__ = ["RpcAgentClient", "RpcCallError", "ServerExitedError"]
 
@@ -333,6 +335,51 @@ class RpcAgentClient:
 
     async def bash(self, command: str) -> m.BashResult:
         return await self._typed(m.BashResult, "bash", {"command": command})
+
+    async def abort_bash(self) -> m.AbortResult:
+        return await self._typed(m.AbortResult, "abort_bash")
+
+    async def abort_retry(self) -> m.AbortResult:
+        return await self._typed(m.AbortResult, "abort_retry")
+
+    async def compact(self, custom_instructions: str | None = None) -> m.CompactResult:
+        params = {"customInstructions": custom_instructions} if custom_instructions is not None else None
+        return await self._typed(m.CompactResult, "compact", params)
+
+    async def get_available_models(self) -> m.ModelsResult:
+        return await self._typed(m.ModelsResult, "get_available_models")
+
+    async def set_model(self, model_id: str, provider: str | None = None) -> m.ModelDescription:
+        params: JsonDict = {"modelId": model_id}
+        if provider is not None:
+            params["provider"] = provider
+        return await self._typed(m.ModelDescription, "set_model", params)
+
+    async def cycle_model(self) -> m.CycleModelResult:
+        return await self._typed(m.CycleModelResult, "cycle_model")
+
+    async def set_thinking_level(self, level: ThinkingLevel) -> None:
+        await self.call("set_thinking_level", {"level": level})
+
+    async def cycle_thinking_level(self) -> m.ThinkingLevelResult:
+        return await self._typed(m.ThinkingLevelResult, "cycle_thinking_level")
+
+    async def set_steering_mode(self, mode: QueueMode) -> None:
+        await self.call("set_steering_mode", {"mode": mode})
+
+    async def set_follow_up_mode(self, mode: QueueMode) -> None:
+        await self.call("set_follow_up_mode", {"mode": mode})
+
+    async def set_auto_compaction(self, enabled: bool) -> None:
+        await self.call("set_auto_compaction", {"enabled": enabled})
+
+    async def set_auto_retry(self, enabled: bool) -> None:
+        await self.call("set_auto_retry", {"enabled": enabled})
+
+    async def export_html(self, output_path: str | None = None) -> str:
+        """Write the session as an HTML page; returns the path written."""
+        params = {"outputPath": output_path} if output_path is not None else None
+        return (await self._typed(m.ExportHtmlResult, "export_html", params)).path
 
     async def shutdown(self) -> None:
         await self.call("shutdown")

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import anyio
 
-from rpc_agent.protocol import methods as m
-
 from . import RpcAgentClient
+from . import types as m
 
 
 def render_tree(tree: m.TreeResult) -> str:

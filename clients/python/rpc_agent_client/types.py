@@ -1,0 +1,1081 @@
+"""The wire types of rpc-agent, generated from protocol/schema.json: do not edit.
+
+Regenerate with ``python clients/python/scripts/generate_types.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class AbortResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    aborted: Annotated[bool, Field(description='false when nothing was running')]
+
+
+class AgentStartEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['agent_start'] = 'agent_start'
+
+
+class AssistantMessageDelta(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    content: str | None = None
+    contentIndex: int | None = None
+    delta: str | None = None
+    reason: str | None = None
+    toolCall: dict[str, Any] | None = None
+    type: Literal['start', 'text_start', 'text_delta', 'text_end', 'thinking_start', 'thinking_delta', 'thinking_end', 'toolcall_start', 'toolcall_delta', 'toolcall_end', 'done', 'error']
+
+
+class AutoRetryEndEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    attempt: int
+    finalError: str | None = None
+    success: bool
+    type: Literal['auto_retry_end'] = 'auto_retry_end'
+
+
+class AutoRetryStartEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    attempt: int
+    delayMs: int
+    errorMessage: str
+    maxAttempts: int
+    type: Literal['auto_retry_start'] = 'auto_retry_start'
+
+
+class BashExecutionMessage(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    cancelled: bool = False
+    command: str
+    excludeFromContext: bool | None = None
+    exitCode: int | None = None
+    fullOutputPath: str | None = None
+    output: str
+    role: Literal['bashExecution'] = 'bashExecution'
+    timestamp: int
+    truncated: bool = False
+
+
+class BashParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    command: str
+    excludeFromContext: bool = False
+
+
+class BashResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    cancelled: bool
+    exitCode: int | None
+    fullOutputPath: str | None = None
+    output: str
+    truncated: bool
+
+
+class BranchSummaryEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    details: Any = None
+    fromHook: bool | None = None
+    fromId: str
+    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
+    parentId: Annotated[str | None, Field(description='null for a root entry')]
+    summary: str
+    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
+    type: Literal['branch_summary'] = 'branch_summary'
+
+
+class BranchSummaryMessage(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    fromId: str
+    role: Literal['branchSummary'] = 'branchSummary'
+    summary: str
+    timestamp: int
+
+
+class Capabilities(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    compaction: bool
+    errorCodes: dict[str, int]
+    fork: bool = True
+    images: bool = True
+    providers: list[str]
+    tree: bool = True
+
+
+class ClientInfo(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    name: str
+    version: str | None = None
+
+
+class CompactParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    customInstructions: str | None = None
+
+
+class CompactResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    details: Any = None
+    firstKeptEntryId: str
+    summary: str
+    tokensBefore: int
+
+
+class CompactionEndEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    aborted: bool
+    errorMessage: str | None = None
+    reason: Literal['manual', 'threshold', 'overflow']
+    result: CompactResult | None
+    type: Literal['compaction_end'] = 'compaction_end'
+    willRetry: bool
+
+
+class CompactionEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    details: Any = None
+    firstKeptEntryId: str
+    fromHook: bool | None = None
+    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
+    parentId: Annotated[str | None, Field(description='null for a root entry')]
+    summary: str
+    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
+    tokensBefore: int
+    type: Literal['compaction'] = 'compaction'
+
+
+class CompactionStartEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    reason: Literal['manual', 'threshold', 'overflow']
+    type: Literal['compaction_start'] = 'compaction_start'
+
+
+class CompactionSummaryMessage(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    role: Literal['compactionSummary'] = 'compactionSummary'
+    summary: str
+    timestamp: int
+    tokensBefore: int
+
+
+class Cost(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    cacheRead: float = 0
+    cacheWrite: float = 0
+    input: float = 0
+    output: float = 0
+    total: float = 0
+
+
+class CustomEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    customType: str
+    data: Any = None
+    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
+    parentId: Annotated[str | None, Field(description='null for a root entry')]
+    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
+    type: Literal['custom'] = 'custom'
+
+
+class EntriesResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    entries: Annotated[
+        list[dict[str, Any]],
+        Field(description='raw session entries in file order (see the entry schemas)'),
+    ]
+    leafId: str | None
+
+
+class ExportHtmlParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    outputPath: str | None = None
+
+
+class ExportHtmlResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    path: str
+
+
+class ForkMessage(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    entryId: str
+    text: str
+
+
+class ForkMessagesResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    messages: list[ForkMessage]
+
+
+class ForkParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    entryId: Annotated[
+        str, Field(description='a user message; the new session ends just before it')
+    ]
+
+
+class ForkResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    cancelled: bool = False
+    leafId: str | None
+    sessionFile: str | None
+    sessionId: str
+    text: Annotated[
+        str, Field(description="the user message's text, to edit and resubmit")
+    ]
+
+
+class GetEntriesParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    since: Annotated[
+        str | None, Field(description='entry id cursor: only entries after it')
+    ] = None
+
+
+class ImageContent(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    data: Annotated[
+        str,
+        Field(
+            description="base64 data, or a blob reference 'blob:sha256:<hex>' on disk"
+        ),
+    ]
+    mimeType: str
+    type: Literal['image'] = 'image'
+
+
+class InitializeParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    clientInfo: ClientInfo | None = None
+    protocolVersion: str | None = None
+
+
+class LabelEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
+    label: str | None = None
+    parentId: Annotated[str | None, Field(description='null for a root entry')]
+    targetId: str
+    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
+    type: Literal['label'] = 'label'
+
+
+class LastAssistantTextResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    text: str | None
+
+
+class ListSessionsParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    all: Annotated[
+        bool, Field(description='every working directory, not only this one')
+    ] = False
+
+
+class MessageUpdateEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    assistantMessageEvent: AssistantMessageDelta
+    type: Literal['message_update'] = 'message_update'
+
+
+class ModeChangeEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    data: Any = None
+    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
+    mode: str = 'none'
+    parentId: Annotated[str | None, Field(description='null for a root entry')]
+    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
+    type: Literal['mode_change'] = 'mode_change'
+
+
+class ModelChangeEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
+    model: str | None = None
+    modelId: str | None = None
+    parentId: Annotated[str | None, Field(description='null for a root entry')]
+    provider: str | None = None
+    role: str | None = None
+    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
+    type: Literal['model_change'] = 'model_change'
+
+
+class ModelDescription(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    api: str
+    contextWindow: int
+    cost: dict[str, float]
+    id: str
+    input: list[str]
+    maxTokens: int
+    name: str
+    provider: str
+    reasoning: bool
+
+
+class ModelsResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    models: list[ModelDescription]
+
+
+class NavigateTreeParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    customInstructions: str | None = None
+    label: str | None = None
+    replaceInstructions: bool = False
+    summarize: bool = False
+    targetId: str
+
+
+class NavigateTreeResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    cancelled: bool
+    editorText: Annotated[
+        str | None, Field(description='text of the selected user message, to edit')
+    ] = None
+    leafId: str | None
+    summaryEntryId: str | None = None
+
+
+class NewSessionParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    parentSession: str | None = None
+
+
+class Ok(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+
+
+class PromptParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    images: list[ImageContent] | None = None
+    message: str
+    streamingBehavior: Annotated[
+        Literal['steer', 'followUp'] | None,
+        Field(
+            description='required while the agent is streaming: queue as steer or followUp'
+        ),
+    ] = None
+
+
+class QueueParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    images: list[ImageContent] | None = None
+    message: str
+
+
+class QueueResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    pendingMessageCount: int
+
+
+class QueueUpdateEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    followUp: list[str]
+    steering: list[str]
+    type: Literal['queue_update'] = 'queue_update'
+
+
+class ServerInfo(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    name: str
+    version: str
+
+
+class SessionChangeResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    cancelled: bool = False
+    leafId: str | None
+    sessionFile: str | None
+    sessionId: str
+
+
+class SessionChangedEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    leafId: str | None
+    reason: Literal['new', 'switch', 'fork', 'clone', 'navigate']
+    sessionFile: str | None
+    sessionId: str
+    type: Literal['session_changed'] = 'session_changed'
+
+
+class SessionHeader(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    cwd: str = ''
+    id: str
+    parentSession: str | None = None
+    timestamp: str
+    type: Literal['session'] = 'session'
+    version: Annotated[int | None, Field(description='absent in v1 files')] = None
+
+
+class SessionInfoEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
+    name: str | None = None
+    parentId: Annotated[str | None, Field(description='null for a root entry')]
+    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
+    type: Literal['session_info'] = 'session_info'
+
+
+class SessionInfoModel(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    created: str
+    cwd: str
+    firstMessage: str
+    id: str
+    messageCount: int
+    modified: str
+    name: str | None
+    parentSession: str | None
+    path: str
+
+
+class SessionInitEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
+    parentId: Annotated[str | None, Field(description='null for a root entry')]
+    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
+    type: Literal['session_init'] = 'session_init'
+
+
+class SetEnabledParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    enabled: bool
+
+
+class SetLabelParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    entryId: str
+    label: str | None
+
+
+class SetLabelResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    labelEntryId: str
+
+
+class SetModelParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    modelId: str
+    provider: str | None = None
+
+
+class SetQueueModeParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    mode: Literal['all', 'one-at-a-time']
+
+
+class SetSessionNameParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    name: str
+
+
+class SetThinkingLevelParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+
+
+class State(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    autoCompaction: bool
+    autoRetry: bool
+    cwd: str
+    followUpMode: Literal['all', 'one-at-a-time']
+    isCompacting: bool
+    isStreaming: bool
+    leafId: str | None
+    messageCount: int
+    model: ModelDescription | None
+    pendingMessageCount: int
+    sessionFile: str | None
+    sessionId: str
+    sessionName: str | None
+    steeringMode: Literal['all', 'one-at-a-time']
+    thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+
+
+class SwitchSessionParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    sessionPath: str
+
+
+class TextContent(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    text: str
+    textSignature: str | None = None
+    type: Literal['text'] = 'text'
+
+
+class ThinkingContent(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    redacted: bool | None = None
+    thinking: str
+    thinkingSignature: str | None = None
+    type: Literal['thinking'] = 'thinking'
+
+
+class ThinkingLevelChangeEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
+    parentId: Annotated[str | None, Field(description='null for a root entry')]
+    thinkingLevel: str
+    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
+    type: Literal['thinking_level_change'] = 'thinking_level_change'
+
+
+class ThinkingLevelResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+
+
+class TokenTotals(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    cacheRead: int
+    cacheWrite: int
+    input: int
+    output: int
+    total: int
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    arguments: dict[str, Any]
+    id: str
+    name: str
+    type: Literal['toolCall'] = 'toolCall'
+
+
+class ToolExecutionStartEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    args: dict[str, Any]
+    toolCallId: str
+    toolName: str
+    type: Literal['tool_execution_start'] = 'tool_execution_start'
+
+
+class ToolResultMessage(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    content: list[Annotated[TextContent | ImageContent, Field(discriminator='type')]]
+    details: Any = None
+    isError: bool = False
+    role: Literal['toolResult'] = 'toolResult'
+    timestamp: int
+    toolCallId: str
+    toolName: str
+
+
+class ToolResultPayload(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    content: list[dict[str, Any]]
+    details: Any = None
+
+
+class TreeNode(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    childCount: int
+    depth: int
+    id: str
+    label: str | None
+    parentId: str | None
+    preview: Annotated[
+        str, Field(description="one line of the entry's text, at most 200 characters")
+    ]
+    role: str | None
+    timestamp: str
+    type: str
+
+
+class TreeResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    leafId: str | None
+    nodes: Annotated[
+        list[TreeNode],
+        Field(description='depth-first, children oldest first; flat, never nested'),
+    ]
+
+
+class TtsrInjectionEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
+    injectedRules: list[str] | None = None
+    parentId: Annotated[str | None, Field(description='null for a root entry')]
+    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
+    type: Literal['ttsr_injection'] = 'ttsr_injection'
+
+
+class TurnStartEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    type: Literal['turn_start'] = 'turn_start'
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    cacheRead: int = 0
+    cacheWrite: int = 0
+    cost: Cost | None = None
+    input: int = 0
+    output: int = 0
+    totalTokens: int = 0
+
+
+class UserMessage(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    content: str | list[Annotated[TextContent | ImageContent, Field(discriminator='type')]]
+    role: Literal['user'] = 'user'
+    timestamp: Annotated[int, Field(description='Unix time in milliseconds')]
+
+
+class AssistantMessage(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    api: str = 'anthropic-messages'
+    content: list[
+        Annotated[TextContent | ThinkingContent | ToolCall, Field(discriminator='type')]
+    ]
+    errorMessage: str | None = None
+    model: str
+    provider: str
+    role: Literal['assistant'] = 'assistant'
+    stopReason: Literal['stop', 'length', 'toolUse', 'error', 'aborted'] = 'stop'
+    timestamp: int
+    usage: Usage | None = None
+
+
+class CustomMessage(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    content: str | list[Annotated[TextContent | ImageContent, Field(discriminator='type')]]
+    customType: str
+    details: Any = None
+    display: bool = True
+    role: Literal['custom'] = 'custom'
+    timestamp: int
+
+
+class CustomMessageEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    content: str | list[Annotated[TextContent | ImageContent, Field(discriminator='type')]]
+    customType: str
+    details: Any = None
+    display: bool = True
+    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
+    parentId: Annotated[str | None, Field(description='null for a root entry')]
+    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
+    type: Literal['custom_message'] = 'custom_message'
+
+
+class CycleModelResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    model: ModelDescription
+    thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+
+
+class InitializeResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    capabilities: Capabilities
+    methods: list[str]
+    protocolVersion: str
+    serverInfo: ServerInfo
+    state: State
+
+
+class ListSessionsResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    sessions: list[SessionInfoModel]
+
+
+class MessageEndEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    entryId: Annotated[
+        str | None, Field(description='the session entry that stores it')
+    ] = None
+    message: Annotated[
+        UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
+        Field(discriminator='role'),
+    ]
+    type: Literal['message_end'] = 'message_end'
+
+
+class MessageEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
+    message: Annotated[
+        UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
+        Field(discriminator='role'),
+    ]
+    parentId: Annotated[str | None, Field(description='null for a root entry')]
+    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
+    type: Literal['message'] = 'message'
+
+
+class MessageStartEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    message: Annotated[
+        UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
+        Field(discriminator='role'),
+    ]
+    type: Literal['message_start'] = 'message_start'
+
+
+class MessagesResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    messages: list[
+        Annotated[
+            UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
+            Field(discriminator='role'),
+        ]
+    ]
+
+
+class PromptResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    errorMessage: str | None = None
+    messages: Annotated[
+        list[Annotated[UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage, Field(discriminator='role')]] | None,
+        Field(description='messages the run added'),
+    ] = None
+    queued: Annotated[
+        bool,
+        Field(
+            description='true when the prompt was queued (streamingBehavior) instead of run'
+        ),
+    ]
+    stopReason: str | None = None
+
+
+class SessionStats(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    assistantMessages: int
+    cost: float
+    sessionFile: str | None
+    sessionId: str
+    tokens: TokenTotals
+    toolCalls: int
+    toolResults: int
+    totalMessages: int
+    userMessages: int
+
+
+class ToolExecutionEndEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    isError: bool
+    result: ToolResultPayload
+    toolCallId: str
+    toolName: str
+    type: Literal['tool_execution_end'] = 'tool_execution_end'
+
+
+class ToolExecutionUpdateEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    args: dict[str, Any]
+    partialResult: ToolResultPayload
+    toolCallId: str
+    toolName: str
+    type: Literal['tool_execution_update'] = 'tool_execution_update'
+
+
+class TurnEndEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    message: Annotated[
+        UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
+        Field(discriminator='role'),
+    ]
+    toolResults: list[
+        Annotated[
+            UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
+            Field(discriminator='role'),
+        ]
+    ]
+    type: Literal['turn_end'] = 'turn_end'
+
+
+class AgentEndEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    messages: list[
+        Annotated[
+            UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
+            Field(discriminator='role'),
+        ]
+    ]
+    type: Literal['agent_end'] = 'agent_end'

@@ -1,0 +1,70 @@
+"""The Python client: a typed call for every published method, its own generated types, and no
+server code behind it (an editor extension in Python installs the client alone)."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from rpc_agent_client import RpcAgentClient, RpcCallError
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = ROOT / "protocol" / "schema.json"
+GENERATOR = ROOT / "clients" / "python" / "scripts" / "generate_types.py"
+
+
+def test_every_method_in_the_schema_has_a_typed_call() -> None:
+    methods = orjson.loads(SCHEMA.read_bytes())["methods"]
+    missing = [
+        name for name in methods if not inspect.iscoroutinefunction(getattr(RpcAgentClient, name, None))
+    ]
+    assert missing == [], f"RpcAgentClient has no typed call for {missing}"
+
+
+def test_the_client_loads_no_server_code() -> None:
+    probe = (
+        "import sys, rpc_agent_client, rpc_agent_client.demo, rpc_agent_client.types\n"
+        "heavy = ('rpc_agent', 'anthropic', 'uvloop', 'acp', 'jsonrpcserver')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_generated_types_match_the_schema() -> None:
+    done = subprocess.run(
+        [sys.executable, str(GENERATOR), "--check"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.anyio
+async def test_the_settings_calls_reach_the_server(tmp_path: Path) -> None:
+    async with RpcAgentClient.spawn("--provider", "faux", "--no-session", cwd=tmp_path) as client:
+        models = await client.get_available_models()
+        assert [model.id for model in models.models][:2] == ["faux-1", "faux-mini"]
+        chosen = await client.set_model("faux-mini")
+        assert chosen.id == "faux-mini"
+        assert (await client.cycle_model()).model.id == "faux-1"
+        await client.set_thinking_level("high")
+        assert (await client.get_state()).thinkingLevel == "high"
+        assert (await client.cycle_thinking_level()).level != "high"
+        await client.set_steering_mode("all")
+        await client.set_follow_up_mode("all")
+        await client.set_auto_compaction(False)
+        await client.set_auto_retry(False)
+        state = await client.get_state()
+        assert (state.steeringMode, state.followUpMode) == ("all", "all")
+        assert (state.autoCompaction, state.autoRetry) == (False, False)
+        assert (await client.abort_bash()).aborted is False
+        assert (await client.abort_retry()).aborted is False
+        with pytest.raises(RpcCallError):
+            await client.compact()  # nothing to compact in an empty session
+        await client.prompt("hello")
+        page = Path(await client.export_html(str(tmp_path / "out.html")))
+        assert page.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
