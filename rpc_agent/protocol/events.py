@@ -11,11 +11,27 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..providers.base import AssistantEventType
-from ..session.entries import AgentMessage
+from .entries import AgentMessage
 from .methods import CompactResult
 
 JsonDict = dict[str, Any]
+
+
+AssistantEventType = Literal[
+    "start",
+    "text_start",
+    "text_delta",
+    "text_end",
+    "thinking_start",
+    "thinking_delta",
+    "thinking_end",
+    "toolcall_start",
+    "toolcall_delta",
+    "toolcall_end",
+    "done",
+    "error",
+]
+"""What a streamed ``message_update`` says happened (pi's assistant message events)."""
 
 
 class _Event(BaseModel):

@@ -17,9 +17,10 @@ import orjson
 from pydantic import BaseModel, RootModel
 from pydantic.json_schema import models_json_schema
 
-from ..session.entries import AgentMessage, KnownEntry, SessionHeader
 from . import PROTOCOL_VERSION
+from .entries import AgentMessage, KnownEntry, SessionHeader
 from .events import Event
+from .table import METHODS, Method
 
 JsonDict = dict[str, Any]
 
@@ -38,14 +39,12 @@ class MessageSchema(RootModel[AgentMessage]):
     """A message as stored and as returned by get_messages."""
 
 
-def _method_specs() -> list[Any]:
-    from ..server.methods import Methods
-
-    return list(Methods.for_docs().registry.methods)
+def _method_specs() -> list[Method]:
+    return list(METHODS)
 
 
 def build_schema() -> JsonDict:
-    from ..server.errors import ERROR_CODES
+    from .errors import ERROR_CODES
 
     specs = _method_specs()
     models: list[type[BaseModel]] = [EventSchema, EntrySchema, MessageSchema, SessionHeader]

@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..session.entries import AgentMessage, ImageContent, ThinkingLevel
 from .base import Params, Result
+from .entries import AgentMessage, ImageContent, ThinkingLevel
 
 JsonDict = dict[str, Any]
 

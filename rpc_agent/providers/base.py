@@ -6,7 +6,7 @@ a stream of ``AssistantEvent`` values, the same deltas the server forwards to cl
 the retry policy, the session and cancellation (an abort cancels the task that iterates the
 stream; the loop keeps the last ``partial`` it saw and stores it with stopReason "aborted").
 
-Messages are the stored dicts of ``rpc_agent.session.entries`` (user, assistant, toolResult,
+Messages are the stored dicts of ``rpc_agent.protocol.entries`` (user, assistant, toolResult,
 bashExecution, custom, branchSummary, compactionSummary); converting them to the provider's
 wire format, including repairing tool results whose call is not in the request, is the
 provider's job.
@@ -18,22 +18,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-JsonDict = dict[str, Any]
+from ..protocol.events import AssistantEventType
 
-AssistantEventType = Literal[
-    "start",
-    "text_start",
-    "text_delta",
-    "text_end",
-    "thinking_start",
-    "thinking_delta",
-    "thinking_end",
-    "toolcall_start",
-    "toolcall_delta",
-    "toolcall_end",
-    "done",
-    "error",
-]
+JsonDict = dict[str, Any]
 
 
 @dataclass(slots=True)

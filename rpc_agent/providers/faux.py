@@ -28,7 +28,8 @@ from typing import Any, cast
 import anyio
 import orjson
 
-from .base import AssistantEvent, AssistantEventType, ModelInfo, ProviderError, ProviderRequest, empty_usage
+from ..protocol.events import AssistantEventType
+from .base import AssistantEvent, ModelInfo, ProviderError, ProviderRequest, empty_usage
 
 JsonDict = dict[str, Any]
 

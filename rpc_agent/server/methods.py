@@ -8,6 +8,7 @@ synchronous and never wait, so the router runs them on its fast path.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -19,6 +20,7 @@ from ..agent.session import AgentBusyError, AgentSession, NotAvailableError, Ope
 from ..protocol import PROTOCOL_VERSION
 from ..protocol import methods as m
 from ..protocol.base import Empty, Ok
+from ..protocol.table import METHODS
 from ..providers.base import ModelInfo, ProviderError, ProviderNotConfiguredError
 from ..session import files
 from ..session.errors import (
@@ -94,281 +96,53 @@ class Methods:
         return cls(cast(AgentSession, None), providers=[], on_shutdown=lambda: None)
 
     def _register(self) -> None:
-        add = self.registry.add
-        a = self.agent
-        add(
-            "initialize",
-            self.initialize,
-            params=m.InitializeParams,
-            result=m.InitializeResult,
-            inline=True,
-            description="Handshake: protocol version, server info, capabilities, the method list and the state.",
-        )
-        add(
-            "get_state",
-            lambda _p: a.state_json(),
-            params=None,
-            result=m.State,
-            inline=True,
-            description="The session and agent state.",
-        )
-        add(
-            "shutdown",
-            self.shutdown,
-            params=None,
-            result=Ok,
-            inline=True,
-            description="Finish: abort any run, flush the session file, exit 0 after answering.",
-        )
-        # prompting
-        add(
-            "prompt",
-            self.prompt,
-            params=m.PromptParams,
-            result=m.PromptResult,
-            description="Run the agent on a user message; resolves when the run ends. While a run is going, "
-            "needs streamingBehavior and is queued.",
-        )
-        add(
-            "steer",
-            self.steer,
-            params=m.QueueParams,
-            result=m.QueueResult,
-            inline=True,
-            description="Queue a message delivered between turns of the current run.",
-        )
-        add(
-            "follow_up",
-            self.follow_up,
-            params=m.QueueParams,
-            result=m.QueueResult,
-            inline=True,
-            description="Queue a message delivered when the current run would stop.",
-        )
-        add(
-            "abort",
-            lambda _p: m.AbortResult(aborted=a.abort()),
-            params=None,
-            result=m.AbortResult,
-            inline=True,
-            description="Abort the run, compaction or summary in progress.",
-        )
-        add(
-            "abort_retry",
-            lambda _p: m.AbortResult(aborted=a.abort_retry()),
-            params=None,
-            result=m.AbortResult,
-            inline=True,
-            description="Stop waiting for an automatic retry.",
-        )
-        # reading
-        add(
-            "get_messages",
-            lambda _p: {"messages": a.messages()},
-            params=None,
-            result=m.MessagesResult,
-            inline=True,
-            description="The context as the model sees it.",
-        )
-        add(
-            "get_entries",
-            self.get_entries,
-            params=m.GetEntriesParams,
-            result=m.EntriesResult,
-            inline=True,
-            description="Raw session entries in file order, optionally only those after an entry id.",
-        )
-        add(
-            "get_last_assistant_text",
-            lambda _p: m.LastAssistantTextResult(text=a.last_assistant_text()),
-            params=None,
-            result=m.LastAssistantTextResult,
-            inline=True,
-            description="Text of the last assistant message on the current branch.",
-        )
-        add(
-            "get_session_stats",
-            lambda _p: a.session_stats(),
-            params=None,
-            result=m.SessionStats,
-            inline=True,
-            description="Message counts, token usage and cost of the session.",
-        )
-        # tree
-        add(
-            "get_tree",
-            lambda _p: a.tree(),
-            params=None,
-            result=m.TreeResult,
-            inline=True,
-            description="The whole tree as a flat depth-first list, children oldest first.",
-        )
-        add(
-            "navigate_tree",
-            self.navigate_tree,
-            params=m.NavigateTreeParams,
-            result=m.NavigateTreeResult,
-            description="Move the leaf to any entry, optionally summarizing the branch left behind.",
-        )
-        add(
-            "set_label",
-            self.set_label,
-            params=m.SetLabelParams,
-            result=m.SetLabelResult,
-            description="Set or clear (null) the label of an entry.",
-        )
-        # sessions
-        add(
-            "new_session",
-            self.new_session,
-            params=m.NewSessionParams,
-            result=m.SessionChangeResult,
-            description="Start a new session.",
-        )
-        add(
-            "switch_session",
-            self.switch_session,
-            params=m.SwitchSessionParams,
-            result=m.SessionChangeResult,
-            description="Open another session file.",
-        )
-        add(
-            "list_sessions",
-            self.list_sessions,
-            params=m.ListSessionsParams,
-            result=m.ListSessionsResult,
-            description="Sessions of this working directory (or all), most recent first.",
-        )
-        add(
-            "fork",
-            self.fork,
-            params=m.ForkParams,
-            result=m.ForkResult,
-            description="New session file from the path before a user message; returns its text.",
-        )
-        add(
-            "clone",
-            self.clone,
-            params=None,
-            result=m.SessionChangeResult,
-            description="New session file holding the current branch.",
-        )
-        add(
-            "get_fork_messages",
-            lambda _p: m.ForkMessagesResult(messages=a.fork_messages()),
-            params=None,
-            result=m.ForkMessagesResult,
-            inline=True,
-            description="User messages that fork can start from.",
-        )
-        add(
-            "set_session_name",
-            self.set_session_name,
-            params=m.SetSessionNameParams,
-            result=Ok,
-            description="Set the session's display name.",
-        )
-        # settings
-        add(
-            "set_model",
-            self.set_model,
-            params=m.SetModelParams,
-            result=m.ModelDescription,
-            description="Switch the model (unknown ids get sane defaults).",
-        )
-        add(
-            "cycle_model",
-            self.cycle_model,
-            params=None,
-            result=m.CycleModelResult,
-            description="Switch to the next available model.",
-        )
-        add(
-            "get_available_models",
-            lambda _p: m.ModelsResult(models=[_model(x) for x in a.provider.models()]),
-            params=None,
-            result=m.ModelsResult,
-            inline=True,
-            description="Models of the current provider.",
-        )
-        add(
-            "set_thinking_level",
-            self.set_thinking_level,
-            params=m.SetThinkingLevelParams,
-            result=Ok,
-            description="Set the thinking level.",
-        )
-        add(
-            "cycle_thinking_level",
-            self.cycle_thinking_level,
-            params=None,
-            result=m.ThinkingLevelResult,
-            description="Switch to the next thinking level.",
-        )
-        add(
-            "set_steering_mode",
-            self.set_steering_mode,
-            params=m.SetQueueModeParams,
-            result=Ok,
-            inline=True,
-            description="Deliver queued steering messages all at once or one per turn.",
-        )
-        add(
-            "set_follow_up_mode",
-            self.set_follow_up_mode,
-            params=m.SetQueueModeParams,
-            result=Ok,
-            inline=True,
-            description="Deliver queued follow-up messages all at once or one per run.",
-        )
-        add(
-            "set_auto_compaction",
-            self.set_auto_compaction,
-            params=m.SetEnabledParams,
-            result=Ok,
-            inline=True,
-            description="Turn automatic compaction on or off.",
-        )
-        add(
-            "set_auto_retry",
-            self.set_auto_retry,
-            params=m.SetEnabledParams,
-            result=Ok,
-            inline=True,
-            description="Turn automatic retries of transient provider errors on or off.",
-        )
-        # bash, compaction, export
-        add(
-            "bash",
-            self.bash,
-            params=m.BashParams,
-            result=m.BashResult,
-            description="Run a shell command; its output joins the context of the next prompt.",
-        )
-        add(
-            "abort_bash",
-            lambda _p: m.AbortResult(aborted=a.abort_bash()),
-            params=None,
-            result=m.AbortResult,
-            inline=True,
-            description="Abort the running bash command.",
-        )
-        add(
-            "compact",
-            self.compact,
-            params=m.CompactParams,
-            result=m.CompactResult,
-            description="Replace old context by a summary.",
-        )
-        add(
-            "export_html",
-            self.export_html,
-            params=m.ExportHtmlParams,
-            result=m.ExportHtmlResult,
-            description="Write the current branch as an HTML page.",
-        )
+        """Bind a handler to every method of the protocol's table: the handler is the method of
+        this class with the wire name. Plain functions never wait and run on the router's
+        inline fast path; coroutine functions each get a task."""
+        for method in METHODS:
+            handler = getattr(self, method.name, None)
+            if handler is None:
+                raise TypeError(f"no handler for the protocol method {method.name!r}")
+            self.registry.add(
+                method.name,
+                handler,
+                params=method.params,
+                result=method.result,
+                inline=not inspect.iscoroutinefunction(handler),
+                description=method.description,
+            )
 
-    # --- handlers ---------------------------------------------------------------------
+    # --- handlers, one per method of the table ----------------------------------------
+
+    def get_state(self, _p: Empty | None) -> JsonDict:
+        return self.agent.state_json()
+
+    def abort(self, _p: Empty | None) -> m.AbortResult:
+        return m.AbortResult(aborted=self.agent.abort())
+
+    def abort_retry(self, _p: Empty | None) -> m.AbortResult:
+        return m.AbortResult(aborted=self.agent.abort_retry())
+
+    def abort_bash(self, _p: Empty | None) -> m.AbortResult:
+        return m.AbortResult(aborted=self.agent.abort_bash())
+
+    def get_messages(self, _p: Empty | None) -> JsonDict:
+        return {"messages": self.agent.messages()}
+
+    def get_last_assistant_text(self, _p: Empty | None) -> m.LastAssistantTextResult:
+        return m.LastAssistantTextResult(text=self.agent.last_assistant_text())
+
+    def get_session_stats(self, _p: Empty | None) -> m.SessionStats:
+        return self.agent.session_stats()
+
+    def get_tree(self, _p: Empty | None) -> JsonDict:
+        return self.agent.tree()
+
+    def get_fork_messages(self, _p: Empty | None) -> m.ForkMessagesResult:
+        return m.ForkMessagesResult(messages=self.agent.fork_messages())
+
+    def get_available_models(self, _p: Empty | None) -> m.ModelsResult:
+        return m.ModelsResult(models=[_model(x) for x in self.agent.provider.models()])
 
     def initialize(self, _params: m.InitializeParams | None) -> m.InitializeResult:
         return m.InitializeResult(

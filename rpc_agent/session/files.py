@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from .entries import CURRENT_SESSION_VERSION
+from ..protocol.entries import CURRENT_SESSION_VERSION
 from .errors import InvalidSessionFileError, SessionLockedError
 
 JsonDict = dict[str, Any]

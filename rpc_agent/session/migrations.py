@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .entries import CURRENT_SESSION_VERSION
+from ..protocol.entries import CURRENT_SESSION_VERSION
 
 JsonDict = dict[str, Any]
 

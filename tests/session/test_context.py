@@ -17,8 +17,8 @@ from session_testlib import (
     write_jsonl,
 )
 
+from rpc_agent.protocol.entries import parse_message
 from rpc_agent.session import ModelRef, SessionManager, build_session_context
-from rpc_agent.session.entries import parse_message
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

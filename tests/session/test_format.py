@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from session_testlib import HEX8, ISO_MS_Z, assistant, eid, read_lines, user
 
-from rpc_agent.session import SessionManager
-from rpc_agent.session.entries import (
+from rpc_agent.protocol.entries import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomEntry,
@@ -21,6 +20,7 @@ from rpc_agent.session.entries import (
     ThinkingLevelChangeEntry,
     parse_entry,
 )
+from rpc_agent.session import SessionManager
 from rpc_agent.session.files import agent_home, encode_cwd
 
 pytestmark = pytest.mark.usefixtures("agent_home")
@@ -234,7 +234,7 @@ def eid_of(entry_id: str | None) -> str:
 
 
 def test_message_models_are_written_without_none_fields(tmp_path: Path) -> None:
-    from rpc_agent.session.entries import AssistantMessage, TextContent, ToolCall, Usage
+    from rpc_agent.protocol.entries import AssistantMessage, TextContent, ToolCall, Usage
 
     manager = SessionManager.in_memory("/p")
     model = AssistantMessage(

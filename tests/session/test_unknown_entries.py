@@ -19,14 +19,14 @@ from session_testlib import (
     write_jsonl,
 )
 
-from rpc_agent.session import SessionManager
-from rpc_agent.session.entries import (
+from rpc_agent.protocol.entries import (
     MessageEntry,
     ModeChangeEntry,
     SessionInitEntry,
     TtsrInjectionEntry,
     parse_entry,
 )
+from rpc_agent.session import SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

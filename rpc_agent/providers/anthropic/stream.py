@@ -7,9 +7,9 @@ from typing import Any
 
 import anyio
 
+from rpc_agent.protocol.events import AssistantEventType
 from rpc_agent.providers.base import (
     AssistantEvent,
-    AssistantEventType,
     JsonDict,
     ModelInfo,
     ProviderError,

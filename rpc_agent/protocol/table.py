@@ -1,0 +1,240 @@
+"""The method table: every JSON-RPC method"s name, params model, result model and description.
+
+This is the contract both sides read: the server binds a handler to each name (and refuses to
+start with one missing), the schema generator publishes it, and the clients are generated from
+that schema. A method is added here first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from . import methods as m
+from .base import Ok
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    name: str
+    params: type[BaseModel] | None
+    """None: the method takes no params (an absent or empty ``params`` member)."""
+    result: type[BaseModel] | None
+    description: str
+
+
+METHODS: tuple[Method, ...] = (
+    Method(
+        "initialize",
+        m.InitializeParams,
+        m.InitializeResult,
+        "Handshake: protocol version, server info, capabilities, the method list and the state.",
+    ),
+    Method(
+        "get_state",
+        None,
+        m.State,
+        "The session and agent state.",
+    ),
+    Method(
+        "shutdown",
+        None,
+        Ok,
+        "Finish: abort any run, flush the session file, exit 0 after answering.",
+    ),
+    Method(
+        "prompt",
+        m.PromptParams,
+        m.PromptResult,
+        "Run the agent on a user message; resolves when the run ends. While a run is going, needs streamingBehavior and is queued.",
+    ),
+    Method(
+        "steer",
+        m.QueueParams,
+        m.QueueResult,
+        "Queue a message delivered between turns of the current run.",
+    ),
+    Method(
+        "follow_up",
+        m.QueueParams,
+        m.QueueResult,
+        "Queue a message delivered when the current run would stop.",
+    ),
+    Method(
+        "abort",
+        None,
+        m.AbortResult,
+        "Abort the run, compaction or summary in progress.",
+    ),
+    Method(
+        "abort_retry",
+        None,
+        m.AbortResult,
+        "Stop waiting for an automatic retry.",
+    ),
+    Method(
+        "get_messages",
+        None,
+        m.MessagesResult,
+        "The context as the model sees it.",
+    ),
+    Method(
+        "get_entries",
+        m.GetEntriesParams,
+        m.EntriesResult,
+        "Raw session entries in file order, optionally only those after an entry id.",
+    ),
+    Method(
+        "get_last_assistant_text",
+        None,
+        m.LastAssistantTextResult,
+        "Text of the last assistant message on the current branch.",
+    ),
+    Method(
+        "get_session_stats",
+        None,
+        m.SessionStats,
+        "Message counts, token usage and cost of the session.",
+    ),
+    Method(
+        "get_tree",
+        None,
+        m.TreeResult,
+        "The whole tree as a flat depth-first list, children oldest first.",
+    ),
+    Method(
+        "navigate_tree",
+        m.NavigateTreeParams,
+        m.NavigateTreeResult,
+        "Move the leaf to any entry, optionally summarizing the branch left behind.",
+    ),
+    Method(
+        "set_label",
+        m.SetLabelParams,
+        m.SetLabelResult,
+        "Set or clear (null) the label of an entry.",
+    ),
+    Method(
+        "new_session",
+        m.NewSessionParams,
+        m.SessionChangeResult,
+        "Start a new session.",
+    ),
+    Method(
+        "switch_session",
+        m.SwitchSessionParams,
+        m.SessionChangeResult,
+        "Open another session file.",
+    ),
+    Method(
+        "list_sessions",
+        m.ListSessionsParams,
+        m.ListSessionsResult,
+        "Sessions of this working directory (or all), most recent first.",
+    ),
+    Method(
+        "fork",
+        m.ForkParams,
+        m.ForkResult,
+        "New session file from the path before a user message; returns its text.",
+    ),
+    Method(
+        "clone",
+        None,
+        m.SessionChangeResult,
+        "New session file holding the current branch.",
+    ),
+    Method(
+        "get_fork_messages",
+        None,
+        m.ForkMessagesResult,
+        "User messages that fork can start from.",
+    ),
+    Method(
+        "set_session_name",
+        m.SetSessionNameParams,
+        Ok,
+        "Set the session's display name.",
+    ),
+    Method(
+        "set_model",
+        m.SetModelParams,
+        m.ModelDescription,
+        "Switch the model (unknown ids get sane defaults).",
+    ),
+    Method(
+        "cycle_model",
+        None,
+        m.CycleModelResult,
+        "Switch to the next available model.",
+    ),
+    Method(
+        "get_available_models",
+        None,
+        m.ModelsResult,
+        "Models of the current provider.",
+    ),
+    Method(
+        "set_thinking_level",
+        m.SetThinkingLevelParams,
+        Ok,
+        "Set the thinking level.",
+    ),
+    Method(
+        "cycle_thinking_level",
+        None,
+        m.ThinkingLevelResult,
+        "Switch to the next thinking level.",
+    ),
+    Method(
+        "set_steering_mode",
+        m.SetQueueModeParams,
+        Ok,
+        "Deliver queued steering messages all at once or one per turn.",
+    ),
+    Method(
+        "set_follow_up_mode",
+        m.SetQueueModeParams,
+        Ok,
+        "Deliver queued follow-up messages all at once or one per run.",
+    ),
+    Method(
+        "set_auto_compaction",
+        m.SetEnabledParams,
+        Ok,
+        "Turn automatic compaction on or off.",
+    ),
+    Method(
+        "set_auto_retry",
+        m.SetEnabledParams,
+        Ok,
+        "Turn automatic retries of transient provider errors on or off.",
+    ),
+    Method(
+        "bash",
+        m.BashParams,
+        m.BashResult,
+        "Run a shell command; its output joins the context of the next prompt.",
+    ),
+    Method(
+        "abort_bash",
+        None,
+        m.AbortResult,
+        "Abort the running bash command.",
+    ),
+    Method(
+        "compact",
+        m.CompactParams,
+        m.CompactResult,
+        "Replace old context by a summary.",
+    ),
+    Method(
+        "export_html",
+        m.ExportHtmlParams,
+        m.ExportHtmlResult,
+        "Write the current branch as an HTML page.",
+    ),
+)
+
+METHODS_BY_NAME: dict[str, Method] = {method.name: method for method in METHODS}
