@@ -8,12 +8,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from rpc_agent.errors import SettingsError
+
 from . import __version__
 from .agent.settings import (
     AgentSettings,
     CompactionFile,
     RetryFile,
-    SettingsError,
     SettingsFile,
     load_settings,
     settings_paths,

@@ -67,14 +67,14 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic import BaseModel
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text, update_tool_call
+from rpc_agent.errors import AgentBusyError, InvalidRequestError, SessionNotFoundError
 
 from .. import __version__
-from ..agent.session import THINKING_LEVELS, AgentBusyError, AgentSession
+from ..agent.session import THINKING_LEVELS, AgentSession
 from ..protocol import methods as m
 from ..providers.base import Provider
 from ..server.app import ServerConfig, make_provider, make_tools
 from ..session import files
-from ..session.errors import SessionNotFoundError
 from ..session.store import SessionManager
 from .updates import PERMISSION_TOOLS, EventTranslator, Update, replay_updates, tool_kind, tool_title
 
@@ -461,7 +461,7 @@ class RpcAgentAcp:
                 await session.agent.set_thinking_level(value)
             else:
                 raise RequestError.invalid_params({"details": f"unknown config option {config_id}={value!r}"})
-        except (ValueError, KeyError) as exc:
+        except (InvalidRequestError, ValueError, KeyError) as exc:
             raise RequestError.invalid_params({"details": str(exc)}) from exc
         return SetSessionConfigOptionResponse(config_options=self._config_options(session))
 

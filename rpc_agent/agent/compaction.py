@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from ..errors import NothingToCompactError
 from ..providers.base import ModelInfo, Provider
 from ..session.context import entry_to_message
 from .branch_summary import file_operations
@@ -43,10 +44,6 @@ TURN_PREFIX_PROMPT = (
     "This is the beginning of a turn that is too long to keep whole; its end is kept verbatim. "
     "Summarize what the user asked and what was done so far in this turn, briefly.\n\n" + SUMMARY_FORMAT
 )
-
-
-class NothingToCompactError(Exception):
-    """The branch is too short: everything fits in the part that is kept anyway."""
 
 
 def estimate_tokens(message: JsonDict) -> int:

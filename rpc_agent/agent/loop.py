@@ -19,9 +19,11 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
+from rpc_agent.errors import ProviderError
+
 from ..protocol import events as ev
 from ..protocol.base import trusted
-from ..providers.base import ModelInfo, Provider, ProviderError, ProviderRequest, ToolSpec, empty_usage
+from ..providers.base import ModelInfo, Provider, ProviderRequest, ToolSpec, empty_usage
 from ..session.store import SessionManager
 from ..tools.base import Tool, ToolContext, ToolError, ToolOutput
 from ..validation import describe

@@ -18,16 +18,23 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel
 
+from ..errors import (
+    AgentBusyError,
+    InvalidRequestError,
+    NothingToCompactError,
+    OperationCancelledError,
+    ProviderError,
+    SessionNotFoundError,
+)
 from ..protocol import events as ev
 from ..protocol import methods as m
 from ..protocol.base import trusted
-from ..providers.base import ModelInfo, Provider, ProviderError, ToolSpec
+from ..providers.base import ModelInfo, Provider, ToolSpec
 from ..session import files
-from ..session.errors import SessionNotFoundError
 from ..session.store import SessionManager, TreeNode
 from ..tools.base import Tool, ToolOutput, tool_schema
 from .branch_summary import generate_branch_summary, prepare_branch_summary
-from .compaction import NothingToCompactError, context_tokens, generate_compaction_summary, prepare_compaction
+from .compaction import context_tokens, generate_compaction_summary, prepare_compaction
 from .loop import Authorize, RunContext, RunOutcome, now_ms, run_turns
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
@@ -37,18 +44,6 @@ JsonDict = dict[str, Any]
 Emit = Callable[[BaseModel], None]
 
 THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"]
-
-
-class AgentBusyError(Exception):
-    """The agent is streaming and the request needs it idle (or a streamingBehavior)."""
-
-
-class NotAvailableError(Exception):
-    """The method exists but its machinery is not in this build yet."""
-
-
-class OperationCancelledError(Exception):
-    """An operation was aborted by the client."""
 
 
 def message_text(content: Any) -> str:
@@ -558,7 +553,7 @@ class AgentSession:
                 if isinstance(message, dict)
                 else f"a {entry.get('type')} entry"
             )
-            raise ValueError(f"fork needs a user message; entry {entry_id} is {kind}")
+            raise InvalidRequestError(f"fork needs a user message; entry {entry_id} is {kind}")
         text = message_text(message.get("content"))
         parent = entry.get("parentId")
         parent_file = str(self.manager.session_file) if self.manager.session_file else None
@@ -612,7 +607,7 @@ class AgentSession:
 
     async def set_thinking_level(self, level: str) -> None:
         if level not in THINKING_LEVELS:
-            raise ValueError(f"unknown thinking level {level!r}")
+            raise InvalidRequestError(f"unknown thinking level {level!r}")
         self.thinking_level = level
         await self.manager.append_thinking_level_change(level)
 

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..errors import SettingsError
 from ..validation import describe
 
 
@@ -73,10 +74,6 @@ class SettingsFile(_FileSection):
     retry: RetryFile = Field(default_factory=RetryFile)
     steeringMode: Literal["all", "one-at-a-time"] | None = None
     followUpMode: Literal["all", "one-at-a-time"] | None = None
-
-
-class SettingsError(Exception):
-    pass
 
 
 def _apply(settings: AgentSettings, source: SettingsFile) -> None:

@@ -10,7 +10,9 @@ from typing import Any
 
 import orjson
 
-from ..providers.base import ModelInfo, Provider, ProviderError, ProviderRequest
+from rpc_agent.errors import ProviderError
+
+from ..providers.base import ModelInfo, Provider, ProviderRequest
 
 JsonDict = dict[str, Any]
 

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from ..errors import ProviderError
 from ..protocol.events import AssistantEventType
 
 JsonDict = dict[str, Any]
@@ -102,34 +103,6 @@ class ProviderRequest:
     max_tokens: int | None = None
     purpose: Literal["turn", "summary"] = "turn"
     """Summaries (compaction, branch summary) use the same call with no tools."""
-
-
-class ProviderError(Exception):
-    """A failed model call, classified so the loop can decide what to do.
-
-    ``retryable``: overload, rate limit, 5xx, dropped connection. ``overflow``: the prompt is
-    larger than the context window (compaction then retry). ``status`` is the HTTP status
-    when there was one.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        retryable: bool = False,
-        overflow: bool = False,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.retryable = retryable
-        self.overflow = overflow
-        self.retry_after = retry_after
-
-
-class ProviderNotConfiguredError(Exception):
-    """The provider cannot run at all (no API key, SDK missing)."""
 
 
 class Provider(Protocol):

@@ -28,8 +28,10 @@ from typing import Any, cast
 import anyio
 import orjson
 
+from rpc_agent.errors import ProviderError
+
 from ..protocol.events import AssistantEventType
-from .base import AssistantEvent, ModelInfo, ProviderError, ProviderRequest, empty_usage
+from .base import AssistantEvent, ModelInfo, ProviderRequest, empty_usage
 
 JsonDict = dict[str, Any]
 

@@ -12,25 +12,16 @@ import inspect
 from collections.abc import Callable
 from typing import Any, cast
 
-from pydantic import ValidationError
+from rpc_agent.errors import AgentError
 
 from .. import __version__
-from ..agent.compaction import NothingToCompactError
-from ..agent.session import AgentBusyError, AgentSession, NotAvailableError, OperationCancelledError
+from ..agent.session import AgentSession
 from ..protocol import PROTOCOL_VERSION
 from ..protocol import methods as m
 from ..protocol.base import Empty, Ok
 from ..protocol.table import METHODS
-from ..providers.base import ModelInfo, ProviderError, ProviderNotConfiguredError
+from ..providers.base import ModelInfo
 from ..session import files
-from ..session.errors import (
-    EntryNotFoundError,
-    InvalidSessionFileError,
-    PersistenceError,
-    SessionLockedError,
-    SessionNotFoundError,
-)
-from . import errors as codes
 from .errors import ERROR_CODES, RpcError
 from .router import MethodRegistry
 
@@ -38,38 +29,12 @@ JsonDict = dict[str, Any]
 
 
 def map_error(exc: BaseException) -> RpcError | None:
-    """Domain errors to their documented JSON-RPC codes (None: an internal error)."""
+    """An error of ours to its documented JSON-RPC code; None for anything else, which the
+    router answers as an internal error (a bug of ours is never the client's fault)."""
     if isinstance(exc, RpcError):
         return exc
-    table: list[tuple[type[BaseException], int]] = [
-        (AgentBusyError, codes.AGENT_BUSY),
-        (EntryNotFoundError, codes.ENTRY_NOT_FOUND),
-        (SessionNotFoundError, codes.SESSION_NOT_FOUND),
-        (SessionLockedError, codes.SESSION_LOCKED),
-        (InvalidSessionFileError, codes.INVALID_SESSION_FILE),
-        (PersistenceError, codes.PERSISTENCE_FAILED),
-        (ProviderNotConfiguredError, codes.PROVIDER_NOT_CONFIGURED),
-        (ProviderError, codes.PROVIDER_ERROR),
-        (OperationCancelledError, codes.CANCELLED),
-        (NothingToCompactError, codes.NOTHING_TO_COMPACT),
-        (NotAvailableError, codes.NOT_AVAILABLE),
-    ]
-    for kind, code in table:
-        if isinstance(exc, kind):
-            data: JsonDict | None = None
-            if isinstance(exc, SessionLockedError):
-                data = {"path": exc.path, "pid": exc.pid}
-            elif isinstance(exc, EntryNotFoundError):
-                data = {"entryId": exc.entry_id}
-            elif isinstance(exc, SessionNotFoundError | InvalidSessionFileError | PersistenceError):
-                data = {"path": exc.path}
-            elif isinstance(exc, ProviderError):
-                data = {"status": exc.status, "retryable": exc.retryable, "overflow": exc.overflow}
-            return RpcError(code, str(exc), data)
-    if isinstance(exc, ValidationError):
-        return RpcError(codes.INVALID_PARAMS, "invalid params", exc.errors(include_url=False))
-    if isinstance(exc, ValueError):
-        return RpcError(codes.INVALID_PARAMS, str(exc))
+    if isinstance(exc, AgentError):
+        return RpcError(ERROR_CODES[exc.kind].code, str(exc), exc.data())
     return None
 
 

@@ -1,7 +1,6 @@
 """The session store: an append-only JSONL tree per conversation, pi-compatible (v3)."""
 
-from .context import ModelRef, SessionContext, build_session_context
-from .errors import (
+from rpc_agent.errors import (
     EntryNotFoundError,
     InvalidSessionFileError,
     PersistenceError,
@@ -9,6 +8,8 @@ from .errors import (
     SessionLockedError,
     SessionNotFoundError,
 )
+
+from .context import ModelRef, SessionContext, build_session_context
 from .files import LoadReport, SessionInfo, list_all_sessions, list_sessions
 from .store import LEAF_MARKER, PendingAppend, SessionManager, TreeNode
 

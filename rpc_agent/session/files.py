@@ -22,8 +22,9 @@ from typing import Any
 
 import orjson
 
+from rpc_agent.errors import InvalidSessionFileError, SessionLockedError
+
 from ..protocol.entries import CURRENT_SESSION_VERSION
-from .errors import InvalidSessionFileError, SessionLockedError
 
 JsonDict = dict[str, Any]
 

@@ -32,11 +32,12 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
+from rpc_agent.errors import EntryNotFoundError, InvalidSessionFileError, SessionNotFoundError
+
 from ..protocol.entries import CURRENT_SESSION_VERSION, dump_message, parse_message
 from . import files
 from .blobs import MAX_PERSIST_CHARS, BlobStore, prepare_for_disk, restore_blobs
 from .context import SessionContext, build_session_context, iso_to_ms, path_to_root
-from .errors import EntryNotFoundError, InvalidSessionFileError, SessionNotFoundError
 from .files import LoadReport, SessionLock
 from .migrations import file_version, migrate
 from .writer import WriteChain

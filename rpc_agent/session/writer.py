@@ -19,7 +19,8 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from .errors import PersistenceError
+from rpc_agent.errors import PersistenceError
+
 from .files import fsync_dir
 
 

@@ -10,15 +10,10 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from rpc_agent.agent.compaction import (
-    NothingToCompactError,
-    context_tokens,
-    estimate_tokens,
-    prepare_compaction,
-)
-from rpc_agent.agent.session import AgentSession, OperationCancelledError
+from rpc_agent.agent.compaction import context_tokens, estimate_tokens, prepare_compaction
+from rpc_agent.agent.session import AgentSession
 from rpc_agent.agent.settings import AgentSettings, CompactionSettings
-from rpc_agent.providers.base import ProviderError
+from rpc_agent.errors import NothingToCompactError, OperationCancelledError, ProviderError
 from rpc_agent.providers.faux import FauxProvider
 from rpc_agent.session import SessionManager
 

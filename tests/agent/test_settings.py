@@ -6,15 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rpc_agent.agent.settings import (
-    CompactionFile,
-    RetryFile,
-    SettingsError,
-    SettingsFile,
-    load_settings,
-    settings_paths,
-)
+from rpc_agent.agent.settings import CompactionFile, RetryFile, SettingsFile, load_settings, settings_paths
 from rpc_agent.cli import build_parser, settings_from
+from rpc_agent.errors import SettingsError
 
 
 def test_defaults_without_files(tmp_path: Path) -> None:

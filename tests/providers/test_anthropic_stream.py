@@ -12,14 +12,9 @@ import anyio
 import pytest
 
 from fake_anthropic import FakeAnthropic, HttpError, RedactedThinking, Reply, Text, Thinking, ToolUse
+from rpc_agent.errors import ProviderError, ProviderNotConfiguredError
 from rpc_agent.providers.anthropic import AnthropicProvider, warm_up
-from rpc_agent.providers.base import (
-    AssistantEvent,
-    ProviderError,
-    ProviderNotConfiguredError,
-    ProviderRequest,
-    ToolSpec,
-)
+from rpc_agent.providers.base import AssistantEvent, ProviderRequest, ToolSpec
 from rpc_agent.providers.models import resolve_model
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from rpc_agent.providers.base import ProviderError
+from rpc_agent.errors import ProviderError
 
 __all__ = ["classify_error"]
 

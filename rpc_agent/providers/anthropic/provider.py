@@ -34,13 +34,8 @@ from typing import TYPE_CHECKING, cast
 import anyio
 import anyio.lowlevel
 
-from rpc_agent.providers.base import (
-    AssistantEvent,
-    ModelInfo,
-    ProviderError,
-    ProviderNotConfiguredError,
-    ProviderRequest,
-)
+from rpc_agent.errors import ProviderError, ProviderNotConfiguredError
+from rpc_agent.providers.base import AssistantEvent, ModelInfo, ProviderRequest
 from rpc_agent.providers.convert import build_params
 from rpc_agent.providers.models import PROVIDER, listed_models, resolve_model
 

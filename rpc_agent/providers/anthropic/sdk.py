@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from rpc_agent.providers.base import ProviderNotConfiguredError
+from rpc_agent.errors import ProviderNotConfiguredError
 
 __all__ = ["sdk", "warm_up"]
 

@@ -1,0 +1,187 @@
+"""The errors rpc-agent raises on purpose, in one hierarchy.
+
+Every front (JSON-RPC, ACP, the headless mode) maps them by ``kind`` alone, which names the
+entry of the protocol's error table (``rpc_agent.protocol.errors.ERROR_CODES``) that describes
+it; ``data()`` is what a client may act on. Anything else that escapes a handler is a bug of
+ours and reaches the client as an internal error, never as a fault of its request.
+
+    AgentError
+    ├── InvalidRequestError        the request makes no sense in this state (INVALID_PARAMS)
+    ├── AgentBusyError             a run is going; queue or abort first (AGENT_BUSY)
+    ├── NotAvailableError          the method exists, its machinery is not set up (NOT_AVAILABLE)
+    ├── OperationCancelledError    aborted before it finished (CANCELLED)
+    ├── NothingToCompactError      the branch already fits (NOTHING_TO_COMPACT)
+    ├── SettingsError              a settings file or flag is invalid (INVALID_PARAMS)
+    ├── SessionError
+    │   ├── EntryNotFoundError     (ENTRY_NOT_FOUND; also a KeyError)
+    │   ├── SessionNotFoundError   (SESSION_NOT_FOUND)
+    │   ├── InvalidSessionFileError  not a session: left untouched (INVALID_SESSION_FILE)
+    │   ├── SessionLockedError     another process writes it (SESSION_LOCKED)
+    │   └── PersistenceError       a write failed; latched (PERSISTENCE_FAILED)
+    ├── ProviderError              a model call failed; retryable/overflow (PROVIDER_ERROR)
+    └── ProviderNotConfiguredError no credentials, no SDK: nothing to retry (PROVIDER_NOT_CONFIGURED)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+__all__ = [
+    "AgentBusyError",
+    "AgentError",
+    "EntryNotFoundError",
+    "InvalidRequestError",
+    "InvalidSessionFileError",
+    "NotAvailableError",
+    "NothingToCompactError",
+    "OperationCancelledError",
+    "PersistenceError",
+    "ProviderError",
+    "ProviderNotConfiguredError",
+    "SessionError",
+    "SessionLockedError",
+    "SessionNotFoundError",
+    "SettingsError",
+]
+
+
+class AgentError(Exception):
+    kind: ClassVar[str] = "INTERNAL_ERROR"
+    """The name of this error in the protocol's error table."""
+
+    def data(self) -> dict[str, Any] | None:
+        """Machine-readable details for the client (None: the message says it all)."""
+        return None
+
+
+class InvalidRequestError(AgentError):
+    kind = "INVALID_PARAMS"
+
+
+class AgentBusyError(AgentError):
+    """The agent is streaming and the request needs it idle (or a streamingBehavior)."""
+
+    kind = "AGENT_BUSY"
+
+
+class NotAvailableError(AgentError):
+    kind = "NOT_AVAILABLE"
+
+
+class OperationCancelledError(AgentError):
+    kind = "CANCELLED"
+
+
+class NothingToCompactError(AgentError):
+    """The branch is too short: everything fits in the part that is kept anyway."""
+
+    kind = "NOTHING_TO_COMPACT"
+
+
+class SettingsError(AgentError):
+    kind = "INVALID_PARAMS"
+
+
+# --- the session store ----------------------------------------------------------------------
+
+
+class SessionError(AgentError):
+    path: str | None = None
+
+    def data(self) -> dict[str, Any] | None:
+        return {"path": self.path}
+
+
+class EntryNotFoundError(SessionError, KeyError):
+    kind = "ENTRY_NOT_FOUND"
+
+    def __init__(self, entry_id: str) -> None:
+        super().__init__(f"entry {entry_id!r} not found in this session")
+        self.entry_id = entry_id
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def data(self) -> dict[str, Any] | None:
+        return {"entryId": self.entry_id}
+
+
+class SessionNotFoundError(SessionError):
+    kind = "SESSION_NOT_FOUND"
+
+    def __init__(self, path: Path | str) -> None:
+        super().__init__(f"session file not found: {path}")
+        self.path = str(path)
+
+
+class InvalidSessionFileError(SessionError):
+    kind = "INVALID_SESSION_FILE"
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        super().__init__(f"{path} is not a session file ({reason}); it was left untouched")
+        self.path = str(path)
+        self.reason = reason
+
+
+class SessionLockedError(SessionError):
+    kind = "SESSION_LOCKED"
+
+    def __init__(self, path: Path | str, pid: int | None) -> None:
+        owner = f"pid {pid}" if pid else "another writer"
+        super().__init__(f"session {path} is locked by {owner}")
+        self.path = str(path)
+        self.pid = pid
+
+    def data(self) -> dict[str, Any] | None:
+        return {"path": self.path, "pid": self.pid}
+
+
+class PersistenceError(SessionError):
+    """A write to the session file failed; latched, so every later operation fails too."""
+
+    kind = "PERSISTENCE_FAILED"
+
+    def __init__(self, path: Path | str, cause: BaseException) -> None:
+        super().__init__(f"writing session file {path} failed: {cause}")
+        self.path = str(path)
+        self.cause = cause
+
+
+# --- model providers ------------------------------------------------------------------------
+
+
+class ProviderError(AgentError):
+    """A failed model call, classified so the loop can decide what to do.
+
+    ``retryable``: overload, rate limit, 5xx, dropped connection. ``overflow``: the prompt is
+    larger than the context window (compaction then retry). ``status`` is the HTTP status
+    when there was one.
+    """
+
+    kind = "PROVIDER_ERROR"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        overflow: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+        self.overflow = overflow
+        self.retry_after = retry_after
+
+    def data(self) -> dict[str, Any] | None:
+        return {"status": self.status, "retryable": self.retryable, "overflow": self.overflow}
+
+
+class ProviderNotConfiguredError(AgentError):
+    """The provider cannot run at all (no API key, SDK missing): not a failed call, so no retry
+    policy applies to it."""
+
+    kind = "PROVIDER_NOT_CONFIGURED"
