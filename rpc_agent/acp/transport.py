@@ -41,7 +41,11 @@ def _is_stream(fd: int) -> bool:
 
 
 def _valid_id(value: Any) -> bool:
-    return value is None or isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool))
+    return (
+        value is None
+        or isinstance(value, str)
+        or (isinstance(value, int | float) and not isinstance(value, bool))
+    )
 
 
 def _error(code: int, message: str, request_id: Any = None, data: Any = None) -> JsonDict:
@@ -65,7 +69,9 @@ def check_message(message: Any) -> JsonDict | None:
             return _error(INVALID_REQUEST, "Invalid Request: method must be a string", request_id)
         params = message.get("params")
         if params is not None and not isinstance(params, dict | list):
-            return _error(INVALID_REQUEST, "Invalid Request: params must be an object or an array", request_id)
+            return _error(
+                INVALID_REQUEST, "Invalid Request: params must be an object or an array", request_id
+            )
         return None
     if "id" in message and ("result" in message or "error" in message):
         return None  # an answer to one of our requests
@@ -188,7 +194,8 @@ class StdioTransport:
                 session_id = params.get("sessionId") if isinstance(params, dict) else None
                 if isinstance(session_id, str):
                     self._asked[message["id"]] = session_id
-            return message
+            checked: JsonDict = message
+            return checked
 
     async def close(self) -> None:
         if self._closed:
