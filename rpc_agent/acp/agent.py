@@ -61,6 +61,7 @@ from acp.schema import (
     SetSessionModeResponse,
     SseMcpServer,
     StopReason,
+    TerminalToolCallContent,
     TextContentBlock,
     ToolCallUpdate,
     UnstructuredCommandInput,
@@ -78,7 +79,11 @@ from ..server.app import ServerConfig, make_provider, make_tools
 from ..session import files
 from ..session.errors import SessionNotFoundError
 from ..session.store import SessionManager
+from ..tools.access import DiskFiles
 from . import auth, listing
+from .fs import file_access
+from .preview import file_change
+from .terminal import EditorTerminal
 from .updates import PERMISSION_TOOLS, EventTranslator, Update, replay_updates, tool_kind, tool_title
 
 logger = logging.getLogger("rpc_agent.acp")
@@ -109,6 +114,13 @@ EXTENSION_METHODS = frozenset(
 
 SUPPORTED_VERSIONS = frozenset({PROTOCOL_VERSION})
 
+APPROVAL_POLICIES: dict[str, tuple[str, str]] = {
+    "writes": ("Ask before changes", "Ask before write, edit and bash; other tools only read"),
+    "all": ("Ask for every tool", "Ask before every tool call"),
+    "never": ("Never ask", "Run every tool call without asking"),
+}
+"""The ``approval_policy`` config option: when the client is asked before a tool runs."""
+
 PERMISSION_OPTIONS = [
     PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
     PermissionOption(option_id="allow_always", name="Always allow", kind="allow_always"),
@@ -131,6 +143,7 @@ class AcpSession:
     translator: EventTranslator
     answered: anyio.Event = field(default_factory=anyio.Event)
     """Set once the client has the answer that told it about this session."""
+    approval: str = "writes"
     always_allowed: set[str] = field(default_factory=set)
     cancelled: bool = False
     closed: bool = False
@@ -227,6 +240,15 @@ class RpcAgentAcp:
             return await self._authorize(session, call_id, name, args)
 
         agent.authorize = authorize
+        agent.files = file_access(self.client_capabilities, self._client, session.id)
+        if self.client_capabilities.terminal:
+
+            def show_terminal(call_id: str, terminal_id: str) -> None:
+                translator.terminals[call_id] = terminal_id
+                shown = TerminalToolCallContent(type="terminal", terminal_id=terminal_id)
+                session.push(update_tool_call(call_id, status="in_progress", content=[shown]))
+
+            agent.commands = EditorTerminal(self._client, session.id, show_terminal)
         self.sessions[session.id] = session
         self.group.start_soon(self._pump, session.id, receive)
         return session
@@ -320,6 +342,18 @@ class RpcAgentAcp:
                 category="thought_level",
                 current_value=agent.thinking_level,
                 options=[SessionConfigSelectOption(value=level, name=level) for level in THINKING_LEVELS],
+            ),
+            SessionConfigOptionSelect(
+                type="select",
+                id="approval_policy",
+                name="Approval",
+                description="When to ask before a tool runs",
+                category="mode",
+                current_value=session.approval,
+                options=[
+                    SessionConfigSelectOption(value=value, name=name, description=description)
+                    for value, (name, description) in APPROVAL_POLICIES.items()
+                ],
             ),
         ]
 
@@ -488,6 +522,9 @@ class RpcAgentAcp:
                 await session.agent.set_model(value)
             elif config_id == "thinking_level" and isinstance(value, str):
                 await session.agent.set_thinking_level(value)
+            elif config_id == "approval_policy" and value in APPROVAL_POLICIES:
+                assert isinstance(value, str)
+                session.approval = value
             else:
                 raise RequestError.invalid_params({"details": f"unknown config option {config_id}={value!r}"})
         except (ValueError, KeyError) as exc:
@@ -504,8 +541,8 @@ class RpcAgentAcp:
         session = self._session(session_id)
         text, images = _prompt_content(prompt)
         session.cancelled = False
-        command = text.strip()
-        if command.startswith("/") and command[1:].split(" ", 1)[0] in {name for name, _, _ in COMMANDS}:
+        command = _slash_command(prompt)
+        if command is not None:
             reply = await self._run_command(session, command)
             session.push(update_agent_message_text(reply))
             await session.flush()
@@ -523,9 +560,21 @@ class RpcAgentAcp:
         await session.flush()
         return PromptResponse(stop_reason=_stop_reason(result, session.cancelled, result.messages or []))
 
+    def _needs_permission(self, session: AcpSession, name: str) -> bool:
+        if session.approval == "never" or name in session.always_allowed:
+            return False
+        return session.approval == "all" or name in PERMISSION_TOOLS
+
     async def _authorize(self, session: AcpSession, call_id: str, name: str, args: JsonDict) -> bool:
         allowed = True
-        if name in PERMISSION_TOOLS and name not in session.always_allowed:
+        agent = session.agent
+        change = await file_change(name, args, agent.manager.cwd, agent.files or DiskFiles())
+        content = [change.diff()] if change is not None else None
+        locations = [change.location()] if change is not None else None
+        if change is not None:
+            session.translator.diffs[call_id] = change.diff()
+            session.push(update_tool_call(call_id, content=content, locations=locations))
+        if self._needs_permission(session, name):
             await session.flush()  # the client sees the tool call before the question about it
             try:
                 response = await self._client().request_permission(
@@ -536,6 +585,8 @@ class RpcAgentAcp:
                         kind=tool_kind(name),
                         status="pending",
                         raw_input=args,
+                        content=content,
+                        locations=locations,
                     ),
                     options=PERMISSION_OPTIONS,
                 )
@@ -615,6 +666,22 @@ class RpcAgentAcp:
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         return None
+
+
+def _slash_command(prompt: list[PromptBlock]) -> str | None:
+    """``/name args`` at the start of a text block of the prompt, for a command we have.
+
+    Editors put context (files, selections) in blocks of their own, before or after what the
+    user typed, so only the block's own start counts, not the start of the joined prompt.
+    """
+    known = {name for name, _, _ in COMMANDS}
+    for block in prompt:
+        if isinstance(block, TextContentBlock):
+            text = block.text.strip()
+            words = text[1:].split(None, 1) if text.startswith("/") else []
+            if words and words[0] in known:
+                return text
+    return None
 
 
 def _check_cwd(cwd: str) -> None:
