@@ -19,8 +19,8 @@ from ..tools.access import DiskFiles
 from ..tools.base import FileAccess, ToolError
 
 
-def _reason(exc: RequestError) -> str:
-    data = exc.data
+def _reason(exc: Exception) -> str:
+    data = exc.data if isinstance(exc, RequestError) else None
     details = data.get("details") if isinstance(data, dict) else None
     return f"{exc}" + (f": {details}" if isinstance(details, str) and details not in str(exc) else "")
 
@@ -38,7 +38,7 @@ class EditorFiles:
             return await self._disk.read_text(path)
         try:
             response = await self._client().read_text_file(session_id=self._session_id, path=str(path))
-        except RequestError as exc:
+        except (RequestError, ConnectionError) as exc:
             raise ToolError(f"The editor could not read {path}: {_reason(exc)}") from None
         return response.content
 
@@ -48,7 +48,7 @@ class EditorFiles:
             return
         try:
             await self._client().write_text_file(session_id=self._session_id, path=str(path), content=text)
-        except RequestError as exc:
+        except (RequestError, ConnectionError) as exc:
             raise ToolError(f"The editor could not write {path}: {_reason(exc)}") from None
 
 

@@ -46,7 +46,7 @@ class EditorTerminal:
                 cwd=str(ctx.cwd),
                 output_byte_limit=OUTPUT_BYTE_LIMIT,
             )
-        except RequestError as exc:
+        except (RequestError, ConnectionError) as exc:
             raise ToolError(f"The editor could not start the command: {exc}") from None
         terminal_id = created.terminal_id
         self._on_terminal(ctx.tool_call_id, terminal_id)
@@ -61,7 +61,7 @@ class EditorTerminal:
             if not exited:
                 await client.kill_terminal(session_id=self._session_id, terminal_id=terminal_id)
             output = await client.terminal_output(session_id=self._session_id, terminal_id=terminal_id)
-        except RequestError as exc:
+        except (RequestError, ConnectionError) as exc:
             raise ToolError(f"The editor's terminal failed: {exc}") from None
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_WAIT):
