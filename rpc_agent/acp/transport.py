@@ -102,6 +102,8 @@ class StdioTransport:
         self._stdin_file = not _is_stream(sys.stdin.fileno())
         self._stdout_file = not _is_stream(sys.stdout.fileno())
         self._pending: bytearray = bytearray()
+        self._scanned = 0
+        """How much of ``_pending`` is known to hold no newline (a long line is scanned once)."""
         self._eof = False
         self._asked: dict[Any, str] = {}
         """Request id -> the session id its params name, until it is answered."""
@@ -120,7 +122,8 @@ class StdioTransport:
     # --- out ----------------------------------------------------------------------------------
 
     async def _write(self, payload: Any) -> None:
-        data = (json.dumps(payload, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+        # ASCII escapes: a lone surrogate in a string (from a client, say) still goes out.
+        data = (json.dumps(payload, separators=(",", ":")) + "\n").encode("ascii")
         if self._writer is not None:
             self._writer.write(data)
             await self._writer.drain()
@@ -151,16 +154,19 @@ class StdioTransport:
 
     async def _read_line(self) -> bytes | None:
         while True:
-            end = self._pending.find(b"\n")
+            end = self._pending.find(b"\n", self._scanned)
             if end >= 0:
                 line = bytes(self._pending[:end])
                 del self._pending[: end + 1]
+                self._scanned = 0
                 return line
+            self._scanned = len(self._pending)
             if self._eof:
                 if not self._pending:
                     return None
                 line = bytes(self._pending)
                 self._pending.clear()
+                self._scanned = 0
                 return line
             chunk = await self._read_chunk()
             if chunk:
