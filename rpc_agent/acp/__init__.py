@@ -7,51 +7,30 @@ drives the same AgentSession and session files as the JSON-RPC server. Imported 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
-import stat
 import sys
 
 import anyio
-from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
-from acp.stdio import _windows_stdio_streams, stdio_streams
 
 from acp import run_agent
 
 from ..server.app import ServerConfig
 from .agent import RpcAgentAcp
+from .transport import StdioTransport
 
 __all__ = ["RpcAgentAcp", "run", "serve"]
 
 
-def _is_stream(fd: int) -> bool:
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
-
-
-async def open_stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """Asyncio streams on stdin/stdout.
-
-    The SDK's POSIX streams need pipes (or sockets, ttys); with a regular file on either side
-    (``rpc-agent --acp < requests > replies``) we use its thread-backed streams instead.
-    """
-    limit = DEFAULT_STDIO_BUFFER_LIMIT_BYTES
-    if _is_stream(sys.stdin.fileno()) and _is_stream(sys.stdout.fileno()):
-        return await stdio_streams(limit=limit)
-    return await _windows_stdio_streams(asyncio.get_running_loop(), limit=limit)
-
-
 async def serve(config: ServerConfig) -> int:
-    reader, writer = await open_stdio()
+    transport = StdioTransport()
+    await transport.start()
     async with anyio.create_task_group() as group:
         agent = RpcAgentAcp(config, group)
+        transport.on_answer = agent.answered
         try:
             # session/fork, session/resume and session/close are "unstable" in the SDK.
-            await run_agent(agent, writer, reader, use_unstable_protocol=True)
+            await run_agent(agent, transport, use_unstable_protocol=True)
         finally:
             with anyio.CancelScope(shield=True):
                 await agent.shutdown()
@@ -60,7 +39,18 @@ async def serve(config: ServerConfig) -> int:
 
 
 def run(config: ServerConfig) -> int:
+    """Serve until the client goes away, then leave at once.
+
+    Editors give an agent a short time to exit once they close its stdin (the Python SDK's
+    client gives 2 s, then kills it). When ``serve`` returns, every session is closed and its
+    file synced, and stdout is closed; what is left is the interpreter's own teardown of a
+    large module graph, which takes a few hundred milliseconds on an idle machine and
+    seconds on a loaded one. Nothing in it matters to anyone, so it is skipped.
+    """
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="rpc-agent: %(levelname)s %(message)s"
     )
-    return anyio.run(serve, config)
+    code = anyio.run(serve, config)
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(code)

@@ -4,13 +4,15 @@ Each ACP session is one AgentSession (its own SessionManager); the ACP session i
 the session file's header, so ``session/load`` in a later process finds the same conversation.
 Events from a session go through a per-session queue drained by one task: updates reach the
 client in order, and a prompt (or a permission request) waits until everything before it has
-been sent.
+been sent. The queue of a session the client does not know yet (``session/new``, ``fork``,
+``resume``) opens only once the transport has written the answer that names it.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +61,7 @@ from acp.schema import (
     SetSessionModeResponse,
     SseMcpServer,
     StopReason,
+    TerminalToolCallContent,
     TextContentBlock,
     ToolCallUpdate,
     UnstructuredCommandInput,
@@ -76,6 +79,11 @@ from ..providers.base import Provider
 from ..server.app import ServerConfig, make_provider, make_tools
 from ..session import files
 from ..session.store import SessionManager
+from ..tools.access import DiskFiles
+from . import auth, listing
+from .fs import file_access
+from .preview import file_change
+from .terminal import EditorTerminal
 from .updates import PERMISSION_TOOLS, EventTranslator, Update, replay_updates, tool_kind, tool_title
 
 logger = logging.getLogger("rpc_agent.acp")
@@ -104,6 +112,15 @@ EXTENSION_METHODS = frozenset(
 )
 """Tree features ACP lacks, as extension methods (``_rpc_agent/...`` on the wire, with sessionId)."""
 
+SUPPORTED_VERSIONS = frozenset({PROTOCOL_VERSION})
+
+APPROVAL_POLICIES: dict[str, tuple[str, str]] = {
+    "writes": ("Ask before changes", "Ask before write, edit and bash; other tools only read"),
+    "all": ("Ask for every tool", "Ask before every tool call"),
+    "never": ("Never ask", "Run every tool call without asking"),
+}
+"""The ``approval_policy`` config option: when the client is asked before a tool runs."""
+
 PERMISSION_OPTIONS = [
     PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
     PermissionOption(option_id="allow_always", name="Always allow", kind="allow_always"),
@@ -123,6 +140,10 @@ class AcpSession:
     id: str
     agent: AgentSession
     send: MemoryObjectSendStream[Update | _Flush]
+    translator: EventTranslator
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    """Set once the client has the answer that told it about this session."""
+    approval: str = "writes"
     always_allowed: set[str] = field(default_factory=set)
     cancelled: bool = False
     closed: bool = False
@@ -163,6 +184,7 @@ class RpcAgentAcp:
         self.provider: Provider = make_provider(config)
         self.sessions: dict[str, AcpSession] = {}
         self.conn: Client | None = None
+        self.client_capabilities = ClientCapabilities()
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -183,8 +205,11 @@ class RpcAgentAcp:
             raise RequestError.invalid_params({"details": f"unknown session {session_id}"})
         return session
 
-    async def _open(self, manager: SessionManager) -> AcpSession:
-        """Wrap a session manager in an AgentSession and start its update pump."""
+    async def _open(self, manager: SessionManager, *, announced: bool = False) -> AcpSession:
+        """Wrap a session manager in an AgentSession and start its update pump.
+
+        ``announced``: the client already knows the session (else updates wait for the answer).
+        """
         send, receive = anyio.create_memory_object_stream[Update | _Flush](math.inf)
         translator = EventTranslator(manager.cwd)
         holder: list[AcpSession] = []
@@ -206,18 +231,37 @@ class RpcAgentAcp:
             home=config.home,
             settings=config.settings,
         )
-        session = AcpSession(id=manager.session_id, agent=agent, send=send)
+        session = AcpSession(id=manager.session_id, agent=agent, send=send, translator=translator)
+        if announced:
+            session.answered.set()
         holder.append(session)
 
         async def authorize(call_id: str, name: str, args: JsonDict) -> bool:
             return await self._authorize(session, call_id, name, args)
 
         agent.authorize = authorize
+        agent.files = file_access(self.client_capabilities, self._client, session.id)
+        if self.client_capabilities.terminal:
+
+            def show_terminal(call_id: str, terminal_id: str) -> None:
+                translator.terminals[call_id] = terminal_id
+                shown = TerminalToolCallContent(type="terminal", terminal_id=terminal_id)
+                session.push(update_tool_call(call_id, status="in_progress", content=[shown]))
+
+            agent.commands = EditorTerminal(self._client, session.id, show_terminal)
         self.sessions[session.id] = session
         self.group.start_soon(self._pump, session.id, receive)
         return session
 
+    def answered(self, session_id: str) -> None:
+        """The transport wrote an answer about ``session_id``: its updates may follow."""
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.answered.set()
+
     async def _pump(self, session_id: str, receive: MemoryObjectReceiveStream[Update | _Flush]) -> None:
+        session = self.sessions[session_id]
+        await session.answered.wait()
         async with receive:
             async for item in receive:
                 if isinstance(item, _Flush):
@@ -230,6 +274,7 @@ class RpcAgentAcp:
 
     async def _close(self, session: AcpSession) -> None:
         session.agent.abort()
+        session.answered.set()
         await session.flush()
         session.closed = True
         session.send.close()
@@ -253,9 +298,15 @@ class RpcAgentAcp:
                     return path
         return None
 
-    async def _open_existing(self, session_id: str, cwd: str) -> AcpSession:
+    async def _open_existing(self, session_id: str, cwd: str, *, announced: bool) -> AcpSession:
+        """An open session or one from its file, set to run its tools in ``cwd``.
+
+        ACP says the agent MUST use the cwd the client sends with load and resume (the project
+        may have moved since the file was written); the file's own header stays as written.
+        """
         existing = self.sessions.get(session_id)
         if existing is not None:
+            _move_to(existing, cwd)
             return existing
         path = await anyio.to_thread.run_sync(self._find_session_file, session_id)
         if path is None:
@@ -266,7 +317,8 @@ class RpcAgentAcp:
             )
         except SessionNotFoundError as exc:
             raise RequestError.resource_not_found(session_id) from exc
-        return await self._open(manager)
+        manager.cwd = cwd
+        return await self._open(manager, announced=announced)
 
     def _config_options(self, session: AcpSession) -> list[ConfigOption]:
         agent = session.agent
@@ -291,9 +343,21 @@ class RpcAgentAcp:
                 current_value=agent.thinking_level,
                 options=[SessionConfigSelectOption(value=level, name=level) for level in THINKING_LEVELS],
             ),
+            SessionConfigOptionSelect(
+                type="select",
+                id="approval_policy",
+                name="Approval",
+                description="When to ask before a tool runs",
+                category="mode",
+                current_value=session.approval,
+                options=[
+                    SessionConfigSelectOption(value=value, name=name, description=description)
+                    for value, (name, description) in APPROVAL_POLICIES.items()
+                ],
+            ),
         ]
 
-    def _announce_commands(self, session: AcpSession, *, later: bool) -> None:
+    def _announce_commands(self, session: AcpSession) -> None:
         commands = [
             AvailableCommand(
                 name=name,
@@ -305,17 +369,7 @@ class RpcAgentAcp:
         update = AvailableCommandsUpdate(
             session_update="available_commands_update", available_commands=commands
         )
-        if not later:
-            session.push(update)
-            return
-
-        async def push_after_answer() -> None:
-            # The client learns the session id from our answer; a notification about the
-            # session should not overtake it.
-            await anyio.sleep(0.05)
-            session.push(update)
-
-        self.group.start_soon(push_after_answer)
+        session.push(update)  # held back until the client has the answer naming the session
 
     # --- acp.Agent --------------------------------------------------------------------------
 
@@ -326,8 +380,11 @@ class RpcAgentAcp:
         client_info: Implementation | None = None,
         **kwargs: Any,
     ) -> InitializeResponse:
+        self.client_capabilities = client_capabilities or ClientCapabilities()
         return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            # The requested version when we speak it, else the latest we do (ACP's rule).
+            protocol_version=protocol_version if protocol_version in SUPPORTED_VERSIONS else PROTOCOL_VERSION,
+            auth_methods=list(auth.auth_methods(self.provider)),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
@@ -342,6 +399,7 @@ class RpcAgentAcp:
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
+        auth.authenticate(self.provider, method_id)
         return AuthenticateResponse()
 
     async def new_session(
@@ -351,12 +409,13 @@ class RpcAgentAcp:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
+        _check_cwd(cwd)
         folder = self._session_dir(cwd)
         manager = await anyio.to_thread.run_sync(
             lambda: SessionManager.create(cwd, folder, home=self.config.home)
         )
         session = await self._open(manager)
-        self._announce_commands(session, later=True)
+        self._announce_commands(session)
         return NewSessionResponse(session_id=session.id, config_options=self._config_options(session))
 
     async def load_session(
@@ -367,10 +426,11 @@ class RpcAgentAcp:
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse | None:
-        session = await self._open_existing(session_id, cwd)
+        _check_cwd(cwd)
+        session = await self._open_existing(session_id, cwd, announced=True)
         for update in replay_updates(session.agent.manager.get_branch(), session.agent.manager.cwd):
             session.push(update)
-        self._announce_commands(session, later=False)
+        self._announce_commands(session)
         await session.flush()
         return LoadSessionResponse(config_options=self._config_options(session))
 
@@ -382,18 +442,20 @@ class RpcAgentAcp:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> ResumeSessionResponse:
-        session = await self._open_existing(session_id, cwd)
-        self._announce_commands(session, later=True)
+        _check_cwd(cwd)
+        session = await self._open_existing(session_id, cwd, announced=False)
+        self._announce_commands(session)
         return ResumeSessionResponse(config_options=self._config_options(session))
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        if cwd is not None:
-            infos = await anyio.to_thread.run_sync(files.list_sessions, self._session_dir(cwd))
-        else:
-            infos = await anyio.to_thread.run_sync(files.list_all_sessions, files.sessions_root(self.home))
+        if cwd is not None and not os.path.isabs(cwd):
+            raise RequestError.invalid_params({"details": "cwd must be an absolute path"})
+        found = await anyio.to_thread.run_sync(listing.find_sessions, self.config.session_dir, self.home, cwd)
+        infos, next_cursor = listing.page(found, cursor)
         return ListSessionsResponse(
+            next_cursor=next_cursor,
             sessions=[
                 SessionInfo(
                     session_id=info.id,
@@ -402,7 +464,7 @@ class RpcAgentAcp:
                     updated_at=info.modified,
                 )
                 for info in infos
-            ]
+            ],
         )
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
@@ -419,12 +481,13 @@ class RpcAgentAcp:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> ForkSessionResponse:
-        source = await self._open_existing(session_id, cwd)
-        fork = await self._fork(source)
-        self._announce_commands(fork, later=True)
+        _check_cwd(cwd)
+        source = await self._open_existing(session_id, cwd, announced=True)
+        fork = await self._fork(source, announced=False)
+        self._announce_commands(fork)
         return ForkSessionResponse(session_id=fork.id, config_options=self._config_options(fork))
 
-    async def _fork(self, source: AcpSession) -> AcpSession:
+    async def _fork(self, source: AcpSession, *, announced: bool) -> AcpSession:
         manager = source.agent.manager
         await manager.flush()
         leaf = manager.leaf_id
@@ -439,7 +502,7 @@ class RpcAgentAcp:
             new = await anyio.to_thread.run_sync(
                 lambda: manager.create_branched_session(leaf, home=self.config.home)
             )
-        fork = await self._open(new)
+        fork = await self._open(new, announced=announced)
         if source.agent.model.id != fork.agent.model.id:
             fork.agent.model = source.agent.model
         fork.agent.thinking_level = source.agent.thinking_level
@@ -459,6 +522,9 @@ class RpcAgentAcp:
                 await session.agent.set_model(value)
             elif config_id == "thinking_level" and isinstance(value, str):
                 await session.agent.set_thinking_level(value)
+            elif config_id == "approval_policy" and value in APPROVAL_POLICIES:
+                assert isinstance(value, str)
+                session.approval = value
             else:
                 raise RequestError.invalid_params({"details": f"unknown config option {config_id}={value!r}"})
         except (InvalidRequestError, ValueError, KeyError) as exc:
@@ -475,12 +541,13 @@ class RpcAgentAcp:
         session = self._session(session_id)
         text, images = _prompt_content(prompt)
         session.cancelled = False
-        command = text.strip()
-        if command.startswith("/") and command[1:].split(" ", 1)[0] in {name for name, _, _ in COMMANDS}:
+        command = _slash_command(prompt)
+        if command is not None:
             reply = await self._run_command(session, command)
             session.push(update_agent_message_text(reply))
             await session.flush()
             return PromptResponse(stop_reason="end_turn")
+        auth.require_credentials(self.provider)
         try:
             result = await session.agent.prompt(text, images or None)
         except AgentBusyError as exc:
@@ -493,9 +560,21 @@ class RpcAgentAcp:
         await session.flush()
         return PromptResponse(stop_reason=_stop_reason(result, session.cancelled, result.messages or []))
 
+    def _needs_permission(self, session: AcpSession, name: str) -> bool:
+        if session.approval == "never" or name in session.always_allowed:
+            return False
+        return session.approval == "all" or name in PERMISSION_TOOLS
+
     async def _authorize(self, session: AcpSession, call_id: str, name: str, args: JsonDict) -> bool:
         allowed = True
-        if name in PERMISSION_TOOLS and name not in session.always_allowed:
+        agent = session.agent
+        change = await file_change(name, args, agent.manager.cwd, agent.files or DiskFiles())
+        content = [change.diff()] if change is not None else None
+        locations = [change.location()] if change is not None else None
+        if change is not None:
+            session.translator.diffs[call_id] = change.diff()
+            session.push(update_tool_call(call_id, content=content, locations=locations))
+        if self._needs_permission(session, name):
             await session.flush()  # the client sees the tool call before the question about it
             try:
                 response = await self._client().request_permission(
@@ -506,6 +585,8 @@ class RpcAgentAcp:
                         kind=tool_kind(name),
                         status="pending",
                         raw_input=args,
+                        content=content,
+                        locations=locations,
                     ),
                     options=PERMISSION_OPTIONS,
                 )
@@ -540,8 +621,8 @@ class RpcAgentAcp:
                 compacted = await agent.compact(rest or None)
                 return f"Compacted {compacted.tokensBefore} tokens into a summary."
             if name == "fork":
-                fork = await self._fork(session)
-                self._announce_commands(fork, later=True)
+                fork = await self._fork(session, announced=True)
+                self._announce_commands(fork)
                 return f"Forked into session {fork.id}; load it to continue there."
             if name == "name":
                 if not rest:
@@ -585,6 +666,35 @@ class RpcAgentAcp:
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         return None
+
+
+def _slash_command(prompt: list[PromptBlock]) -> str | None:
+    """``/name args`` at the start of a text block of the prompt, for a command we have.
+
+    Editors put context (files, selections) in blocks of their own, before or after what the
+    user typed, so only the block's own start counts, not the start of the joined prompt.
+    """
+    known = {name for name, _, _ in COMMANDS}
+    for block in prompt:
+        if isinstance(block, TextContentBlock):
+            text = block.text.strip()
+            words = text[1:].split(None, 1) if text.startswith("/") else []
+            if words and words[0] in known:
+                return text
+    return None
+
+
+def _check_cwd(cwd: str) -> None:
+    """ACP's cwd is an absolute path to a folder; anything else is the client's mistake."""
+    if not os.path.isabs(cwd):
+        raise RequestError.invalid_params({"details": f"cwd must be an absolute path, got {cwd[:200]!r}"})
+    if not os.path.isdir(cwd):
+        raise RequestError.invalid_params({"details": f"cwd is not a directory: {cwd[:200]!r}"})
+
+
+def _move_to(session: AcpSession, cwd: str) -> None:
+    session.agent.manager.cwd = cwd
+    session.translator.cwd = cwd
 
 
 def _prompt_content(prompt: list[PromptBlock]) -> tuple[str, list[JsonDict]]:

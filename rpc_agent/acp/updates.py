@@ -15,8 +15,10 @@ from acp.schema import (
     AvailableCommandsUpdate,
     ConfigOptionUpdate,
     ContentToolCallContent,
+    FileEditToolCallContent,
     ImageContentBlock,
     SessionInfoUpdate,
+    TerminalToolCallContent,
     TextContentBlock,
     ToolCallLocation,
     ToolCallProgress,
@@ -86,7 +88,9 @@ def tool_locations(args: JsonDict, cwd: str) -> list[ToolCallLocation] | None:
         return None
     candidate = Path(path).expanduser()
     resolved = candidate if candidate.is_absolute() else Path(cwd) / candidate
-    return [ToolCallLocation(path=str(resolved))]
+    offset = args.get("offset")
+    line = offset if isinstance(offset, int) and not isinstance(offset, bool) and offset > 0 else None
+    return [ToolCallLocation(path=str(resolved), line=line)]
 
 
 def _block(block: Any) -> TextContentBlock | ImageContentBlock | None:
@@ -126,10 +130,16 @@ def tool_finished(call_id: str, content: Any, is_error: bool) -> ToolCallProgres
 
 
 class EventTranslator:
-    """Live events of one session -> ``session/update`` payloads (most events map to none)."""
+    """Live events of one session -> ``session/update`` payloads (most events map to none).
+
+    A write or edit that succeeded ends with the diff it was previewed with (``diffs``); a
+    ``bash`` run in the editor's terminal shows that terminal instead of streamed text.
+    """
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
+        self.diffs: dict[str, FileEditToolCallContent] = {}
+        self.terminals: dict[str, str] = {}
 
     def translate(self, event: BaseModel) -> list[Update]:
         if isinstance(event, ev.MessageUpdateEvent):
@@ -142,13 +152,26 @@ class EventTranslator:
         if isinstance(event, ev.ToolExecutionStartEvent):
             return [tool_started(event.toolCallId, event.toolName, event.args, self.cwd)]
         if isinstance(event, ev.ToolExecutionUpdateEvent):
+            if event.toolCallId in self.terminals:
+                return []
             return [
                 update_tool_call(
                     event.toolCallId, status="in_progress", content=tool_content(event.partialResult.content)
                 )
             ]
         if isinstance(event, ev.ToolExecutionEndEvent):
-            return [tool_finished(event.toolCallId, event.result.content, event.isError)]
+            call_id = event.toolCallId
+            diff = self.diffs.pop(call_id, None)
+            terminal = self.terminals.pop(call_id, None)
+            if terminal is not None:
+                status: ToolCallStatus = "failed" if event.isError else "completed"
+                shown: list[Any] = [TerminalToolCallContent(type="terminal", terminal_id=terminal)]
+                if event.isError:  # the terminal shows the output, not why it counts as failed
+                    shown += tool_content(event.result.content)
+                return [update_tool_call(call_id, status=status, content=shown)]
+            if diff is not None and not event.isError:
+                return [update_tool_call(call_id, status="completed", content=[diff])]
+            return [tool_finished(call_id, event.result.content, event.isError)]
         if isinstance(event, ev.MessageEndEvent):
             message: Any = event.message  # stored messages travel as plain dicts
             if (

@@ -25,7 +25,7 @@ from ..protocol import events as ev
 from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ProviderRequest, ToolSpec, empty_usage
 from ..session.store import SessionManager
-from ..tools.base import Tool, ToolContext, ToolError, ToolOutput
+from ..tools.base import CommandRunner, FileAccess, Tool, ToolContext, ToolError, ToolOutput
 from ..validation import describe
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
@@ -70,6 +70,10 @@ class RunContext:
     tool_specs: list[ToolSpec] = field(default_factory=list)
     authorize: Authorize | None = None
     """Asked before every tool call with valid arguments; None allows everything."""
+    files: FileAccess | None = None
+    """How the file tools reach files; None: the disk."""
+    commands: CommandRunner | None = None
+    """Where ``bash`` runs; None: a local process."""
 
 
 class RunOutcome:
@@ -351,7 +355,10 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
             raise ToolError(f"Invalid arguments for {name}: {describe(exc, whole='(arguments)')}") from None
         if ctx.authorize is not None and not await ctx.authorize(call_id, name, dict(arguments or {})):
             raise ToolError(f"The user rejected the {name} tool call; it did not run.")
-        output = await tool.execute(args, ToolContext(cwd=ctx.cwd, tool_call_id=call_id, on_update=on_update))
+        tool_ctx = ToolContext(cwd=ctx.cwd, tool_call_id=call_id, on_update=on_update, commands=ctx.commands)
+        if ctx.files is not None:
+            tool_ctx.files = ctx.files
+        output = await tool.execute(args, tool_ctx)
     except ToolError as exc:
         output = ToolOutput.text(str(exc), is_error=True)
     except anyio.get_cancelled_exc_class():

@@ -32,7 +32,7 @@ from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ToolSpec
 from ..session import files
 from ..session.store import SessionManager, TreeNode
-from ..tools.base import Tool, ToolOutput, tool_schema
+from ..tools.base import CommandRunner, FileAccess, Tool, ToolOutput, tool_schema
 from .branch_summary import generate_branch_summary, prepare_branch_summary
 from .compaction import context_tokens, generate_compaction_summary, prepare_compaction
 from .loop import Authorize, RunContext, RunOutcome, now_ms, run_turns
@@ -150,6 +150,10 @@ class AgentSession:
         self._pending_bash: list[JsonDict] = []
         self.authorize: Authorize | None = None
         """Permission hook for tool calls (the ACP front asks the editor); None allows all."""
+        self.files: FileAccess | None = None
+        """How the model's file tools reach files (the ACP front: the editor's buffers); None: disk."""
+        self.commands: CommandRunner | None = None
+        """Where the model's ``bash`` runs (the ACP front: the editor's terminal); None: locally."""
         context = manager.build_session_context()
         chosen = model_id or (context.model.modelId if context.model else None)
         self.model: ModelInfo = provider.resolve_model(chosen) if chosen else provider.models()[0]
@@ -266,6 +270,8 @@ class AgentSession:
             on_queue_change=self._announce_queue,
             tool_specs=specs,
             authorize=self.authorize,
+            files=self.files,
+            commands=self.commands,
         )
         self._run_context = ctx
         self.emit(ev.AgentStartEvent())

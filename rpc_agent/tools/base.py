@@ -34,12 +34,41 @@ class ToolError(Exception):
     """A failure the model should read (bad path, no match, ...): becomes an error result."""
 
 
+class FileAccess(Protocol):
+    """Where read, write and edit get and put a text file's content.
+
+    The disk by default (``tools.access.DiskFiles``); a front can pass its own, such as the
+    editor's buffers over ACP, so the model sees and changes what the user has open, unsaved
+    changes included. Failures the model should read are ToolErrors; OSErrors are the disk's.
+    """
+
+    async def read_text(self, path: Path) -> str: ...
+
+    async def write_text(self, path: Path, text: str) -> None: ...
+
+
+class CommandRunner(Protocol):
+    """Runs ``bash`` somewhere other than a local process (an editor's terminal, say), with
+    the tool's timeout; cancelling ``run`` must stop the command."""
+
+    async def run(self, command: str, time_limit: float | None, ctx: ToolContext) -> ToolOutput: ...
+
+
+def _disk_files() -> FileAccess:
+    from rpc_agent.tools.access import DiskFiles
+
+    return DiskFiles()
+
+
 @dataclass(slots=True)
 class ToolContext:
     cwd: Path
     tool_call_id: str
     on_update: Callable[[ToolOutput], None] = field(default=lambda _output: None)
     """Report partial output (the accumulated result so far, not a delta)."""
+    files: FileAccess = field(default_factory=_disk_files)
+    commands: CommandRunner | None = None
+    """None: ``bash`` runs a local process."""
 
     def resolve(self, path: str) -> Path:
         """Paths from the model are relative to the session's working directory."""

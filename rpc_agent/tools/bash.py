@@ -208,6 +208,8 @@ class BashTool:
 
     async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
         params = coerce_args(BashArgs, args)
+        if ctx.commands is not None:
+            return await ctx.commands.run(params.command, params.timeout, ctx)
         if not ctx.cwd.is_dir():
             raise ToolError(f"The working directory does not exist: {ctx.cwd}")
         shell = shutil.which("bash") or "/bin/bash"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -12,12 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rpc_agent.tools._common import (
     BINARY_SAMPLE_BYTES,
-    atomic_write,
     coerce_args,
     looks_binary,
     require_exists,
 )
-from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
+from rpc_agent.tools.base import FileAccess, ToolContext, ToolError, ToolOutput
 
 BOM = "\ufeff"
 MAX_LISTED_LINES = 20
@@ -80,63 +80,14 @@ class EditTool:
     async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
         params = coerce_args(EditArgs, args)
         path = ctx.resolve(params.path)
-        return await anyio.to_thread.run_sync(self._edit, path, params, ctx.cwd)
+        return await self._edit(path, params, ctx.cwd, ctx.files)
 
-    def _edit(self, path: Path, params: EditArgs, cwd: Path) -> ToolOutput:
-        info = require_exists(path)
-        if stat.S_ISDIR(info.st_mode):
-            raise ToolError(f"{path} is a directory, not a file.")
-        if not stat.S_ISREG(info.st_mode):
-            raise ToolError(f"{path} is not a regular file; edit only changes files.")
+    async def _edit(self, path: Path, params: EditArgs, cwd: Path, files: FileAccess) -> ToolOutput:
+        text = await read_for_edit(path, files)
+        edited = apply_edit(text, params, path)
+        body, new_body, count = edited.body, edited.new_body, edited.count
         try:
-            raw = path.read_bytes()
-        except PermissionError:
-            raise ToolError(f"Permission denied: {path}") from None
-        if looks_binary(raw[:BINARY_SAMPLE_BYTES]):
-            raise ToolError(f"{path} is a binary file; edit only changes text files.")
-        text = raw.decode("utf-8", "surrogateescape")
-        bom = BOM if text.startswith(BOM) else ""
-        body = text[len(bom) :]
-
-        old_text, new_text = params.oldText, params.newText
-        if old_text == new_text:
-            raise ToolError("oldText and newText are identical: there is nothing to change.")
-
-        # Try the text as given, and (for a CRLF file) with its line ends made CRLF, so that a
-        # model that saw LF-only lines from read still matches.
-        candidates = [(old_text, new_text)]
-        if "\r\n" in body:
-            crlf_old = old_text.replace("\r\n", "\n").replace("\n", "\r\n")
-            crlf_new = new_text.replace("\r\n", "\n").replace("\n", "\r\n")
-            if crlf_old != old_text:
-                candidates.insert(0, (crlf_old, crlf_new))
-        elif "\r\n" in old_text:
-            candidates.append((old_text.replace("\r\n", "\n"), new_text.replace("\r\n", "\n")))
-        found = [(old, new, body.count(old)) for old, new in candidates if old in body]
-        if not found:
-            raise ToolError(
-                f"oldText was not found in {path}. It must match the file exactly, including "
-                "whitespace, indentation and line breaks. No changes were made; read the file "
-                "again and retry with text copied from it."
-            )
-        old, new, count = found[0]
-        if count > 1 and not params.replaceAll:
-            positions: list[int] = []
-            start = body.find(old)
-            while start != -1:
-                positions.append(body.count("\n", 0, start) + 1)
-                start = body.find(old, start + len(old))
-            listed = ", ".join(str(n) for n in positions[:MAX_LISTED_LINES])
-            if len(positions) > MAX_LISTED_LINES:
-                listed += f", ... ({len(positions) - MAX_LISTED_LINES} more)"
-            raise ToolError(
-                f"oldText occurs {count} times in {path} (starting at lines {listed}). No changes were "
-                "made. Include more surrounding lines in oldText to make it unique, or set replaceAll "
-                "to true to replace every occurrence."
-            )
-        new_body = body.replace(old, new) if params.replaceAll else body.replace(old, new, 1)
-        try:
-            atomic_write(path, (bom + new_body).encode("utf-8", "surrogateescape"))
+            await files.write_text(path, edited.new_text)
         except PermissionError:
             raise ToolError(f"Permission denied writing {path}") from None
         except OSError as exc:
@@ -153,3 +104,88 @@ class EditTool:
             f"{summary}\n\n{diff}" if diff else summary,
             details={"diff": diff, "firstChangedLine": first_line, "replacements": replaced},
         )
+
+
+def _check_file(path: Path) -> None:
+    info = require_exists(path)
+    if stat.S_ISDIR(info.st_mode):
+        raise ToolError(f"{path} is a directory, not a file.")
+    if not stat.S_ISREG(info.st_mode):
+        raise ToolError(f"{path} is not a regular file; edit only changes files.")
+
+
+async def read_for_edit(path: Path, files: FileAccess) -> str:
+    """The text to edit: a regular text file, as ``files`` has it (disk or editor buffer)."""
+    await anyio.to_thread.run_sync(_check_file, path)
+    try:
+        text = await files.read_text(path)
+    except PermissionError:
+        raise ToolError(f"Permission denied: {path}") from None
+    except OSError as exc:
+        raise ToolError(f"Could not read {path}: {exc.strerror or exc}") from None
+    if looks_binary(text[:BINARY_SAMPLE_BYTES].encode("utf-8", "surrogateescape")):
+        raise ToolError(f"{path} is a binary file; edit only changes text files.")
+    return text
+
+
+@dataclass(slots=True)
+class Edited:
+    body: str
+    """The text without its BOM, before the edit."""
+    new_body: str
+    new_text: str
+    """The whole new text, BOM included: what is written."""
+    count: int
+    first_line: int
+    """Line (1-based) of the first replaced occurrence."""
+
+
+def apply_edit(text: str, params: EditArgs, path: Path) -> Edited:
+    """The edit applied to ``text`` (nothing is written); a ToolError says why it cannot be."""
+    bom = BOM if text.startswith(BOM) else ""
+    body = text[len(bom) :]
+
+    old_text, new_text = params.oldText, params.newText
+    if old_text == new_text:
+        raise ToolError("oldText and newText are identical: there is nothing to change.")
+
+    # Try the text as given, and (for a CRLF file) with its line ends made CRLF, so that a
+    # model that saw LF-only lines from read still matches.
+    candidates = [(old_text, new_text)]
+    if "\r\n" in body:
+        crlf_old = old_text.replace("\r\n", "\n").replace("\n", "\r\n")
+        crlf_new = new_text.replace("\r\n", "\n").replace("\n", "\r\n")
+        if crlf_old != old_text:
+            candidates.insert(0, (crlf_old, crlf_new))
+    elif "\r\n" in old_text:
+        candidates.append((old_text.replace("\r\n", "\n"), new_text.replace("\r\n", "\n")))
+    found = [(old, new, body.count(old)) for old, new in candidates if old in body]
+    if not found:
+        raise ToolError(
+            f"oldText was not found in {path}. It must match the file exactly, including "
+            "whitespace, indentation and line breaks. No changes were made; read the file "
+            "again and retry with text copied from it."
+        )
+    old, new, count = found[0]
+    if count > 1 and not params.replaceAll:
+        positions: list[int] = []
+        start = body.find(old)
+        while start != -1:
+            positions.append(body.count("\n", 0, start) + 1)
+            start = body.find(old, start + len(old))
+        listed = ", ".join(str(n) for n in positions[:MAX_LISTED_LINES])
+        if len(positions) > MAX_LISTED_LINES:
+            listed += f", ... ({len(positions) - MAX_LISTED_LINES} more)"
+        raise ToolError(
+            f"oldText occurs {count} times in {path} (starting at lines {listed}). No changes were "
+            "made. Include more surrounding lines in oldText to make it unique, or set replaceAll "
+            "to true to replace every occurrence."
+        )
+    new_body = body.replace(old, new) if params.replaceAll else body.replace(old, new, 1)
+    return Edited(
+        body=body,
+        new_body=new_body,
+        new_text=bom + new_body,
+        count=count,
+        first_line=body.count("\n", 0, body.find(old)) + 1,
+    )

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import base64
+import io
 import stat
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
 from rpc_agent.tools._common import BINARY_SAMPLE_BYTES, coerce_args, looks_binary, require_exists
-from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
+from rpc_agent.tools.access import DiskFiles
+from rpc_agent.tools.base import FileAccess, ToolContext, ToolError, ToolOutput
 from rpc_agent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, MAX_LINE_CHARS, format_size
 
 MAX_IMAGE_BYTES = 3_750_000
@@ -59,9 +61,26 @@ class ReadTool:
     async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
         params = coerce_args(ReadArgs, args)
         path = ctx.resolve(params.path)
-        return await anyio.to_thread.run_sync(self._read, path, params)
+        if isinstance(ctx.files, DiskFiles):
+            return await anyio.to_thread.run_sync(self._read, path, params)
+        return await self._read_through(path, params, ctx.files)
 
-    def _read(self, path: Path, params: ReadArgs) -> ToolOutput:
+    async def _read_through(self, path: Path, params: ReadArgs, files: FileAccess) -> ToolOutput:
+        """A text file's content from ``files`` (an editor's buffer, unsaved changes included);
+        whether it is a text file at all, and images, come from the disk."""
+        found = await anyio.to_thread.run_sync(self._read, path, params, False)
+        if found is not None:
+            return found
+        text = await files.read_text(path)
+        lines = io.BytesIO(text.encode("utf-8", "surrogatepass"))
+        return await anyio.to_thread.run_sync(self._text, path, lines, params)
+
+    @overload
+    def _read(self, path: Path, params: ReadArgs) -> ToolOutput: ...
+    @overload
+    def _read(self, path: Path, params: ReadArgs, text: bool) -> ToolOutput | None: ...
+    def _read(self, path: Path, params: ReadArgs, text: bool = True) -> ToolOutput | None:
+        """The result for ``path``; with ``text`` False, None for a text file (not read)."""
         info = require_exists(path)
         if stat.S_ISDIR(info.st_mode):
             raise ToolError(f"{path} is a directory, not a file. Use ls to list its contents.")
@@ -99,6 +118,8 @@ class ReadTool:
                         f"{path} is a binary file ({format_size(info.st_size)}); read only shows text "
                         "files and PNG/JPEG/GIF/WebP images. Use bash (e.g. `file`, `xxd | head`) to inspect it."
                     )
+                if not text:
+                    return None
                 handle.seek(0)
                 return self._text(path, handle, params)
         except PermissionError:

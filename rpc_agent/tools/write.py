@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
-from rpc_agent.tools._common import atomic_write, coerce_args
-from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
+from rpc_agent.tools._common import coerce_args
+from rpc_agent.tools.base import FileAccess, ToolContext, ToolError, ToolOutput
 
 
 class WriteArgs(BaseModel):
@@ -32,16 +31,15 @@ class WriteTool:
     async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
         params = coerce_args(WriteArgs, args)
         path = ctx.resolve(params.path)
-        return await anyio.to_thread.run_sync(self._write, path, params.content)
+        return await self._write(path, params.content, ctx.files)
 
-    def _write(self, path: Path, content: str) -> ToolOutput:
+    async def _write(self, path: Path, content: str, files: FileAccess) -> ToolOutput:
         if path.is_dir():
             raise ToolError(f"{path} is a directory; give the path of a file to write.")
         existed = path.exists()
         data = content.encode("utf-8")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, data)
+            await files.write_text(path, content)
         except FileExistsError:
             raise ToolError(f"Cannot create the folder for {path}: a parent path is a file.") from None
         except NotADirectoryError:
