@@ -126,7 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # which costs tens of milliseconds before the first response; the server uses none.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     args = build_parser().parse_args(argv)
-    from .server.app import ServerConfig, run
+    from .runtime import ServerConfig
+    from .server.app import run
     from .session.files import agent_home
 
     cwd = (args.cwd or Path.cwd()).absolute()

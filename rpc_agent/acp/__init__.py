@@ -15,7 +15,7 @@ import anyio
 
 from acp import run_agent
 
-from ..server.app import ServerConfig
+from ..runtime import ServerConfig
 from .agent import RpcAgentAcp
 from .transport import StdioTransport
 

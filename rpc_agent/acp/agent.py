@@ -76,7 +76,9 @@ from .. import __version__
 from ..agent.session import THINKING_LEVELS, AgentSession
 from ..protocol import methods as m
 from ..providers.base import Provider
-from ..server.app import ServerConfig, make_provider, make_tools
+from ..runtime import Runtime, ServerConfig
+from ..server.errors import RpcError
+from ..server.methods import Methods, map_error
 from ..session import files
 from ..session.store import SessionManager
 from ..tools.access import DiskFiles
@@ -108,9 +110,20 @@ COMMANDS: list[tuple[str, str, str | None]] = [
 ]
 
 EXTENSION_METHODS = frozenset(
-    {"rpc_agent/get_tree", "rpc_agent/navigate_tree", "rpc_agent/set_label", "rpc_agent/compact"}
+    {
+        "get_tree",
+        "navigate_tree",
+        "set_label",
+        "compact",
+        "get_entries",
+        "get_messages",
+        "get_session_stats",
+        "export_html",
+    }
 )
-"""Tree features ACP lacks, as extension methods (``_rpc_agent/...`` on the wire, with sessionId)."""
+"""Methods of the JSON-RPC table that ACP lacks, as extension methods (``_rpc_agent/<name>`` on
+the wire, with the params of the table plus ``sessionId``). The session's lifecycle, prompts and
+settings stay ACP's own."""
 
 SUPPORTED_VERSIONS = frozenset({PROTOCOL_VERSION})
 
@@ -143,10 +156,15 @@ class AcpSession:
     translator: EventTranslator
     answered: anyio.Event = field(default_factory=anyio.Event)
     """Set once the client has the answer that told it about this session."""
+    methods: Methods = field(init=False)
+    """The JSON-RPC method table bound to this session's agent (for the extension methods)."""
     approval: str = "writes"
     always_allowed: set[str] = field(default_factory=set)
     cancelled: bool = False
     closed: bool = False
+
+    def __post_init__(self) -> None:
+        self.methods = Methods(self.agent, providers=[self.agent.provider.name], on_shutdown=lambda: None)
 
     def push(self, update: Update) -> None:
         if not self.closed:
@@ -181,7 +199,8 @@ class RpcAgentAcp:
         self.config = config
         self.group = group
         self.home = config.home or files.agent_home()
-        self.provider: Provider = make_provider(config)
+        self.runtime = Runtime(config)
+        self.provider: Provider = self.runtime.provider
         self.sessions: dict[str, AcpSession] = {}
         self.conn: Client | None = None
         self.client_capabilities = ClientCapabilities()
@@ -219,18 +238,7 @@ class RpcAgentAcp:
                 for update in translator.translate(event):
                     holder[0].push(update)
 
-        config = self.config
-        agent = AgentSession(
-            manager=manager,
-            provider=self.provider,
-            emit=emit,
-            tools=lambda: make_tools(config),
-            model_id=config.model,
-            thinking_level=config.thinking,
-            session_dir=config.session_dir,
-            home=config.home,
-            settings=config.settings,
-        )
+        agent = self.runtime.agent(manager, emit)
         session = AcpSession(id=manager.session_id, agent=agent, send=send, translator=translator)
         if announced:
             session.answered.set()
@@ -642,27 +650,23 @@ class RpcAgentAcp:
         return f"Unknown command /{name}"
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if method not in EXTENSION_METHODS:
+        prefix, _, name = method.partition("/")
+        if prefix != "rpc_agent" or name not in EXTENSION_METHODS:
             raise RequestError.method_not_found(f"_{method}")
         session = self._session(str(params.get("sessionId")))
-        agent = session.agent
+        spec = session.methods.registry.get(name)
+        assert spec is not None, name
         rest = {key: value for key, value in params.items() if key != "sessionId"}
         try:
-            if method == "rpc_agent/get_tree":
-                return agent.tree()
-            if method == "rpc_agent/navigate_tree":
-                navigate = m.NavigateTreeParams.model_validate(rest)
-                return (await agent.navigate_tree(navigate)).model_dump(mode="json", exclude_none=True)
-            if method == "rpc_agent/set_label":
-                label = m.SetLabelParams.model_validate(rest)
-                return {"labelEntryId": await agent.set_label(label.entryId, label.label)}
-            compact = m.CompactParams.model_validate(rest)
-            result = await agent.compact(compact.customInstructions)
-            return result.model_dump(mode="json", exclude_none=True)
-        except RequestError:
-            raise
+            result: dict[str, Any] = await spec.invoke(rest)
+        except RpcError as exc:
+            raise RequestError(exc.code, exc.message, exc.data) from exc
         except Exception as exc:
-            raise RequestError.invalid_params({"details": str(exc)}) from exc
+            mapped = map_error(exc)
+            if mapped is None:
+                raise
+            raise RequestError(mapped.code, mapped.message, mapped.data) from exc
+        return result
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         return None

@@ -1,8 +1,5 @@
-"""Wiring of the stdio server: flags -> session, provider, tools -> AgentSession -> router.
-
-Startup stays off the slow paths: the anthropic SDK is imported by its provider on first use
-(or by a background warm-up after the loop is serving), never before the first answer.
-"""
+"""The stdio JSON-RPC front: the runtime's AgentSession behind the router, until EOF, a
+signal or ``shutdown``."""
 
 from __future__ import annotations
 
@@ -10,41 +7,18 @@ import logging
 import os
 import signal
 import sys
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.to_thread
 from pydantic import BaseModel
 
-from ..agent.session import AgentSession
-from ..agent.settings import AgentSettings
-from ..providers.base import Provider
-from ..providers.faux import FauxProvider, load_script
-from ..session.store import SessionManager
-from ..tools.base import Tool
+from ..runtime import Runtime, ServerConfig
 from .methods import Methods, map_error
 from .router import Router
 from .transport import open_stdio
 
 logger = logging.getLogger("rpc_agent")
-
-
-@dataclass(slots=True)
-class ServerConfig:
-    cwd: Path
-    session_dir: Path | None = None
-    session: Path | None = None
-    continue_recent: bool = False
-    no_session: bool = False
-    provider: str = "anthropic"
-    model: str | None = None
-    thinking: str | None = None
-    faux_script: Path | None = None
-    tools: bool = True
-    home: Path | None = None
-    settings: AgentSettings | None = None
 
 
 _OPTIONAL_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {}
@@ -80,37 +54,11 @@ def event_payload(event: BaseModel) -> dict[str, Any]:
     return data
 
 
-def make_provider(config: ServerConfig) -> Provider:
-    if config.provider == "faux":
-        return FauxProvider(load_script(config.faux_script) if config.faux_script else None)
-    from ..providers.anthropic import AnthropicProvider
-
-    return AnthropicProvider()
-
-
-def open_session(config: ServerConfig) -> SessionManager:
-    cwd = str(config.cwd)
-    if config.no_session:
-        return SessionManager.in_memory(cwd)
-    if config.session is not None:
-        return SessionManager.open(config.session, cwd=cwd, home=config.home)
-    if config.continue_recent:
-        return SessionManager.continue_recent(cwd, config.session_dir, home=config.home)
-    return SessionManager.create(cwd, config.session_dir, home=config.home)
-
-
-def make_tools(config: ServerConfig) -> list[Tool]:
-    if not config.tools:
-        return []
-    from ..tools import default_tools
-
-    return default_tools()
-
-
 async def serve(config: ServerConfig) -> int:
     reader, writer = open_stdio()
-    manager = await anyio.to_thread.run_sync(open_session, config)
-    provider = make_provider(config)
+    runtime = Runtime(config)
+    manager = await anyio.to_thread.run_sync(runtime.open_session)
+    provider = runtime.provider
     stop = anyio.Event()
     router: Router | None = None
 
@@ -118,17 +66,7 @@ async def serve(config: ServerConfig) -> int:
         if router is not None:
             router.notify("event", event_payload(event))
 
-    agent = AgentSession(
-        manager=manager,
-        provider=provider,
-        emit=emit,
-        tools=lambda: make_tools(config),
-        model_id=config.model,
-        thinking_level=config.thinking,
-        session_dir=config.session_dir,
-        home=config.home,
-        settings=config.settings,
-    )
+    agent = runtime.agent(manager, emit)
     methods = Methods(agent, providers=[provider.name], on_shutdown=stop.set)
     router = Router(methods.registry, writer, error_mapper=map_error)
 

@@ -120,6 +120,15 @@ class MethodSpec:
                 exc.errors(include_url=False),
             ) from exc
 
+    async def invoke(self, raw: Any) -> Any:
+        """Validate ``raw`` params, run the handler, and return the result in wire shape: the
+        same path a request takes, for fronts that reach the table another way (ACP's
+        extension methods). Raises RpcError for bad params; the handler's own errors pass."""
+        value = self.handler(self.parse_params(raw))
+        if inspect.isawaitable(value):
+            value = await value
+        return _dump_result(self.name, value)
+
 
 _JSON_KINDS = {str: "a string", int: "a number", float: "a number", bool: "a boolean", type(None): "null"}
 

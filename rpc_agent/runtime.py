@@ -1,0 +1,90 @@
+"""What both fronts share: the configuration, the provider, the tools, and AgentSessions built
+from them. The JSON-RPC server opens one session from its flags; the ACP front opens one per
+``session/new`` or ``session/load``; both get the same agent.
+
+Start-up stays off the slow paths: the anthropic SDK is imported by its provider on first use
+(or by a background warm-up once a front is serving), and the tools are built on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .agent.session import AgentSession
+from .agent.settings import AgentSettings
+from .providers.base import Provider
+from .providers.faux import FauxProvider, load_script
+from .session.store import SessionManager
+from .tools.base import Tool
+
+__all__ = ["Runtime", "ServerConfig"]
+
+
+@dataclass(slots=True)
+class ServerConfig:
+    cwd: Path
+    session_dir: Path | None = None
+    session: Path | None = None
+    continue_recent: bool = False
+    no_session: bool = False
+    provider: str = "anthropic"
+    model: str | None = None
+    thinking: str | None = None
+    faux_script: Path | None = None
+    tools: bool = True
+    home: Path | None = None
+    settings: AgentSettings | None = None
+
+
+class Runtime:
+    """One per process: one provider (its HTTP client is shared by every session)."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.provider = make_provider(config)
+
+    def open_session(self) -> SessionManager:
+        """The session the flags name (``--session``, ``--continue``, ``--no-session``), else a
+        new one; blocking file work, so fronts call it in a worker thread."""
+        config = self.config
+        cwd = str(config.cwd)
+        if config.no_session:
+            return SessionManager.in_memory(cwd)
+        if config.session is not None:
+            return SessionManager.open(config.session, cwd=cwd, home=config.home)
+        if config.continue_recent:
+            return SessionManager.continue_recent(cwd, config.session_dir, home=config.home)
+        return SessionManager.create(cwd, config.session_dir, home=config.home)
+
+    def tools(self) -> list[Tool]:
+        if not self.config.tools:
+            return []
+        from .tools import default_tools
+
+        return default_tools()
+
+    def agent(self, manager: SessionManager, emit: Callable[[BaseModel], None]) -> AgentSession:
+        config = self.config
+        return AgentSession(
+            manager=manager,
+            provider=self.provider,
+            emit=emit,
+            tools=self.tools,
+            model_id=config.model,
+            thinking_level=config.thinking,
+            session_dir=config.session_dir,
+            home=config.home,
+            settings=config.settings,
+        )
+
+
+def make_provider(config: ServerConfig) -> Provider:
+    if config.provider == "faux":
+        return FauxProvider(load_script(config.faux_script) if config.faux_script else None)
+    from .providers.anthropic import AnthropicProvider
+
+    return AnthropicProvider()
