@@ -1,6 +1,6 @@
 """The real server over real pipes: startup, pipelined throughput, get_tree on a big session.
 
-    .venv/bin/python bench/rpc.py [--requests 100000] [--tree-entries 100000]
+    .venv/bin/python -m bench.rpc [--requests 100000] [--tree-entries 100000]
 
 1. spawn -> ``initialize`` response (median of several spawns), and, for scale, spawn -> exit
    of a bare ``python -c pass``;
@@ -24,8 +24,7 @@ from pathlib import Path
 
 import orjson
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from session_store import ensure_session_file
+from bench.session_store import ensure_session_file
 
 SERVER = [sys.executable, "-m", "rpc_agent", "--provider", "faux"]
 

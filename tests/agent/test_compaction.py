@@ -310,13 +310,8 @@ async def test_each_branch_keeps_its_own_compaction_history(tmp_path: Path) -> N
 
 @pytest.mark.anyio
 async def test_long_session_with_auto_compaction_keeps_context_bounded(tmp_path: Path) -> None:
-    import sys
+    from bench.long_session import run_long_session
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-    try:
-        from long_session import run_long_session
-    finally:
-        sys.path.pop(0)
     result = await run_long_session(150, 1600, tmp_path)
     assert result.compactions >= 2
     assert result.max_context_tokens < result.context_window
