@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -28,6 +27,7 @@ import orjson
 import pytest
 from pydantic import TypeAdapter
 
+from linepipe import LinePipe
 from rpc_agent.protocol.events import Event
 from rpc_agent_client import RpcAgentClient, RpcCallError
 
@@ -221,48 +221,18 @@ def e2e(tmp_path: Path) -> Iterator[E2E]:
 # --- raw pipes ------------------------------------------------------------------------------------
 
 
-class RawServer:
+class RawServer(LinePipe):
     """Send bytes, read every stdout line; events are kept apart from responses."""
 
     def __init__(self, process: anyio.abc.Process) -> None:
-        self.process = process
-        self.lines: list[bytes] = []
+        super().__init__(process)
         self.events: list[JsonDict] = []
-        self._buffer = b""
-        self._eof = False
         self._ids = itertools.count(1)
-
-    async def send_raw(self, data: bytes) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.send(data)
-
-    async def send(self, message: Any) -> None:
-        await self.send_raw(orjson.dumps(message) + b"\n")
-
-    async def recv_line(self) -> bytes | None:
-        assert self.process.stdout is not None
-        with anyio.fail_after(WAIT):
-            while b"\n" not in self._buffer:
-                if self._eof:
-                    assert not self._buffer, f"unterminated output at EOF: {self._buffer!r}"
-                    return None
-                try:
-                    self._buffer += await self.process.stdout.receive()
-                except anyio.EndOfStream:
-                    self._eof = True
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        self.lines.append(line)
-        return line
 
     async def recv(self) -> Any:
         """The next response (or batch); event notifications on the way are collected."""
         while True:
-            line = await self.recv_line()
-            assert line is not None, "the server closed stdout"
-            message = orjson.loads(line)
-            for item in message if isinstance(message, list) else [message]:
-                assert isinstance(item, dict), line
-                assert item.get("jsonrpc") == "2.0", line
+            message = await self.recv_message()
             if isinstance(message, dict) and message.get("method") == "event" and "id" not in message:
                 self.events.append(message["params"])
                 continue
@@ -279,17 +249,6 @@ class RawServer:
         assert isinstance(answer, dict)
         assert answer["id"] == request_id, answer
         return answer
-
-    async def close_and_wait(self) -> int:
-        assert self.process.stdin is not None
-        await self.process.stdin.aclose()
-        with anyio.fail_after(WAIT):
-            while await self.recv_line() is not None:
-                pass
-            return await self.process.wait()
-
-    def terminate(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
 
 
 # --- helpers for calls that run while the test does other things -----------------------------------
