@@ -129,6 +129,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .session.files import agent_home
 
     cwd = (args.cwd or Path.cwd()).absolute()
+    if not cwd.is_dir():
+        reason = "does not exist" if not cwd.exists() else "is not a directory"
+        print(
+            f"rpc-agent: --cwd {cwd} {reason}; give the agent an existing folder to work in", file=sys.stderr
+        )
+        return 2
     try:
         settings = settings_from(args, agent_home(), cwd)
     except SettingsError as exc:

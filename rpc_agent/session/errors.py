@@ -46,3 +46,27 @@ class PersistenceError(SessionError):
         super().__init__(f"writing session file {path} failed: {cause}")
         self.path = str(path)
         self.cause = cause
+
+
+class SessionFileChangedError(SessionError):
+    """The file the write chain appends to is no longer the session's file at its path.
+
+    Somebody replaced, truncated, grew or removed it behind the chain's back; appending on
+    would put acknowledged entries where nobody will read them.
+    """
+
+    def __init__(self, path: Path | str, what: str) -> None:
+        super().__init__(
+            f"the session file {path} {what} by something other than this session; nothing more "
+            "is written to it (reopen the session to go on)"
+        )
+        self.path = str(path)
+
+
+class ProtectedPathError(SessionError, ValueError):
+    """A write aimed at a session file (or the session store) from outside its write chain."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        super().__init__(f"refusing to write {path}: {reason}")
+        self.path = str(path)
+        self.reason = reason

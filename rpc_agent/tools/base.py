@@ -40,6 +40,10 @@ class ToolContext:
     tool_call_id: str
     on_update: Callable[[ToolOutput], None] = field(default=lambda _output: None)
     """Report partial output (the accumulated result so far, not a delta)."""
+    session_file: Path | None = None
+    """The live session file: no tool may write it, under any name."""
+    session_folders: tuple[Path, ...] | None = None
+    """The session store's folders, which no tool may write into (None: the default home's)."""
 
     def resolve(self, path: str) -> Path:
         """Paths from the model are relative to the session's working directory."""

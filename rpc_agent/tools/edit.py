@@ -15,6 +15,7 @@ from rpc_agent.tools._common import (
     atomic_write,
     coerce_args,
     looks_binary,
+    refuse_session_files,
     require_exists,
 )
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
@@ -80,14 +81,16 @@ class EditTool:
     async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
         params = coerce_args(EditArgs, args)
         path = ctx.resolve(params.path)
-        return await anyio.to_thread.run_sync(self._edit, path, params, ctx.cwd)
+        return await anyio.to_thread.run_sync(self._edit, path, params, ctx)
 
-    def _edit(self, path: Path, params: EditArgs, cwd: Path) -> ToolOutput:
+    def _edit(self, path: Path, params: EditArgs, ctx: ToolContext) -> ToolOutput:
+        cwd = ctx.cwd
         info = require_exists(path)
         if stat.S_ISDIR(info.st_mode):
             raise ToolError(f"{path} is a directory, not a file.")
         if not stat.S_ISREG(info.st_mode):
             raise ToolError(f"{path} is not a regular file; edit only changes files.")
+        refuse_session_files(path, ctx)
         try:
             raw = path.read_bytes()
         except PermissionError:

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
-from rpc_agent.tools._common import atomic_write, coerce_args
+from rpc_agent.tools._common import atomic_write, coerce_args, refuse_session_files
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 
 
@@ -32,11 +32,12 @@ class WriteTool:
     async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
         params = coerce_args(WriteArgs, args)
         path = ctx.resolve(params.path)
-        return await anyio.to_thread.run_sync(self._write, path, params.content)
+        return await anyio.to_thread.run_sync(self._write, path, params.content, ctx)
 
-    def _write(self, path: Path, content: str) -> ToolOutput:
+    def _write(self, path: Path, content: str, ctx: ToolContext) -> ToolOutput:
         if path.is_dir():
             raise ToolError(f"{path} is a directory; give the path of a file to write.")
+        refuse_session_files(path, ctx)
         existed = path.exists()
         data = content.encode("utf-8")
         try:
