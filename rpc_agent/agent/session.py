@@ -524,8 +524,8 @@ class AgentSession:
 
     async def _switch_session(self, path: str) -> m.SessionChangeResult:
         target = Path(path).expanduser()
-        if self.manager.session_file is not None and target.absolute() == self.manager.session_file:
-            return m.SessionChangeResult(**self._change_result())
+        if self.manager.session_file is not None and files.same_file(target, self.manager.session_file):
+            return m.SessionChangeResult(**self._change_result())  # this session, by any name
         if not target.exists():
             # Checked here as well as in the store: taking the lock first would create the
             # missing folders of a mistyped path. (What is there but is not a regular file,

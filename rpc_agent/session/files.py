@@ -640,6 +640,16 @@ def most_recent_session(folder: Path) -> Path | None:
 # --- what only a session's write chain may write ----------------------------------------------
 
 
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: the same resolved path, or the same device and inode."""
+    if Path(os.path.realpath(a)) == Path(os.path.realpath(b)):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def store_folders(home: Path | None = None, extra: Iterable[Path | None] = ()) -> tuple[Path, ...]:
     """The folders that hold session data: ``<home>/sessions``, ``<home>/blobs`` and ``extra``."""
     root = home or agent_home()

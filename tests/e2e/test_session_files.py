@@ -160,3 +160,31 @@ async def test_the_model_cannot_write_the_session_file(e2e: E2E) -> None:
     assert data.startswith(before)  # the history is there, and the turn was appended after it
     _, entries = header_and_entries(live)
     assert [text_of(e["message"]) for e in messages_of(entries, "user")] == ["first", "overwrite the session"]
+
+
+@pytest.mark.anyio
+async def test_switch_session_follows_the_file_not_its_name(e2e: E2E) -> None:
+    """A symlink or hard link to a session another server holds is locked by that server's pid;
+    one to the server's own session is that session."""
+    async with e2e.server() as holder:
+        await holder.call("prompt", {"message": "held elsewhere"})
+        held_state = await holder.get_state()
+        assert held_state.sessionFile is not None
+        held = Path(held_state.sessionFile)
+        pid = holder.process.pid
+        (e2e.root / "sym.jsonl").symlink_to(held)
+        os.link(held, e2e.root / "hard.jsonl")
+        async with e2e.server() as client:
+            await client.call("prompt", {"message": "mine"})
+            mine = await client.get_state()
+            assert mine.sessionFile is not None
+            for alias in ["sym.jsonl", "hard.jsonl"]:
+                error = await expect_error(client.switch_session(str(e2e.root / alias)), codes.SESSION_LOCKED)
+                assert f"is locked by pid {pid}" in error.message
+            (e2e.root / "own.jsonl").symlink_to(mine.sessionFile)
+            same = await client.switch_session(str(e2e.root / "own.jsonl"))
+            assert same.sessionFile == mine.sessionFile
+            await client.call("prompt", {"message": "still mine"})
+        await holder.call("prompt", {"message": "still held"})
+    _, entries = header_and_entries(held)
+    assert [text_of(e["message"]) for e in messages_of(entries, "user")] == ["held elsewhere", "still held"]
