@@ -687,9 +687,29 @@ def session_write_refusal(
         folder_resolved = Path(os.path.realpath(folder))
         if resolved == folder_resolved or resolved.is_relative_to(folder_resolved):
             return f"it is inside the session store {folder_resolved}"
-    if info is not None and stat.S_ISREG(info.st_mode) and read_header(resolved) is not None:
+    if info is not None and stat.S_ISREG(info.st_mode) and _starts_with_header(resolved):
         return "it is a session file (its first line is a session header)"
     return None
+
+
+def _starts_with_header(path: Path, limit: int = 65536) -> bool:
+    """Whether the file's first line is a session header, reading at most ``limit`` bytes
+    (a header is a short line; a big file without newlines is not read to its end)."""
+    try:
+        fd = open_regular(path, os.O_RDONLY)
+    except (OSError, InvalidSessionFileError):
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        head = handle.read(limit)
+    if not head.startswith(b"{"):
+        return False
+    end = head.find(b"\n")
+    if end < 0 and len(head) == limit:
+        return False
+    try:
+        return is_header(orjson.loads(head if end < 0 else head[:end]))
+    except orjson.JSONDecodeError:
+        return False
 
 
 def check_write_target(target: Path, *, live: Path | None = None, folders: Iterable[Path] = ()) -> None:
