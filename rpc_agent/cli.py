@@ -162,5 +162,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # startup failures: say what happened, on stderr
-        print(f"rpc-agent: {exc}", file=sys.stderr)
+        print(f"rpc-agent: {str(exc) or type(exc).__name__}", file=sys.stderr)  # never an empty reason
         return 1
