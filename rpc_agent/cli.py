@@ -131,6 +131,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .session.files import agent_home
 
     cwd = (args.cwd or Path.cwd()).absolute()
+    if not cwd.is_dir():
+        reason = "does not exist" if not cwd.exists() else "is not a directory"
+        print(
+            f"rpc-agent: --cwd {cwd} {reason}; give the agent an existing folder to work in", file=sys.stderr
+        )
+        return 2
     try:
         settings = settings_from(args, agent_home(), cwd)
     except SettingsError as exc:
@@ -158,5 +164,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # startup failures: say what happened, on stderr
-        print(f"rpc-agent: {exc}", file=sys.stderr)
+        print(f"rpc-agent: {str(exc) or type(exc).__name__}", file=sys.stderr)  # never an empty reason
         return 1

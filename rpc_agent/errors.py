@@ -17,7 +17,9 @@ ours and reaches the client as an internal error, never as a fault of its reques
     │   ├── SessionNotFoundError   (SESSION_NOT_FOUND)
     │   ├── InvalidSessionFileError  not a session: left untouched (INVALID_SESSION_FILE)
     │   ├── SessionLockedError     another process writes it (SESSION_LOCKED)
-    │   └── PersistenceError       a write failed; latched (PERSISTENCE_FAILED)
+    │   ├── PersistenceError       a write failed; latched (PERSISTENCE_FAILED)
+    │   ├── SessionFileChangedError  replaced or truncated behind our back (PERSISTENCE_FAILED)
+    │   └── ProtectedPathError     a write aimed at a session file (INVALID_PARAMS)
     ├── ProviderError              a model call failed; retryable/overflow (PROVIDER_ERROR)
     └── ProviderNotConfiguredError no credentials, no SDK: nothing to retry (PROVIDER_NOT_CONFIGURED)
 """
@@ -37,9 +39,11 @@ __all__ = [
     "NothingToCompactError",
     "OperationCancelledError",
     "PersistenceError",
+    "ProtectedPathError",
     "ProviderError",
     "ProviderNotConfiguredError",
     "SessionError",
+    "SessionFileChangedError",
     "SessionLockedError",
     "SessionNotFoundError",
     "SettingsError",
@@ -146,6 +150,34 @@ class PersistenceError(SessionError):
         super().__init__(f"writing session file {path} failed: {cause}")
         self.path = str(path)
         self.cause = cause
+
+
+class SessionFileChangedError(SessionError):
+    """The file the write chain appends to is no longer the session's file at its path.
+
+    Somebody replaced, truncated, grew or removed it behind the chain's back; appending on
+    would put acknowledged entries where nobody will read them.
+    """
+
+    kind = "PERSISTENCE_FAILED"
+
+    def __init__(self, path: Path | str, what: str) -> None:
+        super().__init__(
+            f"the session file {path} {what} by something other than this session; nothing more "
+            "is written to it (reopen the session to go on)"
+        )
+        self.path = str(path)
+
+
+class ProtectedPathError(SessionError, ValueError):
+    """A write aimed at a session file (or the session store) from outside its write chain."""
+
+    kind = "INVALID_PARAMS"
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        super().__init__(f"refusing to write {path}: {reason}")
+        self.path = str(path)
+        self.reason = reason
 
 
 # --- model providers ------------------------------------------------------------------------

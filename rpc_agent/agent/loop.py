@@ -14,6 +14,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -74,6 +75,8 @@ class RunContext:
     """How the file tools reach files; None: the disk."""
     commands: CommandRunner | None = None
     """Where ``bash`` runs; None: a local process."""
+    session_folders: tuple[Path, ...] | None = None
+    """The session store's folders, closed to the tools' writes (None: the default home's)."""
 
 
 class RunOutcome:
@@ -355,9 +358,13 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
             raise ToolError(f"Invalid arguments for {name}: {describe(exc, whole='(arguments)')}") from None
         if ctx.authorize is not None and not await ctx.authorize(call_id, name, dict(arguments or {})):
             raise ToolError(f"The user rejected the {name} tool call; it did not run.")
-        tool_ctx = ToolContext(cwd=ctx.cwd, tool_call_id=call_id, on_update=on_update, commands=ctx.commands)
-        if ctx.files is not None:
-            tool_ctx.files = ctx.files
+        tool_ctx = ToolContext(
+            cwd=ctx.cwd,
+            tool_call_id=call_id,
+            on_update=on_update,
+            session_file=ctx.manager.session_file,
+            session_folders=ctx.session_folders,
+        )
         output = await tool.execute(args, tool_ctx)
     except ToolError as exc:
         output = ToolOutput.text(str(exc), is_error=True)

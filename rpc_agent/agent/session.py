@@ -272,6 +272,7 @@ class AgentSession:
             authorize=self.authorize,
             files=self.files,
             commands=self.commands,
+            session_folders=files.store_folders(self.home, (self.session_dir,)),
         )
         self._run_context = ctx
         self.emit(ev.AgentStartEvent())
@@ -524,11 +525,12 @@ class AgentSession:
 
     async def _switch_session(self, path: str) -> m.SessionChangeResult:
         target = Path(path).expanduser()
-        if self.manager.session_file is not None and target.absolute() == self.manager.session_file:
-            return m.SessionChangeResult(**self._change_result())
-        if not target.is_file():
+        if self.manager.session_file is not None and files.same_file(target, self.manager.session_file):
+            return m.SessionChangeResult(**self._change_result())  # this session, by any name
+        if not target.exists():
             # Checked here as well as in the store: taking the lock first would create the
-            # missing folders of a mistyped path.
+            # missing folders of a mistyped path. (What is there but is not a regular file,
+            # the store refuses with the reason.)
             raise SessionNotFoundError(target.absolute())
         new = await anyio.to_thread.run_sync(
             lambda: SessionManager.open(target, cwd=self.manager.cwd, home=self.home, must_exist=True)
@@ -798,6 +800,10 @@ class AgentSession:
             target = self.manager.session_file.with_suffix(".html")
         else:
             target = Path(self.manager.cwd) / f"session-{self.manager.session_id}.html"
+        # Never over a session file: the live one under any name, or any other session.
+        await anyio.to_thread.run_sync(
+            lambda: files.check_write_target(target, live=self.manager.session_file)
+        )
         await anyio.to_thread.run_sync(lambda: files.atomic_write(target, page.encode()))
         return str(target)
 

@@ -127,7 +127,7 @@ class CustomMessage(_Open):
     role: Literal["custom"] = "custom"
     customType: str
     content: str | list[UserContent]
-    display: bool = True
+    display: bool | None = Field(default=None, description="absent means shown (true)")
     details: Any = None
     timestamp: int
 
@@ -142,7 +142,7 @@ class BranchSummaryMessage(_Open):
 class CompactionSummaryMessage(_Open):
     role: Literal["compactionSummary"] = "compactionSummary"
     summary: str
-    tokensBefore: int
+    tokensBefore: int | None = Field(default=None, description="absent when the compaction entry has none")
     timestamp: int
 
 
@@ -227,7 +227,7 @@ class CustomMessageEntry(_EntryBase):
     type: Literal["custom_message"] = "custom_message"
     customType: str
     content: str | list[UserContent]
-    display: bool = True
+    display: bool | None = Field(default=None, description="absent means shown (true)")
     details: Any = None
 
 

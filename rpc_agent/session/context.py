@@ -80,9 +80,10 @@ def entry_to_message(entry: JsonDict) -> JsonDict | None:
             "role": "custom",
             "customType": entry.get("customType", ""),
             "content": entry.get("content", ""),
-            "display": entry.get("display", True),
             "timestamp": iso_to_ms(entry.get("timestamp")),
         }
+        if "display" in entry:  # as pi: a missing ``display`` stays missing (and means shown)
+            message["display"] = entry["display"]
         if "details" in entry:  # as pi: a null ``details`` is kept, only a missing one is left out
             message["details"] = entry["details"]
         return message
@@ -163,14 +164,11 @@ def build_session_context(
         _extend(messages, backwards, len(backwards) - 1, -1, full)
         return context
     compaction = backwards[compaction_at]
-    messages.append(
-        {
-            "role": "compactionSummary",
-            "summary": compaction.get("summary", ""),
-            "tokensBefore": compaction.get("tokensBefore", 0),
-            "timestamp": iso_to_ms(compaction.get("timestamp")),
-        }
-    )
+    summary: JsonDict = {"role": "compactionSummary", "summary": compaction.get("summary", "")}
+    if "tokensBefore" in compaction:  # reported as stored: no invented 0
+        summary["tokensBefore"] = compaction["tokensBefore"]
+    summary["timestamp"] = iso_to_ms(compaction.get("timestamp"))
+    messages.append(summary)
     first_kept = compaction.get("firstKeptEntryId")
     for index in range(compaction_at + 1, len(backwards)):
         if backwards[index].get("id") == first_kept:

@@ -4,7 +4,9 @@ from ..errors import (
     EntryNotFoundError,
     InvalidSessionFileError,
     PersistenceError,
+    ProtectedPathError,
     SessionError,
+    SessionFileChangedError,
     SessionLockedError,
     SessionNotFoundError,
 )
@@ -13,7 +15,9 @@ __all__ = [
     "EntryNotFoundError",
     "InvalidSessionFileError",
     "PersistenceError",
+    "ProtectedPathError",
     "SessionError",
+    "SessionFileChangedError",
     "SessionLockedError",
     "SessionNotFoundError",
 ]

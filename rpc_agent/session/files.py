@@ -12,6 +12,7 @@ import errno
 import fcntl
 import os
 import re
+import stat
 import time
 import uuid
 from collections.abc import Iterable
@@ -22,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from rpc_agent.errors import InvalidSessionFileError, SessionLockedError
+from rpc_agent.errors import InvalidSessionFileError, ProtectedPathError, SessionLockedError
 
 from ..protocol.entries import CURRENT_SESSION_VERSION
 
@@ -73,6 +74,73 @@ def new_session_id() -> str:
 
 def session_file_name(timestamp: str, session_id: str) -> str:
     return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
+
+
+# --- only regular files are sessions ------------------------------------------------------
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "not a regular file"
+
+
+def check_session_path(path: Path) -> bool:
+    """True when ``path`` is a regular file, False when nothing is there (a new session).
+
+    Anything else (a FIFO, a device, a socket, a directory) is refused before it is opened:
+    opening a FIFO for reading waits for a writer forever, and ``/dev/zero`` never ends.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return False
+    except NotADirectoryError:
+        raise InvalidSessionFileError(path, "a parent of the path is not a directory") from None
+    if not stat.S_ISREG(mode):
+        raise InvalidSessionFileError(path, f"it is {_kind(mode)}, and only a regular file can be a session")
+    return True
+
+
+def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
+    """``os.open`` that never blocks on a FIFO and only hands out regular files.
+
+    ``O_NONBLOCK`` makes the open of a FIFO return at once (the check before it can race
+    with somebody swapping the file); ``fstat`` of what was opened decides. The flag is
+    cleared again, so the descriptor behaves as a plain one.
+    """
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidSessionFileError(
+                path, f"it is {_kind(info.st_mode)}, and only a regular file can be a session"
+            )
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: Path) -> bytes | None:
+    """The bytes of a regular file, None when it does not exist (anything else is refused)."""
+    if not check_session_path(path):
+        return None
+    try:
+        fd = open_regular(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -197,10 +265,7 @@ def read_session_file(path: Path, *, defer_messages: bool = True) -> RawFile | N
     Raises InvalidSessionFileError for a non-empty file without a session header: such a file
     is somebody else's data and must never be overwritten.
     """
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
+    data = read_regular(path)
     if not data or data.isspace():
         return None
     first_line = data[: data.find(b"\n")] if b"\n" in data else data
@@ -219,7 +284,11 @@ def read_session_file(path: Path, *, defer_messages: bool = True) -> RawFile | N
 def read_header(path: Path, prefix: int = 4096) -> JsonDict | None:
     """The header of a session file from a prefix read, or None when it is not a session."""
     try:
-        with path.open("rb") as handle:
+        fd = open_regular(path, os.O_RDONLY)
+    except (OSError, InvalidSessionFileError):
+        return None
+    try:
+        with os.fdopen(fd, "rb") as handle:
             head = handle.read(prefix)
             while b"\n" not in head:
                 more = handle.read(65536)
@@ -318,26 +387,38 @@ def repair_tail(path: Path, raw: RawFile) -> None:
 class SessionLock:
     """An advisory, exclusive lock that says one writer owns a session file.
 
-    The lock is ``flock`` on a sidecar ``<file>.lock`` (the session file itself is replaced by
-    atomic rewrites, which would drop a lock held on it). ``flock`` conflicts between two
-    opens even inside one process, so a second manager on the same file is refused too. The
-    sidecar holds the owner's pid for the error message and is removed on release.
+    The lock follows the file, not the spelling of its path, in two parts:
+
+    * ``flock`` on a sidecar ``<resolved path>.lock``: the path with symlinks resolved, so a
+      symlink and the file it names share one sidecar. It holds the owner's pid for the error
+      message, is removed on release, and survives the atomic rewrites that replace the
+      session file itself;
+    * ``flock`` on the session file itself (its device and inode), so a hard link, which
+      resolves to another path, still meets the owner's lock. It is taken when the file
+      exists, and again after a rewrite gave the path a new inode (``follow``). The owner's
+      pid comes from ``/proc/locks``.
+
+    ``flock`` conflicts between two opens even inside one process, so a second manager on the
+    same file is refused too.
     """
 
     def __init__(self, session_path: Path) -> None:
-        self.path = session_path.with_name(session_path.name + ".lock")
+        self.session_path = session_path
+        resolved = Path(os.path.realpath(session_path))
+        self.path = resolved.with_name(resolved.name + ".lock")
         self._fd: int | None = None
+        self._file_fd: int | None = None
 
     def acquire(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(10):
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
                 os.close(fd)
                 if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                    raise SessionLockedError(self.path.with_suffix(""), self._holder()) from None
+                    raise SessionLockedError(self.session_path, self._holder()) from None
                 raise
             # The previous owner may have unlinked the sidecar between our open and flock:
             # only a lock on the file that is at the path right now counts.
@@ -349,9 +430,44 @@ class SessionLock:
                 os.ftruncate(fd, 0)
                 os.write(fd, str(os.getpid()).encode())
                 self._fd = fd
+                try:
+                    self.follow_path()
+                except BaseException:
+                    self.release()
+                    raise
                 return
             os.close(fd)
-        raise SessionLockedError(self.path.with_suffix(""), None)
+        raise SessionLockedError(self.session_path, None)
+
+    def follow_path(self) -> None:
+        """Lock the file now at the session path (nothing to do while there is none)."""
+        try:
+            fd = open_regular(self.session_path, os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        try:
+            self.follow(fd)
+        finally:
+            os.close(fd)
+
+    def follow(self, fd: int) -> None:
+        """Lock the file open at ``fd`` (the session file, once it exists or was replaced)."""
+        info = os.fstat(fd)
+        if self._file_fd is not None:
+            held = os.fstat(self._file_fd)
+            if (held.st_dev, held.st_ino) == (info.st_dev, info.st_ino):
+                return
+        own = os.dup(fd)
+        try:
+            fcntl.flock(own, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(own)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise SessionLockedError(self.session_path, flock_holder(info)) from None
+            raise
+        previous, self._file_fd = self._file_fd, own
+        if previous is not None:
+            os.close(previous)
 
     def _holder(self) -> int | None:
         try:
@@ -360,6 +476,10 @@ class SessionLock:
             return None
 
     def release(self) -> None:
+        if self._file_fd is not None:
+            fd, self._file_fd = self._file_fd, None
+            with contextlib.suppress(OSError):
+                os.close(fd)
         if self._fd is None:
             return
         with contextlib.suppress(OSError):
@@ -370,6 +490,21 @@ class SessionLock:
     @property
     def held(self) -> bool:
         return self._fd is not None
+
+
+def flock_holder(info: os.stat_result) -> int | None:
+    """The pid holding a ``flock`` on the file ``info`` describes, from ``/proc/locks``."""
+    key = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as table:
+            for line in table:
+                # "12: FLOCK  ADVISORY  WRITE 4242 fe:00:1234 0 EOF"; waiters have a "->" column.
+                fields = [field for field in line.split() if field != "->"]
+                if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == key:
+                    return int(fields[4]) or None
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 # --- discovery ----------------------------------------------------------------------------
@@ -501,3 +636,85 @@ def most_recent_session(folder: Path) -> Path | None:
         if child.suffix == ".jsonl" and child.is_file() and read_header(child) is not None
     ]
     return max(candidates)[1] if candidates else None
+
+
+# --- what only a session's write chain may write ----------------------------------------------
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: the same resolved path, or the same device and inode."""
+    if Path(os.path.realpath(a)) == Path(os.path.realpath(b)):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def store_folders(home: Path | None = None, extra: Iterable[Path | None] = ()) -> tuple[Path, ...]:
+    """The folders that hold session data: ``<home>/sessions``, ``<home>/blobs`` and ``extra``."""
+    root = home or agent_home()
+    return (sessions_root(root), root / "blobs", *(folder for folder in extra if folder is not None))
+
+
+def session_write_refusal(
+    target: Path, *, live: Path | None = None, folders: Iterable[Path] = ()
+) -> str | None:
+    """Why ``target`` must not be written by anything but a session's write chain, or None.
+
+    Refused: the live session file under any name (the path itself, a symlink to it, a hard
+    link, a relative spelling) and its lock; anything inside ``folders`` (the session store);
+    and any existing file whose first line is a session header, wherever it lives (another
+    session of this server, or of the pi coding agent, that may be open elsewhere). The
+    path is resolved as a write would follow it: symlinks to their target.
+    """
+    resolved = Path(os.path.realpath(target))
+    try:
+        info: os.stat_result | None = os.stat(resolved)
+    except OSError:
+        info = None
+    if live is not None:
+        live_resolved = Path(os.path.realpath(live))
+        if resolved == live_resolved:
+            return "it is this session's own file; only the session itself appends to it"
+        if resolved == live_resolved.with_name(live_resolved.name + ".lock"):
+            return "it is the lock of this session's file"
+        if info is not None:
+            with contextlib.suppress(OSError):
+                live_info = os.stat(live_resolved)
+                if (live_info.st_dev, live_info.st_ino) == (info.st_dev, info.st_ino):
+                    return "it is a hard link to this session's own file"
+    for folder in folders:
+        folder_resolved = Path(os.path.realpath(folder))
+        if resolved == folder_resolved or resolved.is_relative_to(folder_resolved):
+            return f"it is inside the session store {folder_resolved}"
+    if info is not None and stat.S_ISREG(info.st_mode) and _starts_with_header(resolved):
+        return "it is a session file (its first line is a session header)"
+    return None
+
+
+def _starts_with_header(path: Path, limit: int = 65536) -> bool:
+    """Whether the file's first line is a session header, reading at most ``limit`` bytes
+    (a header is a short line; a big file without newlines is not read to its end)."""
+    try:
+        fd = open_regular(path, os.O_RDONLY)
+    except (OSError, InvalidSessionFileError):
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        head = handle.read(limit)
+    if not head.startswith(b"{"):
+        return False
+    end = head.find(b"\n")
+    if end < 0 and len(head) == limit:
+        return False
+    try:
+        return is_header(orjson.loads(head if end < 0 else head[:end]))
+    except orjson.JSONDecodeError:
+        return False
+
+
+def check_write_target(target: Path, *, live: Path | None = None, folders: Iterable[Path] = ()) -> None:
+    """Raise ProtectedPathError when ``session_write_refusal`` refuses ``target``."""
+    reason = session_write_refusal(target, live=live, folders=folders)
+    if reason is not None:
+        raise ProtectedPathError(target, reason)

@@ -25,7 +25,9 @@ def migrate_v1_to_v2(lines: list[JsonDict], new_id: Callable[[set[str]], str]) -
     """Chain the entries in file order and turn compaction indexes into ids.
 
     ``firstKeptEntryIndex`` counts lines of the whole file, header included, as the v1 writer
-    did.
+    did. One pass, as the reference does it: an index that points at a later line (which has
+    no id yet) gives no ``firstKeptEntryId``; only a number is converted (and removed),
+    anything else under that name stays as it is.
     """
     ids: set[str] = set()
     previous: str | None = None
@@ -38,13 +40,13 @@ def migrate_v1_to_v2(lines: list[JsonDict], new_id: Callable[[set[str]], str]) -
         line["id"] = entry_id
         line["parentId"] = previous
         previous = entry_id
-    for line in lines:
-        if line.get("type") != "compaction" or "firstKeptEntryIndex" not in line:
+        index = line.get("firstKeptEntryIndex")
+        if line.get("type") != "compaction" or isinstance(index, bool) or not isinstance(index, int | float):
             continue
-        index = line.pop("firstKeptEntryIndex")
-        if isinstance(index, int) and 0 <= index < len(lines):
-            target = lines[index]
-            if target.get("type") != "session":
+        del line["firstKeptEntryIndex"]
+        if index == int(index) and 0 <= index < len(lines):
+            target = lines[int(index)]
+            if target.get("type") != "session" and "id" in target:
                 line["firstKeptEntryId"] = target["id"]
 
 

@@ -147,7 +147,11 @@ class SessionManager:
         self.header = header
         self.load_report = report or LoadReport()
         self._lock = lock
-        self._chain = WriteChain(session_file) if session_file is not None else None
+        self._chain = (
+            WriteChain(session_file, on_open=lock.follow if lock is not None else None)
+            if session_file is not None
+            else None
+        )
         self._on_disk = on_disk
         self._has_assistant = on_disk
         self._entries: list[JsonDict] = []
@@ -200,8 +204,9 @@ class SessionManager:
         """
         path = Path(path).absolute()
         folder = Path(session_dir) if session_dir is not None else path.parent
-        if must_exist and not path.is_file():
-            raise SessionNotFoundError(path)  # before the lock, which would create folders
+        # Before the lock, which would create folders (and a sidecar beside a device).
+        if not files.check_session_path(path) and must_exist:
+            raise SessionNotFoundError(path)
         lock = SessionLock(path)
         lock.acquire()
         try:
@@ -228,13 +233,16 @@ class SessionManager:
         from_version = migrate_lines(lines)
         if from_version is not None:
             raw.report.migrated_from = from_version
-            files.atomic_write(path, _encode_for_disk(lines, blobs))
+            # Only what the migration changed: history keeps every field it had (the rules
+            # for what we write, such as dropping transient fields, are not for old lines).
+            files.atomic_write(path, files.encode_lines(lines))
+            lock.follow_path()
         header, entries = lines[0], lines[1:]
         if raw.mentions_blobs:
             for entry in entries:
                 restore_blobs(entry, blobs)
         header_cwd = header.get("cwd")
-        return cls(
+        return cls._expecting_file(
             cwd=header_cwd if isinstance(header_cwd, str) and header_cwd else (cwd or os.getcwd()),
             session_dir=folder,
             session_file=path,
@@ -319,7 +327,8 @@ class SessionManager:
             entries = entries or []
             if write_now:
                 files.atomic_write(path, _encode_for_disk([header, *entries], blobs))
-            return cls(
+                lock.follow_path()
+            return cls._expecting_file(
                 cwd=cwd,
                 session_dir=folder,
                 session_file=path,
@@ -332,6 +341,14 @@ class SessionManager:
         except BaseException:
             lock.release()
             raise
+
+    @classmethod
+    def _expecting_file(cls, **kwargs: Any) -> SessionManager:
+        """A manager whose write chain knows the file now at its path as the session's own."""
+        manager = cls(**kwargs)
+        if manager._chain is not None:
+            manager._chain.expect_file()
+        return manager
 
     @staticmethod
     def _new_header(cwd: str, parent_session: str | None) -> JsonDict:
@@ -801,11 +818,13 @@ class SessionManager:
     def create_branched_session(self, leaf_id: str, *, home: Path | None = None) -> SessionManager:
         """A new session holding just the root-to-``leaf_id`` path, ids unchanged.
 
-        Labels of entries on the path are carried over as fresh label entries after it. The
-        new file is written once, header first, when the path holds an assistant message;
-        otherwise it is deferred like any new session.
+        Labels of entries on the path are carried over as fresh label entries after it, each
+        with the timestamp of the label entry it copies. The new file is written once, header
+        first, when the path holds an assistant message; otherwise it is deferred like any new
+        session.
         """
         entries = _path_without_labels(self.get_branch(leaf_id))
+        stamps = self._label_timestamps()
         header = self._new_header(self.cwd, str(self.session_file) if self.session_file else None)
         taken = {e["id"] for e in entries}
         parent = entries[-1]["id"] if entries else None
@@ -819,7 +838,7 @@ class SessionManager:
                     "type": "label",
                     "id": label_id,
                     "parentId": parent,
-                    "timestamp": files.now_iso(),
+                    "timestamp": stamps.get(target) or files.now_iso(),
                     "targetId": target,
                     "label": label,
                 }
@@ -842,6 +861,16 @@ class SessionManager:
         return SessionManager._fresh(
             self.cwd, self.session_dir, target_path, header, home, entries=entries, write_now=has_assistant
         )
+
+    def _label_timestamps(self) -> dict[str, str]:
+        """The timestamp of the label entry that set each current label (the latest one)."""
+        stamps: dict[str, str] = {}
+        for entry in self._entries:
+            if entry.get("type") == "label" and isinstance(entry.get("targetId"), str):
+                stamp = entry.get("timestamp")
+                if isinstance(stamp, str):
+                    stamps[entry["targetId"]] = stamp
+        return stamps
 
     # --- durability and lifetime -------------------------------------------------------
 

@@ -9,25 +9,39 @@ a handful of fsyncs instead of paying for 64.
 
 The first failure is latched: it is raised to the waiters of the failed batch and to every
 later call, with the file path, and nothing after it is written.
+
+Before each batch the chain checks that the file it appends to is still the session's file:
+the open descriptor and the path name the same device and inode, and the size is what the
+chain left there (one ``fstat`` and one ``stat`` per batch). A file that was replaced,
+truncated, grown by another writer or removed latches an error instead of taking lines that
+nobody would ever read.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import anyio.to_thread
 
-from rpc_agent.errors import PersistenceError
+from rpc_agent.errors import PersistenceError, SessionFileChangedError
 
-from .files import fsync_dir
+from .files import fsync_dir, open_regular
 
 
 class WriteChain:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, on_open: Callable[[int], None] | None = None) -> None:
         self.path = path
         self._fd: int | None = None
+        self._on_open = on_open
+        """Called with the descriptor once the file is open (the lock follows the file)."""
+        self._identity: tuple[int, int] | None = None
+        """Device and inode of the session's file, once known."""
+        self._size: int | None = None
+        """Bytes the file holds as far as this chain knows (what was read, plus what it wrote)."""
+        self._must_be_new = False
         self._pending: list[bytes] = []
         self._queued = 0
         self._durable = 0
@@ -123,14 +137,52 @@ class WriteChain:
         if sleepers is not None:
             sleepers.set()
 
+    def expect_file(self) -> None:
+        """Remember the file now at the path as the session's (or that there is none yet).
+
+        The store calls it after it read, repaired or wrote the file: from then on only this
+        chain changes it, and the first append checks that it is still that file.
+        """
+        try:
+            info = os.stat(self.path)
+        except FileNotFoundError:
+            self._identity, self._size, self._must_be_new = None, None, True
+            return
+        self._identity, self._size, self._must_be_new = (info.st_dev, info.st_ino), info.st_size, False
+
     def _open(self) -> int:
         if self._fd is None:
             created = not self.path.exists()
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            if created:
-                fsync_dir(self.path.parent)
+            fd = open_regular(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            try:
+                if created:
+                    fsync_dir(self.path.parent)
+                info = os.fstat(fd)
+                if self._identity is None:
+                    if self._must_be_new and info.st_size:
+                        raise SessionFileChangedError(self.path, "appeared with content")
+                    self._identity, self._size = (info.st_dev, info.st_ino), info.st_size
+                if self._on_open is not None:
+                    self._on_open(fd)
+            except BaseException:
+                os.close(fd)
+                raise
+            self._fd = fd
         return self._fd
+
+    def _verify(self, fd: int) -> None:
+        """Raise SessionFileChangedError unless ``fd`` is still the file at the path, as left."""
+        mine = os.fstat(fd)
+        try:
+            there = os.stat(self.path)
+        except FileNotFoundError:
+            raise SessionFileChangedError(self.path, "was removed") from None
+        if (mine.st_dev, mine.st_ino) != self._identity or (there.st_dev, there.st_ino) != self._identity:
+            raise SessionFileChangedError(self.path, "was replaced by another file")
+        if self._size is not None and mine.st_size != self._size:
+            what = "was truncated" if mine.st_size < self._size else "was appended to"
+            raise SessionFileChangedError(self.path, f"{what} ({mine.st_size} bytes, expected {self._size})")
 
     def _write_batch(self, data: bytes, outcome: list[Exception | None]) -> None:
         try:
@@ -142,10 +194,15 @@ class WriteChain:
 
     def _write(self, data: bytes) -> None:
         fd = self._open()
+        self._verify(fd)
         view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        try:
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+        finally:
+            if self._size is not None:
+                self._size += len(data) - len(view)
         os.fdatasync(fd)
         self.fsyncs += 1
 
@@ -175,3 +232,4 @@ class WriteChain:
     def reset_file(self) -> None:
         """Forget the open descriptor after the file was replaced by an atomic rewrite."""
         self.close()
+        self.expect_file()

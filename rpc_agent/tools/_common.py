@@ -11,7 +11,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from rpc_agent.tools.base import ToolError
+from rpc_agent.session.files import session_write_refusal, store_folders
+from rpc_agent.tools.base import ToolContext, ToolError
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
@@ -44,6 +45,20 @@ def looks_binary(sample: bytes) -> bool:
     text_bytes = {7, 8, 9, 10, 12, 13, 27, *range(0x20, 0x7F), *range(0x80, 0x100)}
     odd = sum(1 for byte in sample if byte not in text_bytes)
     return odd / len(sample) > 0.3
+
+
+def refuse_session_files(path: Path, ctx: ToolContext) -> None:
+    """A tool error for a write aimed at a session file (see ``session_write_refusal``).
+
+    A session file is written only by its session's append chain; a tool that replaced one
+    would leave the session appending to a file nobody reads, or fork another process's.
+    """
+    folders = ctx.session_folders if ctx.session_folders is not None else store_folders()
+    reason = session_write_refusal(path, live=ctx.session_file, folders=folders)
+    if reason is not None:
+        raise ToolError(
+            f"Refusing to write {path}: {reason}. Session files are written only by their session."
+        )
 
 
 def require_exists(path: Path) -> os.stat_result:

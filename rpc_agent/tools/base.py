@@ -69,6 +69,10 @@ class ToolContext:
     files: FileAccess = field(default_factory=_disk_files)
     commands: CommandRunner | None = None
     """None: ``bash`` runs a local process."""
+    session_file: Path | None = None
+    """The live session file: no tool may write it, under any name."""
+    session_folders: tuple[Path, ...] | None = None
+    """The session store's folders, which no tool may write into (None: the default home's)."""
 
     def resolve(self, path: str) -> Path:
         """Paths from the model are relative to the session's working directory."""

@@ -15,6 +15,7 @@ from rpc_agent.tools._common import (
     BINARY_SAMPLE_BYTES,
     coerce_args,
     looks_binary,
+    refuse_session_files,
     require_exists,
 )
 from rpc_agent.tools.base import FileAccess, ToolContext, ToolError, ToolOutput
@@ -80,9 +81,11 @@ class EditTool:
     async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
         params = coerce_args(EditArgs, args)
         path = ctx.resolve(params.path)
-        return await self._edit(path, params, ctx.cwd, ctx.files)
+        return await self._edit(path, params, ctx)
 
-    async def _edit(self, path: Path, params: EditArgs, cwd: Path, files: FileAccess) -> ToolOutput:
+    async def _edit(self, path: Path, params: EditArgs, ctx: ToolContext) -> ToolOutput:
+        cwd, files = ctx.cwd, ctx.files
+        await anyio.to_thread.run_sync(refuse_session_files, path, ctx)
         text = await read_for_edit(path, files)
         edited = apply_edit(text, params, path)
         body, new_body, count = edited.body, edited.new_body, edited.count

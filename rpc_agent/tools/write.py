@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
+import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
-from rpc_agent.tools._common import coerce_args
-from rpc_agent.tools.base import FileAccess, ToolContext, ToolError, ToolOutput
+from rpc_agent.tools._common import coerce_args, refuse_session_files
+from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 
 
 class WriteArgs(BaseModel):
@@ -31,11 +32,13 @@ class WriteTool:
     async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
         params = coerce_args(WriteArgs, args)
         path = ctx.resolve(params.path)
-        return await self._write(path, params.content, ctx.files)
+        return await self._write(path, params.content, ctx)
 
-    async def _write(self, path: Path, content: str, files: FileAccess) -> ToolOutput:
+    async def _write(self, path: Path, content: str, ctx: ToolContext) -> ToolOutput:
+        files = ctx.files
         if path.is_dir():
             raise ToolError(f"{path} is a directory; give the path of a file to write.")
+        await anyio.to_thread.run_sync(refuse_session_files, path, ctx)
         existed = path.exists()
         data = content.encode("utf-8")
         try:

@@ -212,7 +212,9 @@ class CompactionSummaryMessage(BaseModel):
     role: Literal['compactionSummary'] = 'compactionSummary'
     summary: str
     timestamp: int
-    tokensBefore: int
+    tokensBefore: Annotated[
+        int | None, Field(description='absent when the compaction entry has none')
+    ] = None
 
 
 class Cost(BaseModel):
@@ -886,7 +888,9 @@ class CustomMessage(BaseModel):
     content: str | list[Annotated[TextContent | ImageContent, Field(discriminator='type')]]
     customType: str
     details: Any = None
-    display: bool = True
+    display: Annotated[bool | None, Field(description='absent means shown (true)')] = (
+        None
+    )
     role: Literal['custom'] = 'custom'
     timestamp: int
 
@@ -899,7 +903,9 @@ class CustomMessageEntry(BaseModel):
     content: str | list[Annotated[TextContent | ImageContent, Field(discriminator='type')]]
     customType: str
     details: Any = None
-    display: bool = True
+    display: Annotated[bool | None, Field(description='absent means shown (true)')] = (
+        None
+    )
     id: Annotated[str, Field(description='8 hex characters, unique in the file')]
     parentId: Annotated[str | None, Field(description='null for a root entry')]
     timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]

@@ -357,7 +357,10 @@ export interface CustomMessage {
   details?: {
     [k: string]: unknown;
   };
-  display?: boolean;
+  /**
+   * absent means shown (true)
+   */
+  display?: boolean | null;
   role: "custom";
   timestamp: number;
   [k: string]: unknown;
@@ -373,7 +376,10 @@ export interface CompactionSummaryMessage {
   role: "compactionSummary";
   summary: string;
   timestamp: number;
-  tokensBefore: number;
+  /**
+   * absent when the compaction entry has none
+   */
+  tokensBefore?: number | null;
   [k: string]: unknown;
 }
 export interface AgentStartEvent {
@@ -539,7 +545,10 @@ export interface CustomMessageEntry {
   details?: {
     [k: string]: unknown;
   };
-  display?: boolean;
+  /**
+   * absent means shown (true)
+   */
+  display?: boolean | null;
   /**
    * 8 hex characters, unique in the file
    */

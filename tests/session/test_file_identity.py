@@ -1,0 +1,325 @@
+"""A session file is written only by its own write chain, and only regular files are sessions.
+
+* the one-writer lock follows the file itself: a symlink, a hard link or another spelling of a
+  session that another process holds is refused with that process's pid;
+* the chain notices, before it writes, that the file at its path was replaced, truncated, grown
+  by someone else or removed, and latches a clear error instead of appending where nobody reads;
+* a FIFO, a device, a socket or a directory is refused with the reason, without blocking.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from session_testlib import assistant, read_lines, user
+
+from rpc_agent.session import InvalidSessionFileError, PersistenceError, SessionLockedError, SessionManager
+
+pytestmark = pytest.mark.usefixtures("agent_home")
+
+# Opens the session, says so, and holds it until its stdin closes.
+HOLDER = """
+import sys
+from rpc_agent.session import SessionManager
+manager = SessionManager.open(sys.argv[1])
+print("held", flush=True)
+sys.stdin.read()
+manager.close()
+"""
+
+
+def written_session(folder: Path) -> Path:
+    manager = SessionManager.create("/p", folder)
+    manager.append_message(user("u1"))
+    manager.append_message(assistant("a1"))
+    manager.close()
+    assert manager.session_file is not None
+    return manager.session_file
+
+
+@pytest.fixture
+def held_by_another_process(tmp_path: Path) -> Iterator[tuple[Path, int]]:
+    """A written session and the pid of a second process that holds it open."""
+    path = written_session(tmp_path / "sessions")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        yield path, holder.pid
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        assert holder.stdout is not None
+        holder.stdout.close()
+
+
+def test_a_symlink_to_a_held_session_is_locked_by_the_holders_pid(
+    tmp_path: Path, held_by_another_process: tuple[Path, int]
+) -> None:
+    path, pid = held_by_another_process
+    link = tmp_path / "elsewhere" / "alias.jsonl"
+    link.parent.mkdir()
+    link.symlink_to(path)
+    before = path.read_bytes()
+
+    with pytest.raises(SessionLockedError) as caught:
+        SessionManager.open(link)
+    assert caught.value.pid == pid
+    assert f"is locked by pid {pid}" in str(caught.value)
+    assert path.read_bytes() == before
+    assert not (link.parent / "alias.jsonl.lock").exists()  # the alias got no lock of its own
+
+
+def test_a_hard_link_to_a_held_session_is_locked_by_the_holders_pid(
+    tmp_path: Path, held_by_another_process: tuple[Path, int]
+) -> None:
+    path, pid = held_by_another_process
+    link = tmp_path / "elsewhere" / "hard.jsonl"
+    link.parent.mkdir()
+    os.link(path, link)
+    before = path.read_bytes()
+
+    with pytest.raises(SessionLockedError) as caught:
+        SessionManager.open(link)
+    assert caught.value.pid == pid
+    assert f"is locked by pid {pid}" in str(caught.value)
+    assert path.read_bytes() == before
+    # The refused open left nothing behind: the hard link can be opened once the holder is gone.
+    assert not (link.parent / "hard.jsonl.lock").exists()
+
+
+def test_a_relative_spelling_of_a_held_session_is_locked(
+    tmp_path: Path, held_by_another_process: tuple[Path, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, pid = held_by_another_process
+    monkeypatch.chdir(path.parent.parent)
+    with pytest.raises(SessionLockedError) as caught:
+        SessionManager.open(Path("sessions/../sessions") / path.name)
+    assert caught.value.pid == pid
+
+
+def test_a_hard_link_opens_once_the_holder_is_gone(tmp_path: Path) -> None:
+    path = written_session(tmp_path / "sessions")
+    link = tmp_path / "hard.jsonl"
+    os.link(path, link)
+    with SessionManager.open(link) as manager:
+        manager.append_message(user("through the link"))
+    assert [line.get("message", {}).get("content") for line in read_lines(path)][-1] == "through the link"
+
+
+# --- the chain checks its file before it writes ------------------------------------------------
+
+
+def opened(tmp_path: Path) -> tuple[SessionManager, Path]:
+    path = written_session(tmp_path)
+    manager = SessionManager.open(path)
+    return manager, path
+
+
+async def expect_changed(manager: SessionManager, path: Path, what: str) -> None:
+    with pytest.raises(PersistenceError) as caught:
+        await manager.append_message(user("would be lost"))
+    assert type(caught.value.cause).__name__ == "SessionFileChangedError"
+    assert what in str(caught.value)
+    assert str(path) in str(caught.value)
+    # Latched: every later append is refused too.
+    with pytest.raises(PersistenceError):
+        manager.append_message(user("later"))
+
+
+@pytest.mark.anyio
+async def test_a_replaced_file_latches_an_error_and_is_left_alone(tmp_path: Path) -> None:
+    manager, path = opened(tmp_path)
+    await manager.append_message(user("u2"))  # the chain has the file open now
+    replacement = tmp_path / "page.html"
+    replacement.write_bytes(b"<html>not a session</html>")
+    os.replace(replacement, path)
+
+    await expect_changed(manager, path, "was replaced by another file")
+    assert path.read_bytes() == b"<html>not a session</html>"
+    with pytest.raises(PersistenceError):
+        await manager.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_file_replaced_before_the_first_append_is_noticed(tmp_path: Path) -> None:
+    manager, path = opened(tmp_path)
+    original = path.read_bytes()
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(original)
+    os.replace(copy, path)  # same bytes, another file: not the one the session read
+
+    await expect_changed(manager, path, "was replaced by another file")
+    assert path.read_bytes() == original
+    with pytest.raises(PersistenceError):
+        await manager.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_truncated_file_latches_an_error(tmp_path: Path) -> None:
+    manager, path = opened(tmp_path)
+    await manager.append_message(user("u2"))
+    os.truncate(path, 0)
+
+    await expect_changed(manager, path, "was truncated")
+    assert path.read_bytes() == b""  # nothing appended at offset 0 without a header
+    with pytest.raises(PersistenceError):
+        await manager.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_file_another_writer_appended_to_latches_an_error(tmp_path: Path) -> None:
+    manager, path = opened(tmp_path)
+    await manager.append_message(user("u2"))
+    with path.open("ab") as other:
+        other.write(b'{"type":"custom","id":"ffffffff","parentId":null,"timestamp":"x","customType":"o"}\n')
+    size = path.stat().st_size
+
+    await expect_changed(manager, path, "was appended to")
+    assert path.stat().st_size == size
+    with pytest.raises(PersistenceError):
+        await manager.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_removed_file_latches_an_error(tmp_path: Path) -> None:
+    manager, path = opened(tmp_path)
+    await manager.append_message(user("u2"))
+    path.unlink()
+
+    await expect_changed(manager, path, "was removed")
+    assert not path.exists()
+    with pytest.raises(PersistenceError):
+        await manager.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_new_session_whose_file_appeared_meanwhile_is_not_appended_to(tmp_path: Path) -> None:
+    manager = SessionManager.create("/p", tmp_path)
+    path = manager.session_file
+    assert path is not None
+    path.write_bytes(b"somebody else's data\n")
+    manager.append_message(user("u1"))
+
+    with pytest.raises(PersistenceError) as caught:
+        await manager.append_message(assistant("a1"))  # the first write of the session
+    assert "appeared with content" in str(caught.value)
+    assert path.read_bytes() == b"somebody else's data\n"
+    with pytest.raises(PersistenceError):
+        await manager.aclose()
+
+
+@pytest.mark.anyio
+async def test_untouched_files_keep_appending_across_reopen(tmp_path: Path) -> None:
+    manager, path = opened(tmp_path)
+    for n in range(3):
+        await manager.append_message(user(f"u{n}"))
+    await manager.aclose()
+    with SessionManager.open(path) as again:
+        await again.append_message(user("after reopen"))
+    assert len(read_lines(path)) == 1 + 2 + 3 + 1
+
+
+# --- only regular files are sessions ------------------------------------------------------------
+
+
+def open_in_subprocess(path: Path) -> subprocess.CompletedProcess[str]:
+    """SessionManager.open in a child process, so that a hang or a memory run-away cannot take the
+    test run with it (the child gets 20 s and an address-space limit)."""
+    code = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+        "from rpc_agent.session import SessionManager\n"
+        "try:\n"
+        "    SessionManager.open(sys.argv[1])\n"
+        "except Exception as error:\n"
+        "    print(type(error).__name__, error)\n"
+        "    sys.exit(3)\n"
+        "print('opened')\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
+        env=os.environ.copy(),
+    )
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    done = open_in_subprocess(fifo)
+    assert done.returncode == 3, done
+    assert "InvalidSessionFileError" in done.stdout
+    assert "FIFO" in done.stdout
+    assert not (tmp_path / "pipe.jsonl.lock").exists()
+
+
+def test_dev_zero_is_refused(tmp_path: Path) -> None:
+    done = open_in_subprocess(Path("/dev/zero"))
+    assert done.returncode == 3, done
+    assert "character device" in done.stdout
+    assert not Path("/dev/zero.lock").exists()
+
+
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "dir.jsonl"
+    folder.mkdir()
+    with pytest.raises(InvalidSessionFileError) as caught:
+        SessionManager.open(folder)
+    assert "directory" in str(caught.value)
+
+
+def test_a_socket_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "sock.jsonl"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        with pytest.raises(InvalidSessionFileError) as caught:
+            SessionManager.open(path)
+    assert "socket" in str(caught.value)
+
+
+def test_a_symlink_to_a_fifo_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(fifo)
+    done = open_in_subprocess(link)
+    assert done.returncode == 3, done
+    assert "FIFO" in done.stdout
+
+
+def test_listing_skips_a_fifo_without_blocking(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    path = written_session(folder)
+    os.mkfifo(folder / "2024-01-01T00-00-00-000Z_0c0ffee0-0000-4000-8000-000000000000.jsonl")
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom rpc_agent.session import files\n"
+        "print([Path(i.path).name for i in files.list_sessions(Path(sys.argv[1]))])\n"
+        "print(files.read_header(Path(sys.argv[2])))\n"
+    )
+    fifo = folder / "2024-01-01T00-00-00-000Z_0c0ffee0-0000-4000-8000-000000000000.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(folder), str(fifo)],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
+    )
+    assert done.returncode == 0, done
+    assert done.stdout.splitlines() == [repr([path.name]), "None"]
