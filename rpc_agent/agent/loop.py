@@ -364,7 +364,10 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
             on_update=on_update,
             session_file=ctx.manager.session_file,
             session_folders=ctx.session_folders,
+            commands=ctx.commands,
         )
+        if ctx.files is not None:
+            tool_ctx.files = ctx.files
         output = await tool.execute(args, tool_ctx)
     except ToolError as exc:
         output = ToolOutput.text(str(exc), is_error=True)
