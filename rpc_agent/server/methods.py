@@ -365,7 +365,7 @@ class Methods:
             self.export_html,
             params=m.ExportHtmlParams,
             result=m.ExportHtmlResult,
-            description="Write the current branch as an HTML page.",
+            description="Write the whole session tree as one self-contained HTML page; returns its path.",
         )
 
     # --- handlers ---------------------------------------------------------------------
