@@ -684,7 +684,7 @@
       const from = index.has(e.fromId) ? index.get(e.fromId) : -1;
       box.appendChild(who("Branch summary", "k-summary", i, "of the branch left at " + e.fromId));
       box.appendChild(htmlDiv("md", md(e.summary)));
-      if (from >= 0) { const a = el("div", "sub"); const s = el("span", "id", "go to " + e.fromId); s.dataset.select = String(from); a.appendChild(s); box.appendChild(a); }
+      if (from >= 0) { const s = el("span", "goto", "→ go to " + e.fromId); s.dataset.select = String(from); box.appendChild(s); }
       return box;
     }
     if (e.type === "custom_message") {
@@ -781,7 +781,14 @@
     if (!targetEl) targetEl = document.getElementById("e-" + NODES[target].entry.id);
     if (targetEl) {
       targetEl.classList.add("target");
-      if (scrollToTarget) targetEl.scrollIntoView({ block: path.length > 1 ? "start" : "nearest" });
+      if (scrollToTarget) {
+        // The clicked entry at the bottom with the path that led to it above, when it fits;
+        // a tool result sits inside the message of its call, which is shown whole if it fits.
+        const room = document.getElementById("main").clientHeight * 0.8;
+        const box = targetEl.closest(".msg");
+        const shown = box && box !== targetEl && box.offsetHeight < room ? box : targetEl;
+        shown.scrollIntoView({ block: shown.offsetHeight < room ? "end" : "start" });
+      }
     }
   }
   pathBox.addEventListener("click", (ev) => {
