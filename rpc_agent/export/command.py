@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--output",
         type=Path,
         metavar="OUT.html",
-        help="where to write the page (default: <session name>.html in the current directory)",
+        help="where to write the page (default: the session file's name with .html, in the current directory)",
     )
     return parser
 

@@ -710,7 +710,6 @@
   function renderPath(i) {
     const path = pathTo(i);
     currentPath = path;
-    shownFrom = Math.max(0, path.length - WINDOW);
     drawPath(true);
     const head = [];
     let cost = 0, input = 0, output = 0, turns = 0;
@@ -725,60 +724,104 @@
     if (i !== leaf && leaf >= 0) head.push(["", onLeafPath[i] ? "on the current branch" : "on another branch"]);
     pathHead.replaceChildren(...head.map(([k, v]) => { const s = el("span"); if (k) s.appendChild(document.createTextNode(k + " ")); s.appendChild(el("b", null, v)); return s; }));
   }
-  function drawPath(scrollToTarget) {
-    const path = currentPath;
-    const target = path[path.length - 1];
-    const pos = new Map();
-    path.forEach((j, k) => pos.set(j, k));
-    // Tool results are shown inside the call they answer, when that call is on the page.
+  // Tool results are shown inside the call they answer. A window of the path never starts
+  // between a call and its results, so a result is always drawn together with its call.
+  let paired = new Map(), skip = new Set();
+  function pairResults(path) {
     const calls = new Map();
-    for (let k = shownFrom; k < path.length; k++) {
+    paired = new Map();
+    skip = new Set();
+    for (let k = 0; k < path.length; k++) {
       const m = NODES[path[k]].entry.message;
-      if (m && m.role === "assistant") for (const b of m.content || []) if (b && b.type === "toolCall") calls.set(b.id, k);
+      if (!m) continue;
+      if (m.role === "assistant") {
+        for (const b of m.content || []) if (b && b.type === "toolCall") calls.set(b.id, k);
+      } else if (m.role === "toolResult" && calls.has(m.toolCallId) && !paired.has(m.toolCallId)) {
+        paired.set(m.toolCallId, path[k]);
+        skip.add(path[k]);
+      }
     }
-    const paired = new Map(), skip = new Set();
     // A path that ends at a tool call still shows the results that answer it right below.
+    const target = path[path.length - 1];
     for (let j = target, n = 0; kids[j] && n < 64; n++) {
       j = kids[j][0];
       const m = NODES[j].entry.message;
       if (!m || m.role !== "toolResult") break;
       if (calls.has(m.toolCallId) && !paired.has(m.toolCallId)) paired.set(m.toolCallId, j);
     }
-    for (let k = shownFrom; k < path.length; k++) {
-      const m = NODES[path[k]].entry.message;
-      if (m && m.role === "toolResult" && calls.has(m.toolCallId) && calls.get(m.toolCallId) < k && !paired.has(m.toolCallId)) {
-        paired.set(m.toolCallId, path[k]); skip.add(path[k]);
-      }
-    }
+  }
+  function windowStart(k) {
+    while (k > 0 && skip.has(currentPath[k])) k--;
+    return k;
+  }
+  function entriesFragment(from, to) {
     const frag = document.createDocumentFragment();
-    if (shownFrom > 0) {
-      const more = el("div", "more");
-      more.appendChild(document.createTextNode(fmtInt(shownFrom) + " earlier entr" + (shownFrom === 1 ? "y" : "ies") + " on this path are not shown. "));
-      const b1 = el("button", null, "Show " + Math.min(WINDOW * 2, shownFrom) + " more");
-      b1.type = "button";
-      b1.addEventListener("click", () => { const before = pathBox.scrollHeight; shownFrom = Math.max(0, shownFrom - WINDOW * 2); drawPath(false); document.getElementById("main").scrollTop += pathBox.scrollHeight - before; });
-      more.appendChild(b1);
-      if (shownFrom > WINDOW * 2) {
-        more.appendChild(document.createTextNode(" "));
-        const b2 = el("button", null, "Show all");
-        b2.type = "button";
-        b2.addEventListener("click", () => { shownFrom = 0; drawPath(false); });
-        more.appendChild(b2);
-      }
-      frag.appendChild(more);
-    }
-    let targetEl = null;
-    for (let k = shownFrom; k < path.length; k++) {
-      const j = path[k];
+    for (let k = from; k < to; k++) {
+      const j = currentPath[k];
       const node = renderEntry(j, paired, skip);
       if (node) {
         node.id = "e-" + NODES[j].entry.id;
         frag.appendChild(node);
-        if (j === target) targetEl = node;
       }
     }
-    pathBox.replaceChildren(frag);
-    if (!targetEl) targetEl = document.getElementById("e-" + NODES[target].entry.id);
+    return frag;
+  }
+  function moreBar() {
+    const more = el("div", "more");
+    more.appendChild(el("span", "count"));
+    more.appendChild(document.createTextNode(" "));
+    const b1 = el("button", "earlier");
+    b1.type = "button";
+    b1.addEventListener("click", () => showEarlier(WINDOW * 2));
+    more.appendChild(b1);
+    more.appendChild(document.createTextNode(" "));
+    const b2 = el("button", "all", "Show all");
+    b2.type = "button";
+    b2.addEventListener("click", () => showAll());
+    more.appendChild(b2);
+    return more;
+  }
+  function updateMoreBar() {
+    let more = pathBox.querySelector(".more");
+    if (shownFrom === 0) { if (more) more.remove(); return; }
+    if (!more) { more = moreBar(); pathBox.prepend(more); }
+    more.querySelector(".count").textContent = fmtInt(shownFrom) + " earlier entr" + (shownFrom === 1 ? "y" : "ies") + " on this path not shown.";
+    more.querySelector(".earlier").textContent = "Show " + fmtInt(Math.min(WINDOW * 2, shownFrom)) + " more";
+    more.querySelector(".all").hidden = shownFrom <= WINDOW * 2;
+  }
+  function showEarlier(count) {
+    const from = windowStart(Math.max(0, shownFrom - count));
+    if (from === shownFrom) return;
+    const main = document.getElementById("main");
+    const before = pathBox.scrollHeight;
+    const frag = entriesFragment(from, shownFrom);
+    const more = pathBox.querySelector(".more");
+    pathBox.insertBefore(frag, more ? more.nextSibling : pathBox.firstChild);
+    shownFrom = from;
+    updateMoreBar();
+    main.scrollTop += pathBox.scrollHeight - before; // what was on screen stays there
+  }
+  let allTimer = 0;
+  function showAll() {
+    // In slices, so that a path of thousands of entries never blocks the page for long.
+    const path = currentPath;
+    const step = () => {
+      if (path !== currentPath || shownFrom === 0) return;
+      showEarlier(400);
+      allTimer = setTimeout(step, 0);
+    };
+    clearTimeout(allTimer);
+    step();
+  }
+  function drawPath(scrollToTarget) {
+    const path = currentPath;
+    const target = path[path.length - 1];
+    clearTimeout(allTimer);
+    pairResults(path);
+    shownFrom = windowStart(Math.max(0, path.length - WINDOW));
+    pathBox.replaceChildren(entriesFragment(shownFrom, path.length));
+    updateMoreBar();
+    const targetEl = document.getElementById("e-" + NODES[target].entry.id);
     if (targetEl) {
       targetEl.classList.add("target");
       if (scrollToTarget) {

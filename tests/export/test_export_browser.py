@@ -182,7 +182,12 @@ def test_a_ten_thousand_entry_session_opens_and_answers_a_click(
     # The leaf's path is 10,000 entries long; the newest are rendered, the rest on request.
     assert "answer 9999" in path_text(page)
     assert "question 0:" not in path_text(page)
-    assert page.locator("#path .more button").first.is_visible()
+    shown = page.locator("#path .msg")
+    assert shown.count() == 60
+    page.click("#path .more button.earlier")
+    expect(shown).to_have_count(180)
+    assert "question 9820" in path_text(page)
+    assert "answer 9819" not in path_text(page)
 
     # Scroll the tree to the top and click the first question.
     page.evaluate("document.getElementById('tree').scrollTop = 0")
