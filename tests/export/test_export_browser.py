@@ -80,7 +80,7 @@ def open_page(page: Page, path: Path) -> list[str]:
 
 
 def path_text(page: Page) -> str:
-    return str(page.inner_text("#path"))
+    return str(page.text_content("#path"))
 
 
 def test_the_tree_marks_the_leaf_and_labels_and_a_click_shows_the_other_branch(
