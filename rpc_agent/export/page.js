@@ -754,13 +754,14 @@
     while (k > 0 && skip.has(currentPath[k])) k--;
     return k;
   }
-  function entriesFragment(from, to) {
+  function entriesFragment(from, to, lazy) {
     const frag = document.createDocumentFragment();
     for (let k = from; k < to; k++) {
       const j = currentPath[k];
       const node = renderEntry(j, paired, skip);
       if (node) {
         node.id = "e-" + NODES[j].entry.id;
+        if (lazy) node.classList.add("lazy");
         frag.appendChild(node);
       }
     }
@@ -792,14 +793,13 @@
   function showEarlier(count) {
     const from = windowStart(Math.max(0, shownFrom - count));
     if (from === shownFrom) return;
-    const main = document.getElementById("main");
-    const before = pathBox.scrollHeight;
-    const frag = entriesFragment(from, shownFrom);
+    // Earlier entries are not laid out while off screen (content-visibility), and the
+    // browser's scroll anchoring keeps what is on screen in place as they are added above.
+    const frag = entriesFragment(from, shownFrom, true);
     const more = pathBox.querySelector(".more");
     pathBox.insertBefore(frag, more ? more.nextSibling : pathBox.firstChild);
     shownFrom = from;
     updateMoreBar();
-    main.scrollTop += pathBox.scrollHeight - before; // what was on screen stays there
   }
   let allTimer = 0;
   function showAll() {
@@ -830,7 +830,18 @@
         const room = document.getElementById("main").clientHeight * 0.8;
         const box = targetEl.closest(".msg");
         const shown = box && box !== targetEl && box.offsetHeight < room ? box : targetEl;
-        shown.scrollIntoView({ block: shown.offsetHeight < room ? "end" : "start" });
+        const block = shown.offsetHeight < room ? "end" : "start";
+        shown.scrollIntoView({ block });
+        // Images decode after this; once they have their height, align again (unless the
+        // reader has scrolled meanwhile).
+        const main = document.getElementById("main");
+        const at = main.scrollTop;
+        const pending = Array.from(pathBox.querySelectorAll("img")).filter((img) => !img.complete);
+        if (pending.length) {
+          Promise.all(pending.map((img) => img.decode().catch(() => null))).then(() => {
+            if (currentPath === path && main.scrollTop === at) shown.scrollIntoView({ block });
+          });
+        }
       }
     }
   }

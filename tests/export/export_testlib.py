@@ -27,6 +27,11 @@ XSS_TEXT = (
     'Try this: <img src=x onerror="window.__xss=1"> and <script>window.__xss=2</script> '
     "and [a link](javascript:window.__xss=3) and </script><script>window.__xss=5</script>"
 )
+XSS_BLOCKS = (
+    '[quoted](https://a.example/" onmouseover="window.__xss=6)\n\n'
+    '```"><img src=x onerror=window.__xss=7>\nprint(1)\n```\n\n'
+    "| a | <b onclick=window.__xss=8>b</b> |\n|---|---|\n| `<i>` | ![x](data:image/png;base64,AAAA) |"
+)
 XSS_NAME = "</title></script><script>window.__xss=4</script> parser fix"
 
 
@@ -144,7 +149,7 @@ def rich_session(folder: Path) -> RichSession:
     answer = (
         "MAIN-ANSWER: fixed **the quote bug** in `parse()`.\n\n"
         "```python\ndef parse(text: str) -> list[str]:\n    # split on quotes\n    return text.split('\"')\n```\n\n"
-        "- one\n- two\n\nSee [the docs](https://example.com/docs).\n\n" + XSS_TEXT
+        "- one\n- two\n\nSee [the docs](https://example.com/docs).\n\n" + XSS_TEXT + "\n\n" + XSS_BLOCKS
     )
     ids["main_answer"] = str(manager.append_message(assistant(text(answer))).id)
     manager.append_label_change(ids["first_user"], "start-here")

@@ -153,7 +153,13 @@ def test_the_tree_marks_the_leaf_and_labels_and_a_click_shows_the_other_branch(
     assert answer.locator("a").first.get_attribute("href") == "https://example.com/docs"
     assert "<img src=x onerror=" in answer.inner_text()
     assert page.evaluate("typeof window.__xss") == "undefined"
-    assert page.locator('img[src="x"], #path script, a[href^="javascript:"]').count() == 0
+    assert (
+        page.locator(
+            '#path img:not(.inline), #path script, #path [onmouseover], #path [onclick], #path [onerror], a[href^="javascript:"]'
+        ).count()
+        == 0
+    )
+    assert answer.locator("table td code").first.inner_text() == "<i>"
 
     # Nothing but the file itself and inline data was loaded.
     assert [u for u in requests if not u.startswith(("file:", "data:"))] == []
