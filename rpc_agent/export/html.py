@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import html
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,8 @@ DROPPED_FIELDS = frozenset({"thinkingSignature", "textSignature", "partialJson",
 
 @cache
 def _asset(name: str) -> str:
+    from importlib import resources  # only when a page is written: it slows the server's start
+
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
