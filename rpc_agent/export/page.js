@@ -897,7 +897,8 @@
   if (N === 0) {
     pathBox.replaceChildren(el("div", "empty", "This session has no entries."));
   } else {
-    const wanted = decodeURIComponent(location.hash.slice(1));
+    let wanted = location.hash.slice(1);
+    try { wanted = decodeURIComponent(wanted); } catch (e) { /* a hand-typed hash: use it as it is */ }
     const start = index.has(wanted) ? index.get(wanted) : leaf >= 0 ? leaf : N - 1;
     select(start, { scrollTree: true });
   }
