@@ -37,6 +37,9 @@ examples:
   rpc-agent --continue                      resume the most recent session of this folder
   rpc-agent --session ~/.pi/agent/sessions/--home-me-proj--/x.jsonl
   ANTHROPIC_API_KEY=... rpc-agent --model claude-sonnet-4-5 --thinking medium
+  rpc-agent export SESSION.jsonl [-o OUT.html]
+                                            the whole session tree as one HTML page (see
+                                            rpc-agent export --help)
 """
 
 
@@ -125,6 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # pydantic looks up plugins through importlib.metadata the first time it builds a model,
     # which costs tens of milliseconds before the first response; the server uses none.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["export"]:
+        from .export.command import main as export_main
+
+        return export_main(argv[1:])
     args = build_parser().parse_args(argv)
     from .runtime import ServerConfig
     from .server.app import run

@@ -9,7 +9,6 @@ the ``emit`` callback it was given.
 from __future__ import annotations
 
 import contextlib
-import html
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel
 
+from .. import export
 from ..errors import (
     AgentBusyError,
     InvalidRequestError,
@@ -767,44 +767,14 @@ class AgentSession:
     # --- export -------------------------------------------------------------------------
 
     async def export_html(self, output_path: str | None) -> str:
-        messages = self.messages()
-        rows = []
-        for message in messages:
-            role = str(message.get("role"))
-            if role in ("branchSummary", "compactionSummary"):
-                body = str(message.get("summary", ""))
-            elif role == "bashExecution":
-                body = f"$ {message.get('command')}\n{message.get('output', '')}"
-            else:
-                body = message_text(message.get("content"))
-                calls = [
-                    f"→ {b.get('name')} {b.get('arguments')}"
-                    for b in message.get("content") or []
-                    if isinstance(b, dict) and b.get("type") == "toolCall"
-                ]
-                body = "\n".join([body, *calls]).strip()
-            rows.append(
-                f'<div class="msg {html.escape(role)}"><b>{html.escape(role)}</b><pre>{html.escape(body)}</pre></div>'
-            )
-        title = html.escape(self.manager.session_name or self.manager.session_id)
-        page = (
-            "<!doctype html><html><head><meta charset='utf-8'>"
-            f"<title>{title}</title><style>body{{font-family:sans-serif;max-width:60em;margin:auto}}"
-            "pre{white-space:pre-wrap}.user{background:#eef}.assistant{background:#efe}"
-            ".toolResult{background:#f6f6f6}</style></head><body>"
-            f"<h1>{title}</h1>{''.join(rows)}</body></html>"
-        )
-        if output_path:
-            target = Path(output_path).expanduser()
-        elif self.manager.session_file is not None:
-            target = self.manager.session_file.with_suffix(".html")
-        else:
-            target = Path(self.manager.cwd) / f"session-{self.manager.session_id}.html"
+        """The whole tree as one self-contained page (see ``rpc_agent.export``)."""
+        data = export.page_data(self.manager)  # here, on the loop: the manager is not thread-safe
+        target = Path(output_path).expanduser() if output_path else export.default_output_path(self.manager)
         # Never over a session file: the live one under any name, or any other session.
         await anyio.to_thread.run_sync(
             lambda: files.check_write_target(target, live=self.manager.session_file)
         )
-        await anyio.to_thread.run_sync(lambda: files.atomic_write(target, page.encode()))
+        await anyio.to_thread.run_sync(export.write_page, data, target)
         return str(target)
 
     # --- lifetime -----------------------------------------------------------------------

@@ -233,7 +233,7 @@ METHODS: tuple[Method, ...] = (
         "export_html",
         m.ExportHtmlParams,
         m.ExportHtmlResult,
-        "Write the current branch as an HTML page.",
+        "Write the whole session tree as one self-contained HTML page; returns its path.",
     ),
 )
 

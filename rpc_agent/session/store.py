@@ -139,6 +139,7 @@ class SessionManager:
         report: LoadReport | None = None,
         lock: SessionLock | None = None,
         deferred: dict[int, bytes] | None = None,
+        read_only: bool = False,
     ) -> None:
         self.cwd = cwd
         self.session_dir = session_dir
@@ -147,9 +148,10 @@ class SessionManager:
         self.header = header
         self.load_report = report or LoadReport()
         self._lock = lock
+        self._read_only = read_only
         self._chain = (
             WriteChain(session_file, on_open=lock.follow if lock is not None else None)
-            if session_file is not None
+            if session_file is not None and not read_only
             else None
         )
         self._on_disk = on_disk
@@ -253,6 +255,38 @@ class SessionManager:
             report=raw.report,
             lock=lock,
             deferred=raw.deferred,
+        )
+
+    @classmethod
+    def open_read_only(cls, path: Path | str, *, home: Path | None = None) -> SessionManager:
+        """A session file as it is, for code that only reads it (export, inspection).
+
+        No lock is taken, so a session another process is writing can be read; nothing is
+        repaired or migrated on disk (an old file is migrated in memory only), and appending
+        raises. Raises SessionNotFoundError for a missing or empty file.
+        """
+        path = Path(path).absolute()
+        raw = files.read_session_file(path, defer_messages=False)
+        if raw is None:
+            raise SessionNotFoundError(path)
+        lines = raw.lines
+        migrate_lines(lines)
+        blobs = BlobStore(cls._blob_folder(path.parent, home))
+        header, entries = lines[0], lines[1:]
+        if raw.mentions_blobs:
+            for entry in entries:
+                restore_blobs(entry, blobs)
+        header_cwd = header.get("cwd")
+        return cls(
+            cwd=header_cwd if isinstance(header_cwd, str) else "",
+            session_dir=path.parent,
+            session_file=path,
+            blobs=blobs,
+            header=header,
+            entries=entries,
+            on_disk=True,
+            report=raw.report,
+            read_only=True,
         )
 
     @classmethod
@@ -886,6 +920,8 @@ class SessionManager:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("session manager is closed")
+        if self._read_only:
+            raise RuntimeError("session was opened read-only")
 
     async def aclose(self) -> None:
         if self._closed:

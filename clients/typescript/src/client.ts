@@ -606,7 +606,7 @@ export class RpcAgentClient {
     return this.call("compact", options);
   }
 
-  /** Write the current branch as an HTML page. */
+  /** Write the whole session tree as one self-contained HTML page; returns its path. */
   exportHtml(options: ExportHtmlParams = {}): Promise<ExportHtmlResult> {
     return this.call("export_html", options);
   }

@@ -25,7 +25,7 @@ export interface Methods {
   cycle_model: { params: undefined; result: CycleModelResult };
   /** Switch to the next thinking level. */
   cycle_thinking_level: { params: undefined; result: ThinkingLevelResult };
-  /** Write the current branch as an HTML page. */
+  /** Write the whole session tree as one self-contained HTML page; returns its path. */
   export_html: { params: ExportHtmlParams; result: ExportHtmlResult };
   /** Queue a message delivered when the current run would stop. */
   follow_up: { params: QueueParams; result: QueueResult };
