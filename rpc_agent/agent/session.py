@@ -22,6 +22,7 @@ from ..protocol import events as ev
 from ..protocol import methods as m
 from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ProviderError, ToolSpec
+from ..quoting import quote
 from ..session import files
 from ..session.errors import SessionNotFoundError
 from ..session.store import SessionManager, TreeNode
@@ -37,6 +38,11 @@ JsonDict = dict[str, Any]
 Emit = Callable[[BaseModel], None]
 
 THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"]
+
+
+def _article(word: str) -> str:
+    """``an assistant``, ``a custom``: the word with its indefinite article."""
+    return f"{'an' if word[:1].lower() in 'aeio' else 'a'} {word}"
 
 
 class AgentBusyError(Exception):
@@ -554,9 +560,9 @@ class AgentSession:
         if not isinstance(message, dict) or message.get("role") != "user":
             # The entry exists: "not found" would send the client looking for the wrong problem.
             kind = (
-                f"a {message.get('role')} message"
+                f"{_article(str(message.get('role')))} message"
                 if isinstance(message, dict)
-                else f"a {entry.get('type')} entry"
+                else f"{_article(str(entry.get('type')))} entry"
             )
             raise ValueError(f"fork needs a user message; entry {entry_id} is {kind}")
         text = message_text(message.get("content"))
@@ -598,7 +604,18 @@ class AgentSession:
 
     # --- settings -----------------------------------------------------------------------
 
-    async def set_model(self, model_id: str) -> ModelInfo:
+    async def set_model(self, model_id: str, provider: str | None = None) -> ModelInfo:
+        """Switch to a model of this server's provider; unknown ids and other providers are refused."""
+        if provider is not None and provider != self.provider.name:
+            raise ValueError(
+                f"provider {quote(provider)} is not available: this server runs the "
+                f"{self.provider.name} provider (start it with --provider to use another)"
+            )
+        if not self.provider.knows_model(model_id):
+            known = ", ".join(model.id for model in self.provider.models())
+            raise ValueError(
+                f"unknown model {quote(model_id)} for provider {self.provider.name}; known models: {known}"
+            )
         model = self.provider.resolve_model(model_id)
         self.model = model
         await self.manager.append_model_change(model.provider, model.id)
@@ -612,7 +629,7 @@ class AgentSession:
 
     async def set_thinking_level(self, level: str) -> None:
         if level not in THINKING_LEVELS:
-            raise ValueError(f"unknown thinking level {level!r}")
+            raise ValueError(f"unknown thinking level {quote(level)}")
         self.thinking_level = level
         await self.manager.append_thinking_level_change(level)
 

@@ -51,7 +51,7 @@ from rpc_agent.providers.base import (
     empty_usage,
 )
 from rpc_agent.providers.convert import API, build_params
-from rpc_agent.providers.models import PROVIDER, cost_of, listed_models, resolve_model
+from rpc_agent.providers.models import PROVIDER, cost_of, known_spec, listed_models, resolve_model
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -628,6 +628,9 @@ class AnthropicProvider:
 
     def resolve_model(self, model_id: str) -> ModelInfo:
         return resolve_model(model_id)
+
+    def knows_model(self, model_id: str) -> bool:
+        return known_spec(model_id) is not None
 
     async def warm_up(self) -> None:
         await warm_up()

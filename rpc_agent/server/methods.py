@@ -20,6 +20,7 @@ from ..protocol import PROTOCOL_VERSION
 from ..protocol import methods as m
 from ..protocol.base import Empty, Ok
 from ..providers.base import ModelInfo, ProviderError, ProviderNotConfiguredError
+from ..quoting import shorten
 from ..session import files
 from ..session.errors import (
     EntryNotFoundError,
@@ -58,7 +59,7 @@ def map_error(exc: BaseException) -> RpcError | None:
             if isinstance(exc, SessionLockedError):
                 data = {"path": exc.path, "pid": exc.pid}
             elif isinstance(exc, EntryNotFoundError):
-                data = {"entryId": exc.entry_id}
+                data = {"entryId": shorten(exc.entry_id)}
             elif isinstance(exc, SessionNotFoundError | InvalidSessionFileError | PersistenceError):
                 data = {"path": exc.path}
             elif isinstance(exc, ProviderError):
@@ -274,7 +275,8 @@ class Methods:
             self.set_model,
             params=m.SetModelParams,
             result=m.ModelDescription,
-            description="Switch the model (unknown ids get sane defaults).",
+            description="Switch the model. Unknown ids are refused (invalid params, with the known "
+            "ids); so is a provider other than the one the server runs.",
         )
         add(
             "cycle_model",
@@ -446,7 +448,7 @@ class Methods:
         return Ok()
 
     async def set_model(self, p: m.SetModelParams) -> m.ModelDescription:
-        return _model(await self.agent.set_model(p.modelId))
+        return _model(await self.agent.set_model(p.modelId, p.provider))
 
     async def cycle_model(self, _p: Empty | None) -> m.CycleModelResult:
         model = await self.agent.cycle_model()

@@ -28,6 +28,7 @@ inline fast path, for an Either monad that has no public way to unwrap it again.
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 from collections.abc import AsyncIterable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ import anyio
 import anyio.abc
 import orjson
 from pydantic import BaseModel, ValidationError
+
+from rpc_agent.quoting import bound, shorten
 
 from ._jsonrpcserver import NODATA, ErrorResponse, SuccessResponse, serialize_error, serialize_success
 from .errors import (
@@ -56,7 +59,9 @@ JsonObject = dict[str, Any]
 ErrorMapper = Callable[[BaseException], RpcError | None]
 
 _NL = orjson.OPT_APPEND_NEWLINE
-_ID_TYPES = frozenset({str, int, float, type(None)})  # bool is its own type: not an id
+_ID_TYPES = frozenset({str, int, float, type(None), orjson.Fragment})  # bool is its own type: not an id
+_ERROR_TEXT_LIMIT = 4096
+"""Characters of any one string in an error answer: a net under the sites that quote input."""
 
 
 class _Missing:
@@ -117,7 +122,7 @@ class MethodSpec:
             raise RpcError(
                 INVALID_PARAMS,
                 f"Invalid params for {self.name}: {count} validation error{'s' if count != 1 else ''}",
-                exc.errors(include_url=False),
+                bound(exc.errors(include_url=False)),
             ) from exc
 
 
@@ -185,8 +190,33 @@ def _success_response(request_id: Any, payload: Any) -> JsonObject:
 
 
 def _error_response(request_id: Any, error: RpcError) -> JsonObject:
-    data = NODATA if error.data is None else error.data
-    return serialize_error(ErrorResponse(error.code, error.message, data, request_id))
+    data = NODATA if error.data is None else bound(error.data, _ERROR_TEXT_LIMIT)
+    message = shorten(error.message, _ERROR_TEXT_LIMIT)
+    return serialize_error(ErrorResponse(error.code, message, data, request_id))
+
+
+def _exact_ids(line: bytes, message: Any) -> None:
+    """Give float ids back their exact JSON text, in place.
+
+    orjson reads integers wider than 64 bits and every fraction as a float, which would come
+    back as ``1.2345678901234568e+29`` or ``1.1`` for ``1.10``. JSON-RPC asks for the id to be
+    echoed as sent, so such ids are read again from the line with the standard parser, which
+    hands over every number's text: the id becomes an ``orjson.Fragment`` written back verbatim.
+    Only lines with a float id pay for the second parse.
+    """
+    items = message if type(message) is list else [message]
+    if not any(type(item) is dict and type(item.get("id")) is float for item in items):
+        return
+    try:
+        exact = json.loads(line, parse_float=orjson.Fragment, parse_int=orjson.Fragment)
+    except (ValueError, RecursionError):
+        return
+    exact_items = exact if type(exact) is list else [exact]
+    if len(exact_items) != len(items):
+        return
+    for item, exact_item in zip(items, exact_items, strict=True):
+        if type(item) is dict and type(item.get("id")) is float and type(exact_item) is dict:
+            item["id"] = exact_item.get("id")
 
 
 def _dump_result(method: str, value: Any) -> Any:
@@ -402,6 +432,7 @@ class Router:
             if line.strip():
                 self._write(_error_response(None, RpcError(PARSE_ERROR, f"Parse error: {exc}")))
             return
+        _exact_ids(line, message)
         try:
             if type(message) is dict:
                 reply = self._handle_message(message, None, 0)
@@ -467,7 +498,9 @@ class Router:
         if spec is None:
             if not is_request:
                 return None
-            return _error_response(request_id, RpcError(METHOD_NOT_FOUND, f"Method not found: {name}"))
+            return _error_response(
+                request_id, RpcError(METHOD_NOT_FOUND, f"Method not found: {shorten(name)}")
+            )
         try:
             params = spec.parse_params(message.get("params", _MISSING))
         except RpcError as invalid:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rpc_agent.quoting import quote, shorten
+
 
 class SessionError(Exception):
     """Base class of session store errors."""
@@ -11,7 +13,7 @@ class SessionError(Exception):
 
 class EntryNotFoundError(SessionError, KeyError):
     def __init__(self, entry_id: str) -> None:
-        super().__init__(f"entry {entry_id!r} not found in this session")
+        super().__init__(f"entry {quote(entry_id)} not found in this session")
         self.entry_id = entry_id
 
     def __str__(self) -> str:
@@ -20,13 +22,15 @@ class EntryNotFoundError(SessionError, KeyError):
 
 class SessionNotFoundError(SessionError):
     def __init__(self, path: Path | str) -> None:
-        super().__init__(f"session file not found: {path}")
+        super().__init__(f"session file not found: {shorten(str(path), 1024)}")
         self.path = str(path)
 
 
 class InvalidSessionFileError(SessionError):
     def __init__(self, path: Path | str, reason: str) -> None:
-        super().__init__(f"{path} is not a session file ({reason}); it was left untouched")
+        super().__init__(
+            f"{shorten(str(path), 1024)} is not a session file ({reason}); it was left untouched"
+        )
         self.path = str(path)
         self.reason = reason
 
