@@ -349,7 +349,13 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
             raise ToolError(f"Invalid arguments for {name}: {describe(exc, whole='(arguments)')}") from None
         if ctx.authorize is not None and not await ctx.authorize(call_id, name, dict(arguments or {})):
             raise ToolError(f"The user rejected the {name} tool call; it did not run.")
-        output = await tool.execute(args, ToolContext(cwd=ctx.cwd, tool_call_id=call_id, on_update=on_update))
+        tool_ctx = ToolContext(
+            cwd=ctx.cwd,
+            tool_call_id=call_id,
+            on_update=on_update,
+            env=ctx.settings.shell_environment.environ(),
+        )
+        output = await tool.execute(args, tool_ctx)
     except ToolError as exc:
         output = ToolOutput.text(str(exc), is_error=True)
     except anyio.get_cancelled_exc_class():

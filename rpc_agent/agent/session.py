@@ -661,7 +661,10 @@ class AgentSession:
                 result = await tool.execute(
                     tool.Args.model_validate({"command": command}),
                     ToolContext(
-                        cwd=Path(self.manager.cwd), tool_call_id=f"user_bash_{now_ms()}", on_update=on_update
+                        cwd=Path(self.manager.cwd),
+                        tool_call_id=f"user_bash_{now_ms()}",
+                        on_update=on_update,
+                        env=self.settings.shell_environment.environ(),
                     ),
                 )
                 output_text = message_text(result.content)

@@ -8,12 +8,14 @@ starts processes must kill them on cancellation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel
+
+from .environment import DEFAULT_POLICY
 
 JsonDict = dict[str, Any]
 
@@ -40,6 +42,11 @@ class ToolContext:
     tool_call_id: str
     on_update: Callable[[ToolOutput], None] = field(default=lambda _output: None)
     """Report partial output (the accumulated result so far, not a delta)."""
+    env: Mapping[str, str] | None = None
+    """The environment of processes the tool starts; None: the default policy's (no secrets)."""
+
+    def process_env(self) -> dict[str, str]:
+        return dict(self.env) if self.env is not None else DEFAULT_POLICY.environ()
 
     def resolve(self, path: str) -> Path:
         """Paths from the model are relative to the session's working directory."""

@@ -215,6 +215,7 @@ class BashTool:
             process = await anyio.open_process(
                 [shell, "-c", params.command],
                 cwd=ctx.cwd,
+                env=ctx.process_env(),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
