@@ -24,6 +24,7 @@ from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ProviderError, ProviderRequest, ToolSpec, empty_usage
 from ..session.store import SessionManager
 from ..tools.base import Tool, ToolContext, ToolError, ToolOutput
+from ..tools.temp_files import UNOWNED, TempFiles
 from ..validation import describe
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
@@ -68,6 +69,8 @@ class RunContext:
     tool_specs: list[ToolSpec] = field(default_factory=list)
     authorize: Authorize | None = None
     """Asked before every tool call with valid arguments; None allows everything."""
+    temp_files: TempFiles = UNOWNED
+    """Where tools register the files they leave behind (removed with the session)."""
 
 
 class RunOutcome:
@@ -354,6 +357,7 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
             tool_call_id=call_id,
             on_update=on_update,
             env=ctx.settings.shell_environment.environ(),
+            temp_files=ctx.temp_files,
         )
         output = await tool.execute(args, tool_ctx)
     except ToolError as exc:

@@ -27,6 +27,7 @@ from ..session import files
 from ..session.errors import SessionNotFoundError
 from ..session.store import SessionManager, TreeNode
 from ..tools.base import Tool, ToolOutput, tool_schema
+from ..tools.temp_files import TempFiles
 from .branch_summary import generate_branch_summary, prepare_branch_summary
 from .compaction import NothingToCompactError, context_tokens, generate_compaction_summary, prepare_compaction
 from .loop import Authorize, RunContext, RunOutcome, now_ms, run_turns
@@ -157,6 +158,8 @@ class AgentSession:
         self._operation: str | None = None
         self._run_scope: anyio.CancelScope | None = None
         self._bash_scope: anyio.CancelScope | None = None
+        self.temp_files = TempFiles()
+        """Files the session's tools left (full bash outputs): removed when the session closes."""
         self._run_context: RunContext | None = None
         self._pending_bash: list[JsonDict] = []
         self.authorize: Authorize | None = None
@@ -277,6 +280,7 @@ class AgentSession:
             on_queue_change=self._announce_queue,
             tool_specs=specs,
             authorize=self.authorize,
+            temp_files=self.temp_files,
         )
         self._run_context = ctx
         self.emit(ev.AgentStartEvent())
@@ -491,6 +495,7 @@ class AgentSession:
     async def _replace_manager(self, new: SessionManager, reason: str) -> None:
         old = self.manager
         self.manager = new
+        self.temp_files.remove_all()  # the old session's tool results were the only references
         try:
             await old.aclose()
         finally:
@@ -665,6 +670,7 @@ class AgentSession:
                         tool_call_id=f"user_bash_{now_ms()}",
                         on_update=on_update,
                         env=self.settings.shell_environment.environ(),
+                        temp_files=self.temp_files,
                     ),
                 )
                 output_text = message_text(result.content)
@@ -825,5 +831,6 @@ class AgentSession:
     async def shutdown(self) -> None:
         self.abort()
         self.abort_bash()
+        self.temp_files.remove_all()
         with anyio.CancelScope(shield=True):
             await self.manager.aclose()

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Protocol
 from pydantic import BaseModel
 
 from .environment import DEFAULT_POLICY
+from .temp_files import UNOWNED, TempFiles
 
 JsonDict = dict[str, Any]
 
@@ -44,6 +45,9 @@ class ToolContext:
     """Report partial output (the accumulated result so far, not a delta)."""
     env: Mapping[str, str] | None = None
     """The environment of processes the tool starts; None: the default policy's (no secrets)."""
+
+    temp_files: TempFiles = UNOWNED
+    """Where files the tool leaves behind are registered, to be removed with their session."""
 
     def process_env(self) -> dict[str, str]:
         return dict(self.env) if self.env is not None else DEFAULT_POLICY.environ()
