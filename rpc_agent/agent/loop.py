@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from ..protocol import events as ev
 from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ProviderError, ProviderRequest, ToolSpec, empty_usage
+from ..session.blobs import stage_images
 from ..session.store import SessionManager
 from ..tools.base import Tool, ToolContext, ToolError, ToolOutput
 from ..tools.temp_files import UNOWNED, TempFiles
@@ -84,6 +85,7 @@ async def append_and_announce(
     ctx: RunContext, message: JsonDict, *, announce_start: bool = True
 ) -> str | None:
     """Store a message durably, then tell the client (message_start/message_end)."""
+    await stage_images(message, ctx.manager.blobs)  # big images: stored off the event loop
     entry_id = await ctx.manager.append_message(message)
     ctx.new_messages.append(message)
     if announce_start:
