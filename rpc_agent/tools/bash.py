@@ -15,7 +15,6 @@ import contextlib
 import os
 import shutil
 import signal
-import subprocess
 import tempfile
 import time
 from typing import Any, ClassVar
@@ -26,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rpc_agent.tools._common import coerce_args
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
+from rpc_agent.tools.spawn import open_process
 from rpc_agent.tools.temp_files import TempFiles
 from rpc_agent.tools.truncate import (
     DEFAULT_MAX_BYTES,
@@ -219,15 +219,7 @@ class BashTool:
             raise ToolError(f"The working directory does not exist: {ctx.cwd}")
         shell = shutil.which("bash") or "/bin/bash"
         try:
-            process = await anyio.open_process(
-                [shell, "-c", params.command],
-                cwd=ctx.cwd,
-                env=ctx.process_env(),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            process = open_process([shell, "-c", params.command], cwd=ctx.cwd, env=ctx.process_env())
         except OSError as exc:
             raise ToolError(f"Could not start bash: {exc}") from None
 

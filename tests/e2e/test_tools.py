@@ -3,6 +3,8 @@ the loop calls the model again."""
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -122,3 +124,24 @@ async def test_full_output_files_are_removed_when_their_session_closes(e2e: E2E)
         assert not by_method.exists()
         second = await full_output_of_a_prompt(client)
     assert not second.exists()  # the server exited
+
+
+@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
+async def test_a_detached_background_job_is_not_waited_for(
+    e2e: E2E, loop: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RPC_AGENT_LOOP", loop)
+    command = "sleep 30 </dev/null >/dev/null 2>&1 & echo $! > job.pid; echo started"
+    script: list[JsonDict] = [
+        {"toolCalls": [{"name": "bash", "arguments": {"command": command}}]},
+        {"text": "ok"},
+    ]
+    async with e2e.server(script=script) as client:
+        result = await client.call("prompt", {"message": "start a job"})
+    pid = int((e2e.cwd / "job.pid").read_text())
+    try:
+        tool_result = result["messages"][2]
+        assert text_of(tool_result) == "started"  # no note about a process holding the output
+        assert sorted(os.listdir(f"/proc/{pid}/fd")) == ["0", "1", "2"]
+    finally:
+        os.kill(pid, signal.SIGKILL)

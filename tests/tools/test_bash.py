@@ -233,3 +233,22 @@ async def test_full_output_files_belong_to_the_context_registry(tmp_path: Path) 
     assert kept.exists()
     files.remove_all()
     assert not kept.exists()
+
+
+@pytest.mark.parametrize(
+    "anyio_backend",
+    [
+        pytest.param(("asyncio", {"use_uvloop": False}), id="asyncio"),
+        pytest.param(("asyncio", {"use_uvloop": True}), id="uvloop"),
+    ],
+)
+async def test_a_detached_background_job_holds_nothing_of_ours(ctx: ToolContext) -> None:
+    out = await run(ctx, "sleep 30 </dev/null >/dev/null 2>&1 & echo $!; ls /proc/$$/fd")
+    pid, *fds = text_of(out).splitlines()
+    try:
+        assert out.details["exitCode"] == 0
+        assert "background process" not in text_of(out)  # the job did not keep the output open
+        assert sorted(fds) == ["0", "1", "2", "3"]  # stdio, and the directory ls is listing
+        assert sorted(os.listdir(f"/proc/{pid}/fd")) == ["0", "1", "2"]
+    finally:
+        os.kill(int(pid), signal.SIGKILL)
