@@ -20,7 +20,7 @@ from ..protocol import PROTOCOL_VERSION
 from ..protocol import methods as m
 from ..protocol.base import Empty, Ok
 from ..providers.base import ModelInfo, ProviderError, ProviderNotConfiguredError
-from ..quoting import shorten
+from ..quoting import bound, shorten
 from ..session import files
 from ..session.errors import (
     EntryNotFoundError,
@@ -66,7 +66,7 @@ def map_error(exc: BaseException) -> RpcError | None:
                 data = {"status": exc.status, "retryable": exc.retryable, "overflow": exc.overflow}
             return RpcError(code, str(exc), data)
     if isinstance(exc, ValidationError):
-        return RpcError(codes.INVALID_PARAMS, "invalid params", exc.errors(include_url=False))
+        return RpcError(codes.INVALID_PARAMS, "invalid params", bound(exc.errors(include_url=False)))
     if isinstance(exc, ValueError):
         return RpcError(codes.INVALID_PARAMS, str(exc))
     return None

@@ -39,7 +39,7 @@ import anyio.abc
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from rpc_agent.quoting import bound, shorten
+from rpc_agent.quoting import bound, quote, shorten
 
 from ._jsonrpcserver import NODATA, ErrorResponse, SuccessResponse, serialize_error, serialize_success
 from .errors import (
@@ -249,7 +249,7 @@ def _encode(reply: JsonObject) -> bytes:
             return orjson.dumps(reply, default=str)
         except TypeError as exc:
             problem = exc
-    logger.error("cannot encode the response to id %r: %s", reply.get("id"), problem)
+    logger.error("cannot encode the response to id %s: %s", quote(reply.get("id")), problem)
     fallback = RpcError(
         INTERNAL_ERROR, f"Internal error: the response could not be encoded as JSON: {problem}"
     )
@@ -527,7 +527,7 @@ class Router:
             return _error_response(usable_id, RpcError(INVALID_REQUEST, "Invalid request: no method"))
         waiter = self._pending.get(cast(int, usable_id)) if usable_id is not None else None
         if waiter is None or waiter.event.is_set():
-            logger.warning("ignoring a response to an unknown request id %r", request_id)
+            logger.warning("ignoring a response to an unknown request id %s", quote(request_id))
             return None
         if "error" in message:
             error = message["error"]

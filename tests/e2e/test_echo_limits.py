@@ -44,6 +44,16 @@ async def test_errors_quote_only_a_prefix_of_huge_input(e2e: E2E) -> None:
         answer = await server.call("navigate_tree", {"targetId": ["y" * 100] * 100_000})
         assert answer["error"]["code"] == codes.INVALID_PARAMS
         assert len(orjson.dumps(answer)) < 4000
+        # So is a deeply nested one.
+        await server.send_raw(
+            b'{"jsonrpc":"2.0","id":"deep","method":"navigate_tree","params":{"targetId":'
+            + b"[" * 500
+            + b"]" * 500
+            + b"}}\n"
+        )
+        answer = await server.recv()
+        assert (answer["id"], answer["error"]["code"]) == ("deep", codes.INVALID_PARAMS)
+        assert len(orjson.dumps(answer)) < 4000
         assert (await server.call("get_state"))["result"]["isStreaming"] is False
 
 
