@@ -30,6 +30,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import re
 from collections.abc import AsyncIterable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
@@ -60,6 +61,8 @@ ErrorMapper = Callable[[BaseException], RpcError | None]
 
 _NL = orjson.OPT_APPEND_NEWLINE
 _ID_TYPES = frozenset({str, int, float, type(None), orjson.Fragment})  # bool is its own type: not an id
+_ID_NUMBER = re.compile(rb'"id"\s*:\s*(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)')
+"""An ``"id"`` member with a number value, in raw JSON (the number's exact text in group 1)."""
 _ERROR_TEXT_LIMIT = 4096
 """Characters of any one string in an error answer: a net under the sites that quote input."""
 
@@ -202,11 +205,17 @@ def _exact_ids(line: bytes, message: Any) -> None:
     back as ``1.2345678901234568e+29`` or ``1.1`` for ``1.10``. JSON-RPC asks for the id to be
     echoed as sent, so such ids are read again from the line with the standard parser, which
     hands over every number's text: the id becomes an ``orjson.Fragment`` written back verbatim.
-    Only lines with a float id pay for the second parse.
+    Only lines with a float id pay for that, and a single message whose line holds one ``"id"``
+    member only for a search of its bytes (a second parse of a huge line would hold up the loop).
     """
     items = message if type(message) is list else [message]
     if not any(type(item) is dict and type(item.get("id")) is float for item in items):
         return
+    if type(message) is dict:
+        found = _ID_NUMBER.findall(line)
+        if len(found) == 1 and float(found[0]) == message["id"]:
+            message["id"] = orjson.Fragment(found[0])
+            return
     try:
         exact = json.loads(line, parse_float=orjson.Fragment, parse_int=orjson.Fragment)
     except (ValueError, RecursionError):

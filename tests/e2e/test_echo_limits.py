@@ -80,6 +80,11 @@ async def test_numeric_ids_are_echoed_byte_for_byte(e2e: E2E, raw_id: bytes) -> 
         assert (await server.recv_line() or b"").endswith(b',"id":' + raw_id + b"}")
         await server.send_raw(b'{"jsonrpc":"2.0","id":' + raw_id + b',"method":"no_such_method"}\n')
         assert (await server.recv_line() or b"").endswith(b',"id":' + raw_id + b"}")
+        # A second "id" member in the line (in the params) does not confuse the echo.
+        await server.send_raw(
+            b'{"jsonrpc":"2.0","params":{"id":' + raw_id + b'0},"id":' + raw_id + b',"method":"get_state"}\n'
+        )
+        assert (await server.recv_line() or b"").endswith(b',"id":' + raw_id + b"}")
         await server.send_raw(
             b'[{"jsonrpc":"2.0","id":"s","method":"get_state"},'
             b'{"jsonrpc":"2.0","id":' + raw_id + b',"method":"get_state"}]\n'
