@@ -29,6 +29,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
+from .quoting import quote, shorten
+
 __all__ = [
     "AgentBusyError",
     "AgentError",
@@ -101,21 +103,21 @@ class EntryNotFoundError(SessionError, KeyError):
     kind = "ENTRY_NOT_FOUND"
 
     def __init__(self, entry_id: str) -> None:
-        super().__init__(f"entry {entry_id!r} not found in this session")
+        super().__init__(f"entry {quote(entry_id)} not found in this session")
         self.entry_id = entry_id
 
     def __str__(self) -> str:
         return str(self.args[0])
 
     def data(self) -> dict[str, Any] | None:
-        return {"entryId": self.entry_id}
+        return {"entryId": shorten(self.entry_id)}
 
 
 class SessionNotFoundError(SessionError):
     kind = "SESSION_NOT_FOUND"
 
     def __init__(self, path: Path | str) -> None:
-        super().__init__(f"session file not found: {path}")
+        super().__init__(f"session file not found: {shorten(str(path), 1024)}")
         self.path = str(path)
 
 
@@ -123,7 +125,9 @@ class InvalidSessionFileError(SessionError):
     kind = "INVALID_SESSION_FILE"
 
     def __init__(self, path: Path | str, reason: str) -> None:
-        super().__init__(f"{path} is not a session file ({reason}); it was left untouched")
+        super().__init__(
+            f"{shorten(str(path), 1024)} is not a session file ({reason}); it was left untouched"
+        )
         self.path = str(path)
         self.reason = reason
 

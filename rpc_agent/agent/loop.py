@@ -25,8 +25,10 @@ from rpc_agent.errors import ProviderError
 from ..protocol import events as ev
 from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ProviderRequest, ToolSpec, empty_usage
+from ..session.blobs import stage_images
 from ..session.store import SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool, ToolContext, ToolError, ToolOutput
+from ..tools.temp_files import UNOWNED, TempFiles
 from ..validation import describe
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
@@ -77,6 +79,8 @@ class RunContext:
     """Where ``bash`` runs; None: a local process."""
     session_folders: tuple[Path, ...] | None = None
     """The session store's folders, closed to the tools' writes (None: the default home's)."""
+    temp_files: TempFiles = UNOWNED
+    """Where tools register the files they leave behind (removed with the session)."""
 
 
 class RunOutcome:
@@ -90,6 +94,7 @@ async def append_and_announce(
     ctx: RunContext, message: JsonDict, *, announce_start: bool = True
 ) -> str | None:
     """Store a message durably, then tell the client (message_start/message_end)."""
+    await stage_images(message, ctx.manager.blobs)  # big images: stored off the event loop
     entry_id = await ctx.manager.append_message(message)
     ctx.new_messages.append(message)
     if announce_start:
@@ -365,6 +370,8 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
             session_file=ctx.manager.session_file,
             session_folders=ctx.session_folders,
             commands=ctx.commands,
+            env=ctx.settings.shell_environment.environ(),
+            temp_files=ctx.temp_files,
         )
         if ctx.files is not None:
             tool_ctx.files = ctx.files

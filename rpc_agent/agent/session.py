@@ -30,9 +30,11 @@ from ..protocol import events as ev
 from ..protocol import methods as m
 from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ToolSpec
+from ..quoting import quote
 from ..session import files
 from ..session.store import SessionManager, TreeNode
 from ..tools.base import CommandRunner, FileAccess, Tool, ToolOutput, tool_schema
+from ..tools.temp_files import TempFiles
 from .branch_summary import generate_branch_summary, prepare_branch_summary
 from .compaction import context_tokens, generate_compaction_summary, prepare_compaction
 from .loop import Authorize, RunContext, RunOutcome, now_ms, run_turns
@@ -44,6 +46,11 @@ JsonDict = dict[str, Any]
 Emit = Callable[[BaseModel], None]
 
 THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"]
+
+
+def _article(word: str) -> str:
+    """``an assistant``, ``a custom``: the word with its indefinite article."""
+    return f"{'an' if word[:1].lower() in 'aeio' else 'a'} {word}"
 
 
 def message_text(content: Any) -> str:
@@ -146,6 +153,8 @@ class AgentSession:
         self._operation: str | None = None
         self._run_scope: anyio.CancelScope | None = None
         self._bash_scope: anyio.CancelScope | None = None
+        self.temp_files = TempFiles()
+        """Files the session's tools left (full bash outputs): removed when the session closes."""
         self._run_context: RunContext | None = None
         self._pending_bash: list[JsonDict] = []
         self.authorize: Authorize | None = None
@@ -273,6 +282,7 @@ class AgentSession:
             files=self.files,
             commands=self.commands,
             session_folders=files.store_folders(self.home, (self.session_dir,)),
+            temp_files=self.temp_files,
         )
         self._run_context = ctx
         self.emit(ev.AgentStartEvent())
@@ -487,6 +497,7 @@ class AgentSession:
     async def _replace_manager(self, new: SessionManager, reason: str) -> None:
         old = self.manager
         self.manager = new
+        self.temp_files.remove_all()  # the old session's tool results were the only references
         try:
             await old.aclose()
         finally:
@@ -557,9 +568,9 @@ class AgentSession:
         if not isinstance(message, dict) or message.get("role") != "user":
             # The entry exists: "not found" would send the client looking for the wrong problem.
             kind = (
-                f"a {message.get('role')} message"
+                f"{_article(str(message.get('role')))} message"
                 if isinstance(message, dict)
-                else f"a {entry.get('type')} entry"
+                else f"{_article(str(entry.get('type')))} entry"
             )
             raise InvalidRequestError(f"fork needs a user message; entry {entry_id} is {kind}")
         text = message_text(message.get("content"))
@@ -601,7 +612,18 @@ class AgentSession:
 
     # --- settings -----------------------------------------------------------------------
 
-    async def set_model(self, model_id: str) -> ModelInfo:
+    async def set_model(self, model_id: str, provider: str | None = None) -> ModelInfo:
+        """Switch to a model of this server's provider; unknown ids and other providers are refused."""
+        if provider is not None and provider != self.provider.name:
+            raise InvalidRequestError(
+                f"provider {quote(provider)} is not available: this server runs the "
+                f"{self.provider.name} provider (start it with --provider to use another)"
+            )
+        if not self.provider.knows_model(model_id):
+            known = ", ".join(model.id for model in self.provider.models())
+            raise InvalidRequestError(
+                f"unknown model {quote(model_id)} for provider {self.provider.name}; known models: {known}"
+            )
         model = self.provider.resolve_model(model_id)
         self.model = model
         await self.manager.append_model_change(model.provider, model.id)
@@ -615,7 +637,7 @@ class AgentSession:
 
     async def set_thinking_level(self, level: str) -> None:
         if level not in THINKING_LEVELS:
-            raise InvalidRequestError(f"unknown thinking level {level!r}")
+            raise InvalidRequestError(f"unknown thinking level {quote(level)}")
         self.thinking_level = level
         await self.manager.append_thinking_level_change(level)
 
@@ -647,7 +669,11 @@ class AgentSession:
                 result = await tool.execute(
                     tool.Args.model_validate({"command": command}),
                     ToolContext(
-                        cwd=Path(self.manager.cwd), tool_call_id=f"user_bash_{now_ms()}", on_update=on_update
+                        cwd=Path(self.manager.cwd),
+                        tool_call_id=f"user_bash_{now_ms()}",
+                        on_update=on_update,
+                        env=self.settings.shell_environment.environ(),
+                        temp_files=self.temp_files,
                     ),
                 )
                 output_text = message_text(result.content)
@@ -782,6 +808,7 @@ class AgentSession:
     async def shutdown(self) -> None:
         self.abort()
         self.abort_bash()
+        self.temp_files.remove_all()
         with anyio.CancelScope(shield=True):
             await self.manager.aclose()
             await self.provider.aclose()

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import SettingsError
+from ..tools.environment import EnvironmentPolicy
 from ..validation import describe
 
 
@@ -35,6 +36,8 @@ class AgentSettings:
     compaction: CompactionSettings | None = None
     max_turns: int = 200
     """Safety stop for a runaway tool loop."""
+    shell_environment: EnvironmentPolicy = field(default_factory=EnvironmentPolicy)
+    """What tool processes inherit of the server's environment (no credentials by default)."""
 
     def __post_init__(self) -> None:
         if self.retry is None:
@@ -63,6 +66,18 @@ class RetryFile(_FileSection):
     maxDelayMs: int | None = Field(default=None, ge=0)
 
 
+class ShellEnvironmentFile(_FileSection):
+    """``shellEnvironment``: see :mod:`rpc_agent.tools.environment` for how it applies."""
+
+    inherit: Literal["all", "core", "none"] = "all"
+    exclude: list[str] = Field(default_factory=list)
+    include: list[str] = Field(default_factory=list)
+    set_: dict[str, str] = Field(default_factory=dict, alias="set")
+
+    def policy(self) -> EnvironmentPolicy:
+        return EnvironmentPolicy(self.inherit, tuple(self.exclude), tuple(self.include), dict(self.set_))
+
+
 class SettingsFile(_FileSection):
     """``settings.json``: the global one in ``$RPC_AGENT_HOME``, then ``<cwd>/.rpc-agent/``.
 
@@ -74,6 +89,8 @@ class SettingsFile(_FileSection):
     retry: RetryFile = Field(default_factory=RetryFile)
     steeringMode: Literal["all", "one-at-a-time"] | None = None
     followUpMode: Literal["all", "one-at-a-time"] | None = None
+    shellEnvironment: ShellEnvironmentFile | None = None
+    """Honoured in the user's own settings file only (see ``load_settings``)."""
 
 
 def _apply(settings: AgentSettings, source: SettingsFile) -> None:
@@ -99,9 +116,14 @@ def settings_paths(home: Path, cwd: Path) -> list[Path]:
 
 
 def load_settings(paths: list[Path], overrides: SettingsFile | None = None) -> AgentSettings:
-    """Defaults, then each existing file in order, then command-line overrides."""
+    """Defaults, then each existing file in order, then command-line overrides.
+
+    ``shellEnvironment`` is taken from the first file only, the user's own: a project's
+    settings come with the repository, and a repository must not be able to hand the user's
+    credentials to the commands the model runs.
+    """
     settings = AgentSettings()
-    for path in paths:
+    for index, path in enumerate(paths):
         try:
             data = path.read_bytes()
         except FileNotFoundError:
@@ -109,9 +131,12 @@ def load_settings(paths: list[Path], overrides: SettingsFile | None = None) -> A
         except OSError as exc:
             raise SettingsError(f"cannot read settings file {path}: {exc}") from exc
         try:
-            _apply(settings, SettingsFile.model_validate_json(data))
+            source = SettingsFile.model_validate_json(data)
         except ValidationError as exc:
             raise SettingsError(f"invalid settings file {path}: {describe(exc)}") from None
+        _apply(settings, source)
+        if index == 0 and source.shellEnvironment is not None:
+            settings.shell_environment = source.shellEnvironment.policy()
     if overrides is not None:
         _apply(settings, overrides)
     return settings

@@ -161,7 +161,7 @@ METHODS: tuple[Method, ...] = (
         "set_model",
         m.SetModelParams,
         m.ModelDescription,
-        "Switch the model (unknown ids get sane defaults).",
+        "Switch the model. Unknown ids are refused (invalid params, with the known ids); so is a provider other than the one the server runs.",
     ),
     Method(
         "cycle_model",

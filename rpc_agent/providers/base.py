@@ -116,6 +116,10 @@ class Provider(Protocol):
         """A model by id; unknown ids get sane defaults instead of an error."""
         ...
 
+    def knows_model(self, model_id: str) -> bool:
+        """Whether ``set_model`` may choose this id (a session file may still name others)."""
+        ...
+
     def stream(self, request: ProviderRequest) -> AsyncIterator[AssistantEvent]:
         """Stream one assistant message. Raises ProviderError for failures that happen before
         any content; failures mid-stream end with an ``error`` event whose partial keeps what

@@ -98,6 +98,9 @@ class FauxProvider:
     def models(self) -> list[ModelInfo]:
         return list(FAUX_MODELS)
 
+    def knows_model(self, model_id: str) -> bool:
+        return any(model.id == model_id for model in FAUX_MODELS)
+
     def resolve_model(self, model_id: str) -> ModelInfo:
         for model in FAUX_MODELS:
             if model.id == model_id:

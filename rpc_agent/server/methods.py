@@ -185,7 +185,7 @@ class Methods:
         return Ok()
 
     async def set_model(self, p: m.SetModelParams) -> m.ModelDescription:
-        return _model(await self.agent.set_model(p.modelId))
+        return _model(await self.agent.set_model(p.modelId, p.provider))
 
     async def cycle_model(self, _p: Empty | None) -> m.CycleModelResult:
         model = await self.agent.cycle_model()

@@ -28,7 +28,9 @@ inline fast path, for an Either monad that has no public way to unwrap it again.
 from __future__ import annotations
 
 import inspect
+import json
 import logging
+import re
 from collections.abc import AsyncIterable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
@@ -37,6 +39,8 @@ import anyio
 import anyio.abc
 import orjson
 from pydantic import BaseModel, ValidationError
+
+from rpc_agent.quoting import bound, quote, shorten
 
 from ._jsonrpcserver import NODATA, ErrorResponse, SuccessResponse, serialize_error, serialize_success
 from .errors import (
@@ -56,7 +60,11 @@ JsonObject = dict[str, Any]
 ErrorMapper = Callable[[BaseException], RpcError | None]
 
 _NL = orjson.OPT_APPEND_NEWLINE
-_ID_TYPES = frozenset({str, int, float, type(None)})  # bool is its own type: not an id
+_ID_TYPES = frozenset({str, int, float, type(None), orjson.Fragment})  # bool is its own type: not an id
+_ID_NUMBER = re.compile(rb'"id"\s*:\s*(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)')
+"""An ``"id"`` member with a number value, in raw JSON (the number's exact text in group 1)."""
+_ERROR_TEXT_LIMIT = 4096
+"""Characters of any one string in an error answer: a net under the sites that quote input."""
 
 
 class _Missing:
@@ -117,7 +125,7 @@ class MethodSpec:
             raise RpcError(
                 INVALID_PARAMS,
                 f"Invalid params for {self.name}: {count} validation error{'s' if count != 1 else ''}",
-                exc.errors(include_url=False),
+                bound(exc.errors(include_url=False)),
             ) from exc
 
     async def invoke(self, raw: Any) -> Any:
@@ -194,8 +202,39 @@ def _success_response(request_id: Any, payload: Any) -> JsonObject:
 
 
 def _error_response(request_id: Any, error: RpcError) -> JsonObject:
-    data = NODATA if error.data is None else error.data
-    return serialize_error(ErrorResponse(error.code, error.message, data, request_id))
+    data = NODATA if error.data is None else bound(error.data, _ERROR_TEXT_LIMIT)
+    message = shorten(error.message, _ERROR_TEXT_LIMIT)
+    return serialize_error(ErrorResponse(error.code, message, data, request_id))
+
+
+def _exact_ids(line: bytes, message: Any) -> None:
+    """Give float ids back their exact JSON text, in place.
+
+    orjson reads integers wider than 64 bits and every fraction as a float, which would come
+    back as ``1.2345678901234568e+29`` or ``1.1`` for ``1.10``. JSON-RPC asks for the id to be
+    echoed as sent, so such ids are read again from the line with the standard parser, which
+    hands over every number's text: the id becomes an ``orjson.Fragment`` written back verbatim.
+    Only lines with a float id pay for that, and a single message whose line holds one ``"id"``
+    member only for a search of its bytes (a second parse of a huge line would hold up the loop).
+    """
+    items = message if type(message) is list else [message]
+    if not any(type(item) is dict and type(item.get("id")) is float for item in items):
+        return
+    if type(message) is dict:
+        found = _ID_NUMBER.findall(line)
+        if len(found) == 1 and float(found[0]) == message["id"]:
+            message["id"] = orjson.Fragment(found[0])
+            return
+    try:
+        exact = json.loads(line, parse_float=orjson.Fragment, parse_int=orjson.Fragment)
+    except (ValueError, RecursionError):
+        return
+    exact_items = exact if type(exact) is list else [exact]
+    if len(exact_items) != len(items):
+        return
+    for item, exact_item in zip(items, exact_items, strict=True):
+        if type(item) is dict and type(item.get("id")) is float and type(exact_item) is dict:
+            item["id"] = exact_item.get("id")
 
 
 def _dump_result(method: str, value: Any) -> Any:
@@ -228,7 +267,7 @@ def _encode(reply: JsonObject) -> bytes:
             return orjson.dumps(reply, default=str)
         except TypeError as exc:
             problem = exc
-    logger.error("cannot encode the response to id %r: %s", reply.get("id"), problem)
+    logger.error("cannot encode the response to id %s: %s", quote(reply.get("id")), problem)
     fallback = RpcError(
         INTERNAL_ERROR, f"Internal error: the response could not be encoded as JSON: {problem}"
     )
@@ -411,6 +450,7 @@ class Router:
             if line.strip():
                 self._write(_error_response(None, RpcError(PARSE_ERROR, f"Parse error: {exc}")))
             return
+        _exact_ids(line, message)
         try:
             if type(message) is dict:
                 reply = self._handle_message(message, None, 0)
@@ -476,7 +516,9 @@ class Router:
         if spec is None:
             if not is_request:
                 return None
-            return _error_response(request_id, RpcError(METHOD_NOT_FOUND, f"Method not found: {name}"))
+            return _error_response(
+                request_id, RpcError(METHOD_NOT_FOUND, f"Method not found: {shorten(name)}")
+            )
         try:
             params = spec.parse_params(message.get("params", _MISSING))
         except RpcError as invalid:
@@ -503,7 +545,7 @@ class Router:
             return _error_response(usable_id, RpcError(INVALID_REQUEST, "Invalid request: no method"))
         waiter = self._pending.get(cast(int, usable_id)) if usable_id is not None else None
         if waiter is None or waiter.event.is_set():
-            logger.warning("ignoring a response to an unknown request id %r", request_id)
+            logger.warning("ignoring a response to an unknown request id %s", quote(request_id))
             return None
         if "error" in message:
             error = message["error"]

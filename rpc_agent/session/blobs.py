@@ -4,6 +4,11 @@ A pasted screenshot is hundreds of kilobytes of base64; written inline, every se
 and every load pays for it again. Images whose base64 is 1,024 characters or more are stored
 once under ``blobs/<sha256>`` (content-addressed, so the same image costs one file) and the
 line keeps ``blob:sha256:<hash>``. On load the reference is turned back into base64.
+
+Decoding, hashing and writing a big image takes a while (a 60 MB one, seconds), and appends
+run on the event loop, where every other request would wait for it. So the work is done
+beforehand in a worker thread (:func:`stage_images`, awaited before the append), and the
+append only looks the reference up.
 """
 
 from __future__ import annotations
@@ -14,14 +19,21 @@ import contextlib
 import hashlib
 import os
 import uuid
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
+
+import anyio.to_thread
 
 MAX_PERSIST_CHARS = 500_000
 TRUNCATION_NOTICE = "[Session persistence truncated large content]"
 BLOB_MIN_BASE64 = 1024
 BLOB_PREFIX = "blob:sha256:"
+STAGE_MIN_BASE64 = 256 * 1024
+"""Images this big are stored in a worker thread ahead of their append; smaller ones cost little."""
 TRANSIENT_FIELDS = ("partialJson", "jsonlEvents")
+_STAGED_KEPT = 32
+"""Staged references remembered; more only happens with many images queued at once."""
 
 JsonDict = dict[str, Any]
 
@@ -29,6 +41,24 @@ JsonDict = dict[str, Any]
 class BlobStore:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._staged: OrderedDict[int, tuple[str, str]] = OrderedDict()
+        """id(base64 string) -> (that string, its reference): images stored ahead of their append."""
+
+    def stage(self, data: str) -> None:
+        """Store one image's base64 now (worker thread), so that writing its line is only a lookup."""
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            return  # written inline (cut if huge), as an undecodable image always was
+        ref = self.put(raw)
+        self._staged[id(data)] = (data, ref)
+        while len(self._staged) > _STAGED_KEPT:
+            self._staged.popitem(last=False)
+
+    def staged(self, data: str) -> str | None:
+        """The reference of an image stored by :meth:`stage` (the very same string object)."""
+        found = self._staged.get(id(data))
+        return found[1] if found is not None and found[0] is data else None
 
     def put(self, data: bytes) -> str:
         """Store bytes durably; returns the reference to keep in the session line."""
@@ -147,15 +177,40 @@ def _externalize(content: Any, blobs: BlobStore) -> Any:
             and len(data) >= BLOB_MIN_BASE64
             and not data.startswith(BLOB_PREFIX)
         ):
-            try:
-                raw = base64.b64decode(data, validate=True)
-            except (binascii.Error, ValueError):
-                result.append(_truncate(block))
-                continue
-            result.append({**block, "data": blobs.put(raw)})
+            ref = blobs.staged(data)
+            if ref is None:
+                try:
+                    raw = base64.b64decode(data, validate=True)
+                except (binascii.Error, ValueError):
+                    result.append(_truncate(block))
+                    continue
+                ref = blobs.put(raw)
+            result.append({**block, "data": ref})
         else:
             result.append(_truncate(block))
     return result
+
+
+def _big_images(entry: JsonDict) -> list[str]:
+    return [
+        block["data"]
+        for content in _content_lists(entry)
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "image"
+        and isinstance(block.get("data"), str)
+        and len(block["data"]) >= STAGE_MIN_BASE64
+        and not block["data"].startswith(BLOB_PREFIX)
+    ]
+
+
+async def stage_images(entry: JsonDict, blobs: BlobStore | None) -> None:
+    """Store an entry's big images in a worker thread before it is appended (see the module doc)."""
+    if blobs is None:
+        return
+    for data in _big_images(entry):
+        if blobs.staged(data) is None:
+            await anyio.to_thread.run_sync(blobs.stage, data)
 
 
 def restore_blobs(entry: JsonDict, blobs: BlobStore) -> None:

@@ -570,8 +570,8 @@ def session_info(path: Path) -> SessionInfo | None:
         if not isinstance(entry, dict):
             continue
         if entry.get("type") == "session_info":
-            if isinstance(entry.get("name"), str) and entry["name"].strip():
-                name = entry["name"].strip()
+            # The latest one wins, and an empty name clears it (as in pi).
+            name = (entry["name"].strip() or None) if isinstance(entry.get("name"), str) else None
             continue
         if entry.get("type") != "message":
             continue

@@ -435,9 +435,9 @@ class SessionManager:
                 else:
                     self._labels.pop(target, None)
         elif kind == "session_info":
+            # The latest session_info is the name, and an empty one clears it (as in pi).
             name = entry.get("name")
-            if isinstance(name, str) and name.strip():
-                self._name = name.strip()
+            self._name = (name.strip() or None) if isinstance(name, str) else None
         elif kind == "message" and not self._has_assistant:
             message = entry.get("message")
             if isinstance(message, dict) and message.get("role") == "assistant":

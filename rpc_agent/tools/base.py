@@ -8,12 +8,15 @@ starts processes must kill them on cancellation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel
+
+from .environment import DEFAULT_POLICY
+from .temp_files import UNOWNED, TempFiles
 
 JsonDict = dict[str, Any]
 
@@ -73,6 +76,14 @@ class ToolContext:
     """The live session file: no tool may write it, under any name."""
     session_folders: tuple[Path, ...] | None = None
     """The session store's folders, which no tool may write into (None: the default home's)."""
+    env: Mapping[str, str] | None = None
+    """The environment of processes the tool starts; None: the default policy's (no secrets)."""
+
+    temp_files: TempFiles = UNOWNED
+    """Where files the tool leaves behind are registered, to be removed with their session."""
+
+    def process_env(self) -> dict[str, str]:
+        return dict(self.env) if self.env is not None else DEFAULT_POLICY.environ()
 
     def resolve(self, path: str) -> Path:
         """Paths from the model are relative to the session's working directory."""

@@ -3,7 +3,8 @@
 The command runs as ``bash -c`` in a session (and so a process group) of its own, with stdin
 closed and stderr merged into stdout. Output is decoded as UTF-8 (bad bytes become U+FFFD).
 Memory stays bounded: past the output limits the raw output goes to a temp file and only a
-tail is kept in memory. On timeout or cancellation the whole process group is killed, SIGTERM
+tail is kept in memory. Disk stays bounded too: the temp file stops at ``FULL_OUTPUT_CAP``, and
+it belongs to the session (``ToolContext.temp_files``), which removes it when it closes. On timeout or cancellation the whole process group is killed, SIGTERM
 first and SIGKILL after a short grace, and a cancellation is re-raised.
 """
 
@@ -14,7 +15,6 @@ import contextlib
 import os
 import shutil
 import signal
-import subprocess
 import tempfile
 import time
 from typing import Any, ClassVar
@@ -25,6 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rpc_agent.tools._common import coerce_args
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
+from rpc_agent.tools.spawn import open_process
+from rpc_agent.tools.temp_files import TempFiles
 from rpc_agent.tools.truncate import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
@@ -40,6 +42,8 @@ KILL_GRACE = 1.0
 DRAIN_IDLE = 0.5
 """After bash exits: how long a background process may hold the output pipe silently."""
 _READ_SIZE = 65536
+FULL_OUTPUT_CAP = 50 * 1024 * 1024
+"""Bytes of a command's output saved to its temp file; past that the file stops growing."""
 _TAIL_CHARS = 2 * DEFAULT_MAX_BYTES
 """Characters of decoded output kept in memory: enough for the byte limit (a char is >= 1 byte)."""
 
@@ -59,7 +63,9 @@ class BashArgs(BaseModel):
 class _Output:
     """Collects a command's output: a bounded tail in memory, the rest in a temp file."""
 
-    def __init__(self) -> None:
+    def __init__(self, temp_files: TempFiles) -> None:
+        self._temp_files = temp_files
+        self.saved_bytes = 0
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._head = bytearray()
         self._fd: int | None = None
@@ -102,8 +108,7 @@ class _Output:
             os.close(self._fd)
             self._fd = None
         if self.full_path is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self.full_path)
+            self._temp_files.remove(self.full_path)
             self.full_path = None
 
     def text(self) -> str:
@@ -129,13 +134,15 @@ class _Output:
 
     def _spill(self) -> None:
         fd, self.full_path = tempfile.mkstemp(prefix="rpc-agent-bash-", suffix=".log")
+        self._temp_files.add(self.full_path)
         self._fd = fd
         self._write(bytes(self._head))
         self._head = bytearray()
 
     def _write(self, data: bytes) -> None:
         assert self._fd is not None
-        view = memoryview(data)
+        view = memoryview(data)[: max(0, FULL_OUTPUT_CAP - self.saved_bytes)]
+        self.saved_bytes += len(view)
         while view:
             written = os.write(self._fd, view)
             view = view[written:]
@@ -214,18 +221,11 @@ class BashTool:
             raise ToolError(f"The working directory does not exist: {ctx.cwd}")
         shell = shutil.which("bash") or "/bin/bash"
         try:
-            process = await anyio.open_process(
-                [shell, "-c", params.command],
-                cwd=ctx.cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            process = open_process([shell, "-c", params.command], cwd=ctx.cwd, env=ctx.process_env())
         except OSError as exc:
             raise ToolError(f"Could not start bash: {exc}") from None
 
-        output = _Output()
+        output = _Output(ctx.temp_files)
         timed_out = False
         detached = False
         try:
@@ -307,6 +307,11 @@ class BashTool:
             total_lines = output.total_lines()
             first = total_lines - result.output_lines + 1
             where = f"Full output: {output.full_path}"
+            if output.saved_bytes < output.total_bytes:
+                where = (
+                    f"The first {format_size(output.saved_bytes)} of the output were saved to "
+                    f"{output.full_path}; the rest was not kept"
+                )
             shown = (
                 f"the end of line {total_lines}"
                 if result.last_line_partial

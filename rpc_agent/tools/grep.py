@@ -148,7 +148,7 @@ class GrepTool:
         search = _Search(limit=params.limit, context=params.context)
         rg = shutil.which("rg")
         if rg is not None:
-            await self._ripgrep(rg, root, params, search)
+            await self._ripgrep(rg, root, params, search, ctx.process_env())
         else:
             await anyio.to_thread.run_sync(
                 self._python, root, params, search, anyio.from_thread.check_cancelled
@@ -157,7 +157,9 @@ class GrepTool:
 
     # --- ripgrep -----------------------------------------------------------------------------
 
-    async def _ripgrep(self, rg: str, root: Path, params: GrepArgs, search: _Search) -> None:
+    async def _ripgrep(
+        self, rg: str, root: Path, params: GrepArgs, search: _Search, env: dict[str, str]
+    ) -> None:
         command = [rg, "--json", "--hidden", "--no-require-git", "--sort=path"]
         command += ["--glob", "!.git", "--glob", "!node_modules"]
         if params.ignoreCase:
@@ -171,7 +173,7 @@ class GrepTool:
         command += ["--regexp", params.pattern, "--", str(root)]
 
         process = await anyio.open_process(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         errors = bytearray()
         try:

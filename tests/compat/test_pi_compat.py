@@ -278,6 +278,13 @@ def with_session_info(m: SessionManager, c: Clock) -> None:
     m.append_session_info("Second name")
 
 
+def with_session_name_cleared(m: SessionManager, c: Clock) -> None:
+    conversation(m, c, "one")
+    m.append_session_info("A name")
+    conversation(m, c, "two")
+    m.append_session_info("")
+
+
 SHAPES: dict[str, Callable[[SessionManager, Clock], None]] = {
     f.__name__: f
     for f in (
@@ -296,6 +303,7 @@ SHAPES: dict[str, Callable[[SessionManager, Clock], None]] = {
         with_two_compactions,
         with_custom_entries,
         with_session_info,
+        with_session_name_cleared,
     )
 }
 

@@ -84,6 +84,7 @@ async def test_fork_clone_new_list_and_switch(e2e: E2E) -> None:
         # Only user messages can be forked from.
         error = await expect_error(client.call("fork", {"entryId": a1}), codes.INVALID_PARAMS)
         assert "user message" in error.message
+        assert f"entry {a1} is an assistant message" in error.message
 
         # clone: a new file holding the current branch.
         u3, a3 = await prompt_ids(client, "third in fork")

@@ -33,9 +33,20 @@ async def test_model_thinking_and_queue_settings(e2e: E2E) -> None:
         cycled = await client.call("cycle_model")
         assert cycled["model"]["id"] == "faux-1"
         assert cycled["thinkingLevel"] == "off"
-        unknown = await client.call("set_model", {"modelId": "faux-future"})
-        assert unknown["id"] == "faux-future"
-        assert unknown["contextWindow"] > 0
+        # An unknown id is refused with the ids that exist; so is another provider.
+        unknown = await expect_error(
+            client.call("set_model", {"modelId": "faux-future"}), codes.INVALID_PARAMS
+        )
+        assert "faux-future" in unknown.message
+        assert "faux-1, faux-mini" in unknown.message
+        other = await expect_error(
+            client.call("set_model", {"modelId": "faux-mini", "provider": "anthropic"}), codes.INVALID_PARAMS
+        )
+        assert "anthropic" in other.message
+        assert "faux" in other.message
+        assert (await client.get_state()).model.id == "faux-1"  # type: ignore[union-attr]
+        chosen = await client.call("set_model", {"modelId": "faux-mini", "provider": "faux"})
+        assert chosen["id"] == "faux-mini"
 
         assert await client.call("set_thinking_level", {"level": "high"}) == {}
         assert (await client.get_state()).thinkingLevel == "high"
@@ -52,14 +63,14 @@ async def test_model_thinking_and_queue_settings(e2e: E2E) -> None:
         assert changes == [
             ("model_change", "faux-mini"),
             ("model_change", "faux-1"),
-            ("model_change", "faux-future"),
+            ("model_change", "faux-mini"),
             ("thinking_level_change", "high"),
             ("thinking_level_change", "xhigh"),
             ("thinking_level_change", "off"),
         ]
         # The next answer comes from the chosen model.
         result = await client.call("prompt", {"message": "which model?"})
-        assert result["messages"][-1]["model"] == "faux-future"
+        assert result["messages"][-1]["model"] == "faux-mini"
 
         for method, field, value in [
             ("set_steering_mode", "steeringMode", "all"),
@@ -78,8 +89,21 @@ async def test_model_thinking_and_queue_settings(e2e: E2E) -> None:
     async with e2e.server("--session", str(state_file[0])) as client:
         state = await client.get_state()
         assert state.model is not None
-        assert state.model.id == "faux-future"
+        assert state.model.id == "faux-mini"
         assert state.thinkingLevel == "off"
+
+
+async def test_an_empty_session_name_clears_the_name(e2e: E2E) -> None:
+    async with e2e.server() as client:
+        await client.call("prompt", {"message": "hello"})
+        assert await client.call("set_session_name", {"name": "Refactor"}) == {}
+        assert (await client.get_state()).sessionName == "Refactor"
+        assert await client.call("set_session_name", {"name": ""}) == {}
+        assert (await client.get_state()).sessionName is None
+        listed = (await client.call("list_sessions"))["sessions"]
+        assert [s.get("name") for s in listed] == [None]
+    async with e2e.server("--session", str(e2e.session_files()[0])) as client:
+        assert (await client.get_state()).sessionName is None
 
 
 async def test_steering_all_at_once_and_follow_ups_one_at_a_time(e2e: E2E) -> None:

@@ -3,6 +3,8 @@ the loop calls the model again."""
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -99,3 +101,47 @@ async def test_write_read_edit_tools(e2e: E2E) -> None:
         assert text_of(result["messages"][-1]) == "all done"
         ends = [e for e in client.events_seen if e["type"] == "tool_execution_end"]
         assert [e["isError"] for e in ends] == [r["isError"] for r in results]
+
+
+async def test_full_output_files_are_removed_when_their_session_closes(e2e: E2E) -> None:
+    long_output: JsonDict = {"toolCalls": [{"name": "bash", "arguments": {"command": "seq 1 5000"}}]}
+    script: list[JsonDict] = [long_output, {"text": "long"}, long_output, {"text": "long again"}]
+
+    async def full_output_of_a_prompt(client: Any) -> Path:
+        result = await client.call("prompt", {"message": "print a lot"})
+        tool_result = result["messages"][2]
+        assert "Output truncated" in text_of(tool_result)
+        path = Path(tool_result["details"]["fullOutputPath"])
+        assert path.read_text().splitlines()[-1] == "5000"
+        return path
+
+    async with e2e.server(script=script) as client:
+        first = await full_output_of_a_prompt(client)
+        by_method = Path((await client.call("bash", {"command": "seq 1 5000"}))["fullOutputPath"])
+        assert by_method.exists()
+        await client.call("new_session")
+        assert not first.exists()
+        assert not by_method.exists()
+        second = await full_output_of_a_prompt(client)
+    assert not second.exists()  # the server exited
+
+
+@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
+async def test_a_detached_background_job_is_not_waited_for(
+    e2e: E2E, loop: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RPC_AGENT_LOOP", loop)
+    command = "sleep 30 </dev/null >/dev/null 2>&1 & echo $! > job.pid; echo started"
+    script: list[JsonDict] = [
+        {"toolCalls": [{"name": "bash", "arguments": {"command": command}}]},
+        {"text": "ok"},
+    ]
+    async with e2e.server(script=script) as client:
+        result = await client.call("prompt", {"message": "start a job"})
+    pid = int((e2e.cwd / "job.pid").read_text())
+    try:
+        tool_result = result["messages"][2]
+        assert text_of(tool_result) == "started"  # no note about a process holding the output
+        assert sorted(os.listdir(f"/proc/{pid}/fd")) == ["0", "1", "2"]
+    finally:
+        os.kill(pid, signal.SIGKILL)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from session_testlib import assistant, eid, entry, header, message_entry, read_lines, user, write_jsonl
 
-from rpc_agent.session import EntryNotFoundError, SessionManager
+from rpc_agent.session import EntryNotFoundError, SessionManager, files
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 
@@ -63,22 +63,27 @@ def test_label_entries_are_children_of_the_leaf_and_become_the_leaf() -> None:
     assert manager.leaf_id == label
 
 
-def test_session_name_is_the_latest_non_empty_session_info(tmp_path: Path) -> None:
+def test_session_name_is_the_latest_session_info_and_empty_clears_it(tmp_path: Path) -> None:
     assert SessionManager.in_memory("/p").session_name is None
     manager = SessionManager.create("/p", tmp_path)
     manager.append_message(user("u1"))
     a1 = eid(manager.append_message(assistant("a1")))
-    manager.append_session_info("first")
-    manager.append_session_info("  second  ")
-    manager.append_session_info("")
-    manager.append_session_info("   ")
-    assert manager.session_name == "second"
+    names = []
+    for name in ["first", "  second  ", "   ", "third"]:
+        manager.append_session_info(name)
+        names.append(manager.session_name)
+    assert names == ["first", "second", None, "third"]
     manager.close()
     assert manager.session_file is not None
     with SessionManager.open(manager.session_file) as again:
-        assert again.session_name == "second"
+        assert again.session_name == "third"
         again.branch(a1)  # the name does not depend on the branch
-        assert again.session_name == "second"
+        assert again.session_name == "third"
+        again.append_session_info("")
+        names.append(again.session_name)
+    listed = files.session_info(manager.session_file)
+    assert listed is not None
+    assert (names[-1], listed.name) == (None, None)
 
 
 def test_label_entry_with_an_empty_or_null_label_in_a_file_clears_it(tmp_path: Path) -> None:

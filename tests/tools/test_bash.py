@@ -10,8 +10,10 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
+from rpc_agent.tools import bash as bash_module
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 from rpc_agent.tools.bash import BashArgs, BashTool
+from rpc_agent.tools.temp_files import TempFiles
 from tools.conftest import Updates
 from tools.helpers import pid_running, text_of
 
@@ -209,3 +211,44 @@ async def test_missing_cwd(tmp_path: Path) -> None:
 def test_argument_validation(args: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         BashArgs.model_validate(args)
+
+
+async def test_full_output_file_stops_at_its_cap(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bash_module, "FULL_OUTPUT_CAP", 1_000_000)
+    out = await run(ctx, "head -c 3000000 /dev/zero | tr '\\0' x; echo END")
+    body, note = text_of(out).split("\n\n")
+    assert body.endswith("xEND")  # the tail shown is the real end
+    path = Path(out.details["fullOutputPath"])
+    assert path.stat().st_size == 1_000_000
+    assert f"The first 976.6KB of the output were saved to {path}; the rest was not kept" in note
+    assert "of 2.9MB" in note
+
+
+async def test_full_output_files_belong_to_the_context_registry(tmp_path: Path) -> None:
+    files = TempFiles()
+    ctx = ToolContext(cwd=tmp_path, tool_call_id="c", temp_files=files)
+    kept = Path((await run(ctx, "seq 1 5000")).details["fullOutputPath"])
+    assert (await run(ctx, "seq 1 10")).details["fullOutputPath"] is None
+    assert len(files) == 1
+    assert kept.exists()
+    files.remove_all()
+    assert not kept.exists()
+
+
+@pytest.mark.parametrize(
+    "anyio_backend",
+    [
+        pytest.param(("asyncio", {"use_uvloop": False}), id="asyncio"),
+        pytest.param(("asyncio", {"use_uvloop": True}), id="uvloop"),
+    ],
+)
+async def test_a_detached_background_job_holds_nothing_of_ours(ctx: ToolContext) -> None:
+    out = await run(ctx, "sleep 30 </dev/null >/dev/null 2>&1 & echo $!; ls /proc/$$/fd")
+    pid, *fds = text_of(out).splitlines()
+    try:
+        assert out.details["exitCode"] == 0
+        assert "background process" not in text_of(out)  # the job did not keep the output open
+        assert sorted(fds) == ["0", "1", "2", "3"]  # stdio, and the directory ls is listing
+        assert sorted(os.listdir(f"/proc/{pid}/fd")) == ["0", "1", "2"]
+    finally:
+        os.kill(int(pid), signal.SIGKILL)

@@ -37,7 +37,7 @@ import anyio.lowlevel
 from rpc_agent.errors import ProviderError, ProviderNotConfiguredError
 from rpc_agent.providers.base import AssistantEvent, ModelInfo, ProviderRequest
 from rpc_agent.providers.convert import build_params
-from rpc_agent.providers.models import PROVIDER, listed_models, resolve_model
+from rpc_agent.providers.models import PROVIDER, known_spec, listed_models, resolve_model
 
 from .errors import classify_error
 from .sdk import sdk, warm_up
@@ -86,6 +86,9 @@ class AnthropicProvider:
 
     def resolve_model(self, model_id: str) -> ModelInfo:
         return resolve_model(model_id)
+
+    def knows_model(self, model_id: str) -> bool:
+        return known_spec(model_id) is not None
 
     async def warm_up(self) -> None:
         await warm_up()

@@ -65,7 +65,7 @@ export interface Methods {
   set_follow_up_mode: { params: SetQueueModeParams; result: Ok };
   /** Set or clear (null) the label of an entry. */
   set_label: { params: SetLabelParams; result: SetLabelResult };
-  /** Switch the model (unknown ids get sane defaults). */
+  /** Switch the model. Unknown ids are refused (invalid params, with the known ids); so is a provider other than the one the server runs. */
   set_model: { params: SetModelParams; result: ModelDescription };
   /** Set the session's display name. */
   set_session_name: { params: SetSessionNameParams; result: Ok };
