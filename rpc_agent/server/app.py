@@ -24,6 +24,8 @@ from ..providers.base import Provider
 from ..providers.faux import FauxProvider, load_script
 from ..session.store import SessionManager
 from ..tools.base import Tool
+from .host_bridge import HostTimeouts, JsonRpcHost
+from .host_methods import accept_capabilities
 from .methods import Methods, map_error
 from .router import Router
 from .transport import open_stdio
@@ -45,6 +47,10 @@ class ServerConfig:
     tools: bool = True
     home: Path | None = None
     settings: AgentSettings | None = None
+    tool_names: list[str] | None = None
+    """--tools: the built-in tools the model gets (None: all of them)."""
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
 
 
 _OPTIONAL_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {}
@@ -104,7 +110,13 @@ def make_tools(config: ServerConfig) -> list[Tool]:
         return []
     from ..tools import default_tools
 
-    return default_tools()
+    tools = default_tools()
+    if config.tool_names is not None:
+        unknown = set(config.tool_names) - {t.name for t in tools}
+        if unknown:
+            raise ValueError(f"unknown tool(s) in --tools: {', '.join(sorted(unknown))}")
+        tools = [t for t in tools if t.name in config.tool_names]
+    return tools
 
 
 async def serve(config: ServerConfig) -> int:
@@ -129,8 +141,19 @@ async def serve(config: ServerConfig) -> int:
         home=config.home,
         settings=config.settings,
     )
+    agent.system_prompt_override = config.system_prompt
+    agent.append_system_prompt = config.append_system_prompt
     methods = Methods(agent, providers=[provider.name], on_shutdown=stop.set)
     router = Router(methods.registry, writer, error_mapper=map_error)
+    settings = agent.settings
+    accept_capabilities(
+        methods,
+        JsonRpcHost(
+            router,
+            emit,
+            HostTimeouts(settings.approval_timeout, settings.hook_timeout, settings.tool_timeout),
+        ),
+    )
 
     async def watch_signals() -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:

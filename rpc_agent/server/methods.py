@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
@@ -17,6 +17,7 @@ from .. import __version__
 from ..agent.compaction import NothingToCompactError
 from ..agent.session import AgentBusyError, AgentSession, NotAvailableError, OperationCancelledError
 from ..protocol import PROTOCOL_VERSION
+from ..protocol import host as h
 from ..protocol import methods as m
 from ..protocol.base import Empty, Ok
 from ..providers.base import ModelInfo, ProviderError, ProviderNotConfiguredError
@@ -31,6 +32,9 @@ from ..session.errors import (
 from . import errors as codes
 from .errors import ERROR_CODES, RpcError
 from .router import MethodRegistry
+
+if TYPE_CHECKING:
+    from .host_bridge import JsonRpcHost
 
 JsonDict = dict[str, Any]
 
@@ -83,7 +87,13 @@ class Methods:
         self.providers = providers
         self.on_shutdown = on_shutdown
         self.registry = MethodRegistry()
+        self.host_bridge: JsonRpcHost | None = None
+        self.on_capabilities: Callable[[h.ClientCapabilities], h.AcceptedCapabilities] | None = None
+        """Set by the front that can answer the client's capabilities (the host bridge)."""
         self._register()
+        from .host_methods import register_host_methods
+
+        register_host_methods(self)
 
     @classmethod
     def for_docs(cls) -> Methods:
@@ -381,6 +391,13 @@ class Methods:
             ),
             methods=[spec.name for spec in self.registry.methods],
             state=self.agent.state(),
+            client=(
+                self.on_capabilities(_params.capabilities)
+                if _params is not None
+                and _params.capabilities is not None
+                and self.on_capabilities is not None
+                else None
+            ),
         )
 
     def shutdown(self, _params: Empty | None) -> Ok:
@@ -389,7 +406,9 @@ class Methods:
 
     async def prompt(self, p: m.PromptParams) -> m.PromptResult:
         images = [image.model_dump(mode="json", exclude_none=True) for image in p.images or []]
-        return await self.agent.prompt(p.message, images, p.streamingBehavior)
+        return await self.agent.prompt(
+            p.message, images, p.streamingBehavior, max_turns=p.maxTurns, max_budget_usd=p.maxBudgetUsd
+        )
 
     def _queue(self, kind: str, p: m.QueueParams) -> m.QueueResult:
         images = [image.model_dump(mode="json", exclude_none=True) for image in p.images or []]
