@@ -19,6 +19,11 @@ def write_call(path: str, content: str) -> JsonDict:
     return {"toolCalls": [{"name": "write", "arguments": {"path": path, "content": content}}]}
 
 
+def record(asked: list[str], params: JsonDict, answer: str) -> str:
+    asked.append(params["toolName"])
+    return answer
+
+
 def settings(e2e: E2E, data: JsonDict) -> None:
     folder = e2e.cwd / ".rpc-agent"
     folder.mkdir(exist_ok=True)
@@ -36,7 +41,9 @@ async def test_denied_write_leaves_no_file_and_the_model_reads_why(e2e: E2E) -> 
 
         client.on_approval(approve)
         init = await client.initialize()
-        assert init.client is not None and init.client.approvals and init.client.approvalPolicy == "writes"
+        assert init.client is not None
+        assert init.client.approvals
+        assert init.client.approvalPolicy == "writes"
         result = await client.call("prompt", {"message": "write a file"})
         assert result["stopReason"] == "stop"
         assert not (e2e.cwd / "a.txt").exists()
@@ -45,7 +52,8 @@ async def test_denied_write_leaves_no_file_and_the_model_reads_why(e2e: E2E) -> 
         assert request["preview"]["newFile"] is True
         assert "+hello" in request["preview"]["diff"]
         tool_result = result["messages"][2]
-        assert tool_result["role"] == "toolResult" and tool_result["isError"] is True
+        assert tool_result["role"] == "toolResult"
+        assert tool_result["isError"] is True
         assert "not in this folder" in text_of(tool_result)
         # The model's next call had the denial in its context, and it went on.
         messages = (await client.get_messages()).messages
@@ -55,14 +63,15 @@ async def test_denied_write_leaves_no_file_and_the_model_reads_why(e2e: E2E) -> 
         )
         assert text_of(result["messages"][-1]) == "Understood, I will not write it."
         approval = await wait_event(client, "approval")
-        assert approval["decision"] == "deny" and approval["source"] == "client"
+        assert approval["decision"] == "deny"
+        assert approval["source"] == "client"
 
 
 async def test_allow_always_asks_once(e2e: E2E) -> None:
     asked: list[str] = []
     script = [write_call("a.txt", "1"), write_call("b.txt", "2"), {"text": "done"}]
     async with e2e.server(script=script) as client:
-        client.on_approval(lambda params: asked.append(params["toolName"]) or "allow_always")
+        client.on_approval(lambda params: record(asked, params, "allow_always"))
         await client.initialize()
         result = await client.call("prompt", {"message": "write two files"})
         assert result["stopReason"] == "stop"
@@ -80,14 +89,15 @@ async def test_rules_decide_without_asking(e2e: E2E) -> None:
         {"text": "done"},
     ]
     async with e2e.server(script=script) as client:
-        client.on_approval(lambda params: asked.append(params["toolName"]) or "deny")
+        client.on_approval(lambda params: record(asked, params, "deny"))
         await client.initialize()
         result = await client.call("prompt", {"message": "go"})
         assert asked == []
         assert (e2e.cwd / "r.txt").read_text() == "ruled\n"
         assert not (e2e.cwd / "secret").exists()
         denied = [m for m in result["messages"] if m["role"] == "toolResult" and m["isError"]]
-        assert len(denied) == 1 and "write(secret/**)" in text_of(denied[0])
+        assert len(denied) == 1
+        assert "write(secret/**)" in text_of(denied[0])
 
 
 async def test_client_tool_round_trip_with_text_and_image(e2e: E2E) -> None:
@@ -118,12 +128,14 @@ async def test_client_tool_round_trip_with_text_and_image(e2e: E2E) -> None:
             read_only=True,
         )
         init = await client.initialize()
-        assert init.client is not None and init.client.tools == ["screenshot"]
+        assert init.client is not None
+        assert init.client.tools == ["screenshot"]
         result = await client.call("prompt", {"message": "look"})
         assert result["stopReason"] == "stop"
         assert calls == [{"scale": 2}]  # the call the schema forbids never reached the client
         bad, good = [m for m in result["messages"] if m["role"] == "toolResult"]
-        assert bad["isError"] is True and "scale" in text_of(bad)
+        assert bad["isError"] is True
+        assert "scale" in text_of(bad)
         assert good["isError"] is False
         assert good["content"] == [
             {"type": "text", "text": "screen at x2"},
@@ -153,16 +165,17 @@ async def test_abort_during_a_pending_approval_cancels_the_request(e2e: E2E) -> 
         result = await run.result()
         assert result["stopReason"] == "aborted"
         failed = await wait_event(client, "host_request_failed")
-        assert failed["reason"] == "aborted" and failed["method"] == "approval/request"
-        with anyio.fail_after(30):
-            while failed["requestId"] not in client.cancelled_requests:
-                await anyio.sleep(0.01)
+        assert failed["reason"] == "aborted"
+        assert failed["method"] == "approval/request"
+        # $/cancelRequest went out before the event that tells of it.
+        assert failed["requestId"] in client.cancelled_requests
         assert not (e2e.cwd / "a.txt").exists()
         state = await client.get_state()
         assert state.isStreaming is False
         # The session is consistent: the call got its (aborted) result, and a new prompt runs.
         tool_results = [m for m in result["messages"] if m["role"] == "toolResult"]
-        assert len(tool_results) == 1 and tool_results[0]["isError"] is True
+        assert len(tool_results) == 1
+        assert tool_results[0]["isError"] is True
         again = await client.call("prompt", {"message": "hello again"})
         assert again["stopReason"] == "stop"
 
@@ -185,7 +198,8 @@ async def test_a_hook_timeout_cancels_the_request_and_changes_nothing(e2e: E2E) 
         assert result["stopReason"] == "stop"
         assert (e2e.cwd / "t.txt").read_text() == "ran\n"
         failed = await wait_event(client, "host_request_failed")
-        assert failed["reason"] == "timeout" and failed["fallback"] == "no_change"
+        assert failed["reason"] == "timeout"
+        assert failed["fallback"] == "no_change"
         assert failed["requestId"] in client.cancelled_requests
 
 
