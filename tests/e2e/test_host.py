@@ -216,3 +216,18 @@ async def test_garbage_answers_do_not_break_the_run(e2e: E2E) -> None:
         failures = [e for e in client.events_seen if e["type"] == "host_request_failed"]
         assert {f["method"] for f in failures} >= {"approval/request", "hook/context"}
         assert all(f["reason"] == "invalid_result" for f in failures)
+
+
+async def test_prompt_limits_stop_the_run_over_json_rpc(e2e: E2E) -> None:
+    script: list[JsonDict] = [
+        {"toolCalls": [{"name": "ls", "arguments": {}}], "usage": {"costUsd": 1.0}} for _ in range(6)
+    ]
+    async with e2e.server(script=script) as client:
+        await client.initialize()
+        turns = await client.prompt("loop", max_turns=2)
+        assert turns.stopReason == "max_turns"
+        assert turns.errorMessage is not None
+        assert "2 turns" in turns.errorMessage
+        budget = await client.prompt("loop", max_budget_usd=1.5)
+        assert budget.stopReason == "max_budget"
+        assert sum(1 for m in budget.messages if getattr(m, "role", None) == "assistant") == 2
