@@ -315,23 +315,6 @@ class AgentSession:
         system_prompt = self.system_prompt_override or build_system_prompt(Path(self.manager.cwd), specs)
         if self.append_system_prompt:
             system_prompt = f"{system_prompt}\n\n{self.append_system_prompt}"
-        extra_first: list[JsonDict] = []
-        if first and hooks.declared(self.host, "before_agent_start"):
-            start = await hooks.run(
-                self.host,
-                "before_agent_start",
-                {
-                    "prompt": first[0].text,
-                    "images": first[0].images or None,
-                    "systemPrompt": system_prompt,
-                    "systemPromptOptions": {"cwd": self.manager.cwd},
-                },
-                h.BeforeAgentStartResult,
-            )
-            if start is not None and start.systemPrompt:
-                system_prompt = start.systemPrompt
-            if start is not None and start.message is not None:
-                extra_first.append(start.message.model_dump(exclude_unset=True))
         ctx = RunContext(
             manager=self.manager,
             provider=self.provider,
@@ -349,7 +332,6 @@ class AgentSession:
             host=self.host,
             max_turns=max_turns if max_turns is not None else self.max_turns,
             max_budget_usd=max_budget_usd if max_budget_usd is not None else self.max_budget_usd,
-            extra_first=extra_first,
         )
         self._run_context = ctx
         self.emit(ev.AgentStartEvent())
@@ -357,6 +339,8 @@ class AgentSession:
             await self._flush_pending_bash()
             with anyio.CancelScope() as scope:
                 self._run_scope = scope
+                if first:
+                    await self._before_agent_start(ctx, first[0])
                 await run_turns(ctx, first, outcome)
                 compaction = self.settings.compaction
                 if outcome.overflow and compaction is not None and compaction.enabled:
@@ -387,6 +371,26 @@ class AgentSession:
             messages=ctx.new_messages,
             errorMessage=outcome.error_message,
         )
+
+    async def _before_agent_start(self, ctx: RunContext, first: QueuedMessage) -> None:
+        """pi's before_agent_start: a custom message after the prompt, a system prompt for the run."""
+        start = await hooks.run(
+            self.host,
+            "before_agent_start",
+            {
+                "prompt": first.text,
+                "images": first.images or None,
+                "systemPrompt": ctx.system_prompt,
+                "systemPromptOptions": {"cwd": self.manager.cwd},
+            },
+            h.BeforeAgentStartResult,
+        )
+        if start is None:
+            return
+        if start.systemPrompt:
+            ctx.system_prompt = start.systemPrompt
+        if start.message is not None:
+            ctx.extra_first.append(start.message.model_dump(exclude_unset=True))
 
     _op_scope: anyio.CancelScope | None = None
 
