@@ -69,7 +69,8 @@ def make_client_tool(spec: ClientToolSpec, host: Host) -> Tool:
         (ClientToolBase,),
         {
             "name": spec.name,
-            "description": spec.description,
+            # The system prompt lists each tool by the first line of its description.
+            "description": spec.description.strip() or f"{spec.name}: a tool the client provides.",
             "parameters": spec.parameters,
             "read_only": spec.read_only,
             "Args": args,

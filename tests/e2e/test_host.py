@@ -127,9 +127,11 @@ async def test_client_tool_round_trip_with_text_and_image(e2e: E2E) -> None:
             },
             read_only=True,
         )
+        # A tool without a description is offered too (under a description the server makes up).
+        client.add_tool(lambda: "pong", name="ping", parameters={"type": "object"})
         init = await client.initialize()
         assert init.client is not None
-        assert init.client.tools == ["screenshot"]
+        assert init.client.tools == ["screenshot", "ping"]
         result = await client.call("prompt", {"message": "look"})
         assert result["stopReason"] == "stop"
         assert calls == [{"scale": 2}]  # the call the schema forbids never reached the client
