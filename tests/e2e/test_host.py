@@ -233,3 +233,26 @@ async def test_prompt_limits_stop_the_run_over_json_rpc(e2e: E2E) -> None:
         budget = await client.prompt("loop", max_budget_usd=1.5)
         assert budget.stopReason == "max_budget"
         assert sum(1 for m in budget.messages if getattr(m, "role", None) == "assistant") == 2
+
+
+async def test_set_client_tools_replaces_the_list_and_unmarked_tools_need_approval(e2e: E2E) -> None:
+    asked: list[str] = []
+    script: list[JsonDict] = [
+        {"toolCalls": [{"name": "deploy", "arguments": {"target": "prod"}}]},
+        {"text": "deployed"},
+    ]
+    async with e2e.server(script=script) as client:
+        client.on_approval(lambda params: record(asked, params, "allow"))
+        init = await client.initialize()
+        assert init.client is not None
+        assert init.client.tools == []
+        client.add_tool(
+            lambda target: f"deployed to {target}",
+            name="deploy",
+            description="Deploy the app.",
+            parameters={"type": "object", "properties": {"target": {"type": "string"}}},
+        )
+        assert (await client.set_client_tools())["tools"] == ["deploy"]
+        result = await client.call("prompt", {"message": "ship it"})
+        assert asked == ["deploy"]  # not marked read-only: the 'writes' policy asks
+        assert text_of(result["messages"][2]) == "deployed to prod"
