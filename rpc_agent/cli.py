@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import __version__
@@ -37,6 +37,19 @@ examples:
   rpc-agent --session ~/.pi/agent/sessions/--home-me-proj--/x.jsonl
   ANTHROPIC_API_KEY=... rpc-agent --model claude-sonnet-4-5 --thinking medium
 """
+
+
+def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be greater than 0, not {text}")
+        return value
+
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,8 +125,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["never", "writes", "all"],
         help="which tool calls need approval (default: writes when the client declared approvals, else never)",
     )
-    host.add_argument("--max-turns", type=int, metavar="N", help="stop a prompt's run after N model calls")
-    host.add_argument("--max-budget-usd", type=float, metavar="X", help="stop a prompt's run once it cost $X")
+    host.add_argument(
+        "--max-turns", type=_positive(int), metavar="N", help="stop a prompt's run after N model calls"
+    )
+    host.add_argument(
+        "--max-budget-usd", type=_positive(float), metavar="X", help="stop a prompt's run once it cost $X"
+    )
     host.add_argument("--system-prompt", metavar="TEXT", help="replace the system prompt")
     host.add_argument("--append-system-prompt", metavar="TEXT", help="add to the system prompt")
     host.add_argument("--tools", metavar="LIST", help="the built-in tools to offer, e.g. read,grep,find,ls")

@@ -34,10 +34,9 @@ class ApprovalGate:
         cwd = self._cwd()
         decision = self.policy.decide(tool, arguments, cwd)
         if decision.verdict != "ask":
-            if decision.verdict == "allow" and decision.reason.startswith("the approval policy"):
+            if decision.source == "policy":
                 return  # nothing was in question: no event for every read
-            source = "session" if tool.name in self.policy.always_allowed else "rule"
-            self._announce(call_id, tool.name, decision.verdict, source, decision.reason)
+            self._announce(call_id, tool.name, decision.verdict, decision.source, decision.reason)
             if decision.verdict == "deny":
                 raise ToolError(f"The {tool.name} call did not run: {decision.reason}.")
             return

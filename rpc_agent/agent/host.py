@@ -29,12 +29,12 @@ HOOK_NAMES = (
 )
 """The hook points a host may declare: pi 0.73.1's extension events of the same names."""
 
-Decision = Literal["allow", "allow_always", "deny"]
+ApprovalDecision = Literal["allow", "allow_always", "deny"]
 
 
 @dataclass(slots=True)
 class ApprovalAnswer:
-    decision: Decision
+    decision: ApprovalDecision
     message: str | None = None
 
 

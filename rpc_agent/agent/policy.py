@@ -80,6 +80,7 @@ def is_read_only(tool: Tool) -> bool:
 class Decision:
     verdict: Verdict
     reason: str
+    source: Literal["policy", "rule", "session"] = "policy"
 
 
 @dataclass(slots=True)
@@ -94,12 +95,14 @@ class ApprovalPolicy:
         name = tool.name
         for rule in self.deny:
             if rule.matches(name, arguments, cwd):
-                return Decision("deny", f"the {name} call is denied by the rule {rule} in the settings")
+                return Decision(
+                    "deny", f"the {name} call is denied by the rule {rule} in the settings", "rule"
+                )
         for rule in self.allow:
             if rule.matches(name, arguments, cwd):
-                return Decision("allow", f"allowed by the rule {rule}")
+                return Decision("allow", f"allowed by the rule {rule}", "rule")
         if name in self.always_allowed:
-            return Decision("allow", f"{name} was allowed for the rest of the session")
+            return Decision("allow", f"{name} was allowed for the rest of the session", "session")
         if self.mode == "all" or (self.mode == "writes" and not is_read_only(tool)):
             return Decision("ask", f"the approval policy is {self.mode!r}")
         return Decision("allow", f"the approval policy is {self.mode!r}")
