@@ -233,6 +233,29 @@ class CancelRequestParams(Result):
     id: int
 
 
+HOOK_EVENTS: dict[str, str] = {
+    "session_before_tree": "{preparation: {targetId, oldLeafId, commonAncestorId, entriesToSummarize, "
+    "userWantsSummary, customInstructions?, replaceInstructions?, label?}}. cancel: the navigation does "
+    "nothing; summary (when a summary was asked for): stored as the branch_summary with fromHook, no "
+    "model call; customInstructions/replaceInstructions/label override the request's.",
+    "session_before_compact": "{preparation: {firstKeptEntryId, messagesToSummarize, turnPrefixMessages, "
+    "isSplitTurn, tokensBefore, previousSummary}, branchEntries, customInstructions?}. cancel: nothing is "
+    "appended; compaction: stored as that compaction (fromHook), no model call.",
+    "session_before_switch": "{reason: new|resume, targetSessionFile?}. cancel: the session stays.",
+    "session_before_fork": "{entryId, position: before|at}. cancel: no fork; skipConversationRestore: "
+    "the result's text is empty.",
+    "tool_call": "{toolCallId, toolName, input}. block (+reason): the tool does not run and the reason "
+    "is its error result; input: replacement arguments.",
+    "tool_result": "{toolCallId, toolName, input, content, isError, details}. content/details/isError "
+    "replace the result's.",
+    "before_agent_start": "{prompt, images?, systemPrompt, systemPromptOptions}. message: a custom_message "
+    "stored after the prompt; systemPrompt: the system prompt for this run.",
+    "context": "{messages}. messages: what the model gets for this one call (nothing is stored).",
+    "input": "{text, images?, source}. action continue; transform (text, images); handled (no run).",
+}
+"""Each hook's event fields and how its result is applied (pi 0.73.1's semantics)."""
+
+
 CLIENT_REQUESTS: list[tuple[str, type[BaseModel], type[BaseModel], str]] = [
     (
         "approval/request",
@@ -251,7 +274,7 @@ CLIENT_REQUESTS: list[tuple[str, type[BaseModel], type[BaseModel], str]] = [
             f"hook/{name}",
             HookEvent,
             model,
-            f"pi's {name} extension event; the result is applied as pi applies it.",
+            f"pi's {name} extension event: {HOOK_EVENTS[name]}",
         )
         for name, model in HOOK_RESULTS.items()
     ],
