@@ -36,6 +36,7 @@ examples:
   rpc-agent --continue                      resume the most recent session of this folder
   rpc-agent --session ~/.pi/agent/sessions/--home-me-proj--/x.jsonl
   ANTHROPIC_API_KEY=... rpc-agent --model claude-sonnet-4-5 --thinking medium
+  rpc-agent -p "fix the failing test" --approval writes --max-turns 20 --output-format json
 """
 
 

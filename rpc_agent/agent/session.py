@@ -284,7 +284,7 @@ class AgentSession:
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
     ) -> m.PromptResult:
-        if not (self.is_streaming or self.is_compacting) and hooks.declared(self.host, "input"):
+        if hooks.declared(self.host, "input"):  # pi: every prompt, queued ones too
             answer = await hooks.run(
                 self.host, "input", {"text": text, "images": images, "source": "rpc"}, h.InputResult
             )
