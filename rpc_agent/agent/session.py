@@ -285,15 +285,10 @@ class AgentSession:
         max_budget_usd: float | None = None,
     ) -> m.PromptResult:
         if hooks.declared(self.host, "input"):  # pi: every prompt, queued ones too
-            answer = await hooks.run(
-                self.host, "input", {"text": text, "images": images, "source": "rpc"}, h.InputResult
-            )
-            if answer is not None and answer.action == "handled":
+            handled, text, images = await hooks.input_(self.host, text, images)
+            if handled:
                 self.emit(ev.InputHandledEvent(text=text))
                 return m.PromptResult(queued=False, stopReason="handled")
-            if answer is not None and answer.action == "transform":
-                text = answer.text if answer.text is not None else text
-                images = answer.images if answer.images is not None else images
         if self.is_streaming or self.is_compacting:
             if streaming_behavior is None:
                 raise AgentBusyError(
@@ -340,7 +335,7 @@ class AgentSession:
             with anyio.CancelScope() as scope:
                 self._run_scope = scope
                 if first:
-                    await self._before_agent_start(ctx, first[0])
+                    await hooks.before_agent_start(self.host, ctx, first[0].text, first[0].images)
                 await run_turns(ctx, first, outcome)
                 compaction = self.settings.compaction
                 if outcome.overflow and compaction is not None and compaction.enabled:
@@ -371,26 +366,6 @@ class AgentSession:
             messages=ctx.new_messages,
             errorMessage=outcome.error_message,
         )
-
-    async def _before_agent_start(self, ctx: RunContext, first: QueuedMessage) -> None:
-        """pi's before_agent_start: a custom message after the prompt, a system prompt for the run."""
-        start = await hooks.run(
-            self.host,
-            "before_agent_start",
-            {
-                "prompt": first.text,
-                "images": first.images or None,
-                "systemPrompt": ctx.system_prompt,
-                "systemPromptOptions": {"cwd": self.manager.cwd},
-            },
-            h.BeforeAgentStartResult,
-        )
-        if start is None:
-            return
-        if start.systemPrompt:
-            ctx.system_prompt = start.systemPrompt
-        if start.message is not None:
-            ctx.extra_first.append(start.message.model_dump(exclude_unset=True))
 
     _op_scope: anyio.CancelScope | None = None
 
@@ -512,38 +487,10 @@ class AgentSession:
         summary_entry_id: str | None = None
         hook_summary: h.TreeSummary | None = None
         if hooks.declared(self.host, "session_before_tree"):
-            preparation = prepare_branch_summary(manager, old_leaf, new_leaf)
-            answer = await hooks.run(
-                self.host,
-                "session_before_tree",
-                {
-                    "preparation": {
-                        "targetId": params.targetId,
-                        "oldLeafId": old_leaf,
-                        "commonAncestorId": preparation.common_ancestor_id,
-                        "entriesToSummarize": preparation.entries,
-                        "userWantsSummary": params.summarize,
-                        "customInstructions": params.customInstructions,
-                        "replaceInstructions": params.replaceInstructions,
-                        "label": params.label,
-                    }
-                },
-                h.SessionBeforeTreeResult,
-            )
-            if answer is not None:
-                if answer.cancel:
-                    return m.NavigateTreeResult(cancelled=True, leafId=old_leaf)
-                if answer.summary is not None and params.summarize:
-                    hook_summary = answer.summary
-                # pi lets the hook override the instructions and the label
-                fields = answer.model_fields_set
-                params = params.model_copy(
-                    update={
-                        k: getattr(answer, k)
-                        for k in ("customInstructions", "replaceInstructions", "label")
-                        if k in fields and getattr(answer, k) is not None
-                    }
-                )
+            tree_hook = await hooks.before_tree(self.host, manager, params, old_leaf, new_leaf)
+            if tree_hook is None:
+                return m.NavigateTreeResult(cancelled=True, leafId=old_leaf)
+            params, hook_summary = tree_hook
         if hook_summary is not None:
             details = hook_summary.details
             summary_entry_id = await manager.branch_with_summary(
@@ -896,23 +843,7 @@ class AgentSession:
         path = self.manager.get_branch()
         tokens_before = context_tokens(self.manager.build_session_context().messages)
         preparation = prepare_compaction(path, compaction.keep_recent_tokens, tokens_before)
-        answer = await hooks.run(
-            self.host,
-            "session_before_compact",
-            {
-                "preparation": {
-                    "firstKeptEntryId": preparation.first_kept_entry_id,
-                    "messagesToSummarize": preparation.messages_to_summarize,
-                    "turnPrefixMessages": preparation.turn_prefix_messages,
-                    "isSplitTurn": preparation.is_split_turn,
-                    "tokensBefore": tokens_before,
-                    "previousSummary": preparation.previous_summary,
-                },
-                "branchEntries": path,
-                "customInstructions": custom_instructions,
-            },
-            h.SessionBeforeCompactResult,
-        )
+        answer = await hooks.before_compact(self.host, path, preparation, tokens_before, custom_instructions)
         if answer is not None and answer.cancel:
             raise OperationCancelledError(
                 "compaction was cancelled by the client's hook; nothing was changed"
