@@ -211,13 +211,22 @@ async def test_garbage_answers_do_not_break_the_run(e2e: E2E) -> None:
         client.on_approval(lambda params: {"decision": "maybe"})
         client.on_hook("tool_result", lambda event: "not an object")
         client.on_hook("context", lambda event: {"messages": [{"role": 42}]})
+
+        def broken(event: JsonDict) -> JsonDict:
+            raise RuntimeError("the extension crashed")
+
+        client.on_hook("before_agent_start", broken)  # answered with a JSON-RPC error
         await client.initialize()
         result = await client.call("prompt", {"message": "go"})
         assert result["stopReason"] == "stop"
         assert not (e2e.cwd / "a.txt").exists()
-        failures = [e for e in client.events_seen if e["type"] == "host_request_failed"]
-        assert {f["method"] for f in failures} >= {"approval/request", "hook/context"}
-        assert all(f["reason"] == "invalid_result" for f in failures)
+        failures = {e["method"]: e for e in client.events_seen if e["type"] == "host_request_failed"}
+        assert set(failures) >= {"approval/request", "hook/context", "hook/before_agent_start"}
+        assert failures["approval/request"]["reason"] == "invalid_result"
+        assert failures["approval/request"]["fallback"] == "denied"
+        assert failures["hook/context"]["reason"] == "invalid_result"
+        assert failures["hook/before_agent_start"]["reason"] == "error"
+        assert "the extension crashed" in failures["hook/before_agent_start"]["message"]
 
 
 async def test_prompt_limits_stop_the_run_over_json_rpc(e2e: E2E) -> None:
