@@ -137,6 +137,8 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
             ctx.on_queue_change()
             pending = steering
             continue
+        if ctx.extra_first:  # host messages sent during the run steer it, as in pi
+            continue
         if calls and turns < ctx.settings.max_turns:
             continue
         follow_up = ctx.queue.take_follow_up(ctx.settings.follow_up_mode)

@@ -357,6 +357,13 @@ class AgentSession:
                 self.queue.clear()
                 self._announce_queue()
             with anyio.CancelScope(shield=True):
+                for custom in ctx.extra_first:  # sent too late for this run: the next one sees it
+                    await self.manager.append_custom_message_entry(
+                        custom["customType"],
+                        custom["content"],
+                        custom.get("display", True),
+                        custom.get("details"),
+                    )
                 await self.manager.flush()
             self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages))
         return trusted(
@@ -935,7 +942,18 @@ class AgentSession:
     async def send_custom_message(
         self, custom_type: str, content: str | list[JsonDict], display: bool, details: Any, trigger_turn: bool
     ) -> str | None:
-        """A custom_message that reaches the model; with ``trigger_turn`` the model answers it."""
+        """A custom_message that reaches the model; with ``trigger_turn`` the model answers it.
+
+        During a run it steers the run (stored when the next turn starts; None is returned)."""
+        custom: JsonDict = {
+            "customType": custom_type,
+            "content": content,
+            "display": display,
+            "details": details,
+        }
+        if self._run_context is not None:
+            self._run_context.extra_first.append(custom)
+            return None
         self._require_idle("add a custom message")
         entry_id = await self.manager.append_custom_message_entry(custom_type, content, display, details)
         message: JsonDict = {

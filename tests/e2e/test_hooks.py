@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 from rpc_agent_client import RpcCallError
 
-from .conftest import E2E, header_and_entries, text_of, wait_event
+from .conftest import E2E, header_and_entries, start, text_of, wait_event
 
 pytestmark = pytest.mark.anyio
 
@@ -217,3 +218,20 @@ async def test_input_before_agent_start_and_context_hooks(e2e: E2E) -> None:
         messages = [m.model_dump() for m in (await client.get_messages()).messages]
         assert any(m.get("customType") == "ping" for m in messages)
         assert not any(m.get("customType") == "state" for m in messages)
+
+
+async def test_a_custom_message_sent_during_a_run_steers_it(e2e: E2E) -> None:
+    script: list[JsonDict] = [
+        {"toolCalls": [{"name": "bash", "arguments": {"command": "sleep 0.5; echo slow"}}]},
+        {"text": "the answer, with the host's message in view"},
+    ]
+    async with e2e.server(script=script) as client, anyio.create_task_group() as group:
+        run = start(group, lambda: client.call("prompt", {"message": "go"}))
+        await wait_event(client, "tool_execution_start")
+        assert await client.send_custom_message("editor", "The user saved a file.") is None
+        result = await run.result()
+        kinds = [m["role"] for m in result["messages"]]
+        assert kinds == ["user", "assistant", "toolResult", "custom", "assistant"]
+        assert result["messages"][3]["content"] == "The user saved a file."
+        custom = next(e for e in entries_of(e2e) if e["type"] == "custom_message")
+        assert custom["customType"] == "editor"
