@@ -101,7 +101,8 @@ def register_host_methods(methods: Methods) -> None:
         send_custom_message,
         params=h.SendCustomMessageParams,
         result=h.EntryIdResult,
-        description="Append a custom_message (it reaches the model); triggerTurn lets the model answer it.",
+        description="Append a custom_message (it reaches the model); triggerTurn lets the model answer it. "
+        "During a run it steers the run: stored when the next turn starts (entryId null).",
     )
     add(
         "append_custom_entry",

@@ -59,7 +59,7 @@ export interface Methods {
   new_session: { params: NewSessionParams; result: SessionChangeResult };
   /** Run the agent on a user message; resolves when the run ends. While a run is going, needs streamingBehavior and is queued. */
   prompt: { params: PromptParams; result: PromptResult };
-  /** Append a custom_message (it reaches the model); triggerTurn lets the model answer it. */
+  /** Append a custom_message (it reaches the model); triggerTurn lets the model answer it. During a run it steers the run: stored when the next turn starts (entryId null). */
   send_custom_message: { params: SendCustomMessageParams; result: EntryIdResult };
   /** Turn automatic compaction on or off. */
   set_auto_compaction: { params: SetEnabledParams; result: Ok };
