@@ -211,7 +211,7 @@ class ContextResult(_Answer):
 
 
 class InputResult(_Answer):
-    action: Literal["continue", "transform", "handled"]
+    action: Literal["continue", "transform", "handled"] = "continue"
     text: str | None = None
     images: list[JsonDict] | None = None
 

@@ -73,6 +73,8 @@ class JsonRpcHost:
                 ) from None
             except ConnectionClosedError as exc:
                 raise _NoAnswer("closed", str(exc)) from None
+            if raw is None and fallback == "no_change":
+                return None  # a hook answered null: no change, nothing to report
             try:
                 return model.model_validate(raw)
             except ValidationError as exc:

@@ -235,3 +235,13 @@ async def test_a_custom_message_sent_during_a_run_steers_it(e2e: E2E) -> None:
         assert result["messages"][3]["content"] == "The user saved a file."
         custom = next(e for e in entries_of(e2e) if e["type"] == "custom_message")
         assert custom["customType"] == "editor"
+
+
+async def test_a_hook_that_answers_nothing_changes_nothing_and_reports_nothing(e2e: E2E) -> None:
+    async with e2e.server() as client:
+        client.on_hook("input", lambda event: None)  # the client sends {}
+        client.on_hook("tool_call", lambda event: None)
+        await client.initialize()
+        result = await client.call("prompt", {"message": "hi"})
+        assert text_of(result["messages"][-1]) == "Echo: hi"
+        assert not [e for e in client.events_seen if e["type"] == "host_request_failed"]

@@ -1115,7 +1115,7 @@ export interface State {
   [k: string]: unknown;
 }
 export interface InputResult {
-  action: "continue" | "transform" | "handled";
+  action?: "continue" | "transform" | "handled";
   images?:
     | {
         [k: string]: unknown;
