@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rpc_agent.errors import SettingsError
@@ -40,7 +40,21 @@ examples:
   rpc-agent export SESSION.jsonl [-o OUT.html]
                                             the whole session tree as one HTML page (see
                                             rpc-agent export --help)
+  rpc-agent -p "fix the failing test" --approval writes --max-turns 20 --output-format json
 """
+
+
+def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be greater than 0, not {text}")
+        return value
+
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,6 +119,43 @@ def build_parser() -> argparse.ArgumentParser:
     tuning.add_argument(
         "--retry-base-delay-ms", type=int, metavar="MS", help="first retry delay, doubling (2000)"
     )
+    host = parser.add_argument_group(
+        "governing the agent",
+        "approvals are asked of a client that declared them (JSON-RPC), or denied in --print mode; "
+        'settings files may hold "approval", "allow"/"deny" rules such as "bash(npm test*)", "read", '
+        '"edit(src/**)", "maxTurns", "maxBudgetUsd", "hookTimeoutSeconds", "approvalTimeoutSeconds"',
+    )
+    host.add_argument(
+        "--approval",
+        choices=["never", "writes", "all"],
+        help="which tool calls need approval (default: writes when the client declared approvals, else never)",
+    )
+    host.add_argument(
+        "--max-turns", type=_positive(int), metavar="N", help="stop a prompt's run after N model calls"
+    )
+    host.add_argument(
+        "--max-budget-usd", type=_positive(float), metavar="X", help="stop a prompt's run once it cost $X"
+    )
+    host.add_argument("--system-prompt", metavar="TEXT", help="replace the system prompt")
+    host.add_argument("--append-system-prompt", metavar="TEXT", help="add to the system prompt")
+    host.add_argument("--tools", metavar="LIST", help="the built-in tools to offer, e.g. read,grep,find,ls")
+    script = parser.add_argument_group("headless mode (scripts)")
+    script.add_argument(
+        "-p",
+        "--print",
+        dest="print_prompt",
+        nargs="?",
+        const="-",
+        metavar="PROMPT",
+        help="run one prompt in the cwd, print the final answer and exit (PROMPT '-' or none: read stdin); "
+        "exit 0 done, 1 failed, 3 stopped by a limit",
+    )
+    script.add_argument(
+        "--output-format",
+        choices=["text", "json", "stream-json"],
+        default="text",
+        help="--print output: the final text, one JSON result object, or every event as a JSON line",
+    )
     return parser
 
 
@@ -120,6 +171,9 @@ def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSetti
             maxRetries=args.max_retries,
             baseDelayMs=args.retry_base_delay_ms,
         ),
+        approval=getattr(args, "approval", None),
+        maxTurns=getattr(args, "max_turns", None),
+        maxBudgetUsd=getattr(args, "max_budget_usd", None),
     )
     return load_settings(settings_paths(home, cwd), overrides)
 
@@ -162,7 +216,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         thinking=args.thinking,
         faux_script=args.faux_script,
         tools=not args.no_tools,
+        tool_names=[t.strip() for t in args.tools.split(",") if t.strip()]
+        if args.tools is not None
+        else None,
+        system_prompt=args.system_prompt,
+        append_system_prompt=args.append_system_prompt,
     )
+    if args.print_prompt is not None:
+        from .headless import run as run_headless
+
+        prompt = sys.stdin.read() if args.print_prompt == "-" else args.print_prompt
+        try:
+            return run_headless(config, prompt, args.output_format)
+        except KeyboardInterrupt:
+            return 130
+        except Exception as exc:
+            print(f"rpc-agent: {exc}", file=sys.stderr)
+            return 1
     try:
         if args.acp:
             from .acp import run as run_acp

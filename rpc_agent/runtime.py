@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from .agent.session import AgentSession
 from .agent.settings import AgentSettings
+from .errors import InvalidRequestError
 from .providers.base import Provider
 from .providers.faux import FauxProvider, load_script
 from .session.store import SessionManager
@@ -38,6 +39,10 @@ class ServerConfig:
     tools: bool = True
     home: Path | None = None
     settings: AgentSettings | None = None
+    tool_names: list[str] | None = None
+    """--tools: the built-in tools the model gets (None: all of them)."""
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
 
 
 class Runtime:
@@ -65,11 +70,18 @@ class Runtime:
             return []
         from .tools import default_tools
 
-        return default_tools()
+        tools = default_tools()
+        names = self.config.tool_names
+        if names is not None:
+            unknown = set(names) - {t.name for t in tools}
+            if unknown:
+                raise InvalidRequestError(f"unknown tool(s) in --tools: {', '.join(sorted(unknown))}")
+            tools = [t for t in tools if t.name in names]
+        return tools
 
     def agent(self, manager: SessionManager, emit: Callable[[BaseModel], None]) -> AgentSession:
         config = self.config
-        return AgentSession(
+        agent = AgentSession(
             manager=manager,
             provider=self.provider,
             emit=emit,
@@ -80,6 +92,9 @@ class Runtime:
             home=config.home,
             settings=config.settings,
         )
+        agent.system_prompt_override = config.system_prompt
+        agent.append_system_prompt = config.append_system_prompt
+        return agent
 
 
 def make_provider(config: ServerConfig) -> Provider:

@@ -30,6 +30,8 @@ from ..session.store import SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool, ToolContext, ToolError, ToolOutput
 from ..tools.temp_files import UNOWNED, TempFiles
 from ..validation import describe
+from . import hooks
+from .host import Host
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
 
@@ -81,6 +83,14 @@ class RunContext:
     """The session store's folders, closed to the tools' writes (None: the default home's)."""
     temp_files: TempFiles = UNOWNED
     """Where tools register the files they leave behind (removed with the session)."""
+    host: Host | None = None
+    """The host's hooks (tool_call, tool_result, context); None: no hooks."""
+    max_turns: int | None = None
+    """Per-prompt limit of model calls (None: the settings' safety stop)."""
+    max_budget_usd: float | None = None
+    """Per-prompt limit of the cost of the run's model calls."""
+    extra_first: list[JsonDict] = field(default_factory=list)
+    """Custom messages (before_agent_start) stored right after the prompt's first messages."""
 
 
 class RunOutcome:
@@ -111,6 +121,8 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
         for queued in pending:
             await append_and_announce(ctx, user_message(queued.text, queued.images))
         pending = []
+        while ctx.extra_first:
+            await _append_custom_message(ctx, ctx.extra_first.pop(0))
         turns += 1
         ctx.emit(ev.TurnStartEvent())
         turn_start = len(ctx.new_messages)
@@ -132,10 +144,14 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
             raise
         ctx.emit(trusted(ev.TurnEndEvent, message=assistant, toolResults=tool_results))
         outcome.stop_reason = assistant.get("stopReason")
+        if _limit_reached(ctx, outcome, turns, bool(calls)):
+            return
         steering = ctx.queue.take_steering(ctx.settings.steering_mode)
         if steering:
             ctx.on_queue_change()
             pending = steering
+            continue
+        if ctx.extra_first:  # host messages sent during the run steer it, as in pi
             continue
         if calls and turns < ctx.settings.max_turns:
             continue
@@ -159,6 +175,37 @@ def _end_aborted_turn(ctx: RunContext, turn_start: int) -> None:
         return
     results = [m for m in added[answer + 1 :] if m.get("role") == "toolResult"]
     ctx.emit(trusted(ev.TurnEndEvent, message=added[answer], toolResults=results))
+
+
+def _limit_reached(ctx: RunContext, outcome: RunOutcome, turns: int, more: bool) -> bool:
+    """Stop a run at its turn or budget limit, with a stop reason naming the limit."""
+    if ctx.max_budget_usd is not None:
+        spent = sum(
+            float(((m.get("usage") or {}).get("cost") or {}).get("total") or 0)
+            for m in ctx.new_messages
+            if m.get("role") == "assistant"
+        )
+        if spent >= ctx.max_budget_usd and more:
+            outcome.stop_reason = "max_budget"
+            outcome.error_message = (
+                f"stopped: the run cost ${spent:.4f}, the budget is ${ctx.max_budget_usd:.4f}"
+            )
+            return True
+    if ctx.max_turns is not None and more and turns >= ctx.max_turns:
+        outcome.stop_reason = "max_turns"
+        outcome.error_message = f"stopped: the run reached its limit of {ctx.max_turns} turns"
+        return True
+    return False
+
+
+async def _append_custom_message(ctx: RunContext, custom: JsonDict) -> None:
+    entry_id = await ctx.manager.append_custom_message_entry(
+        custom["customType"], custom["content"], custom.get("display", True), custom.get("details")
+    )
+    message = {**custom, "role": "custom", "timestamp": now_ms()}
+    ctx.new_messages.append(message)
+    ctx.emit(trusted(ev.MessageStartEvent, message=message))
+    ctx.emit(trusted(ev.MessageEndEvent, message=message, entryId=entry_id))
 
 
 async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> JsonDict | None:
@@ -287,6 +334,8 @@ async def stream_assistant(ctx: RunContext) -> JsonDict:
     started = False
     ctx.stream_error = None
     try:
+        if hooks.declared(ctx.host, "context"):
+            request.messages = await hooks.context(ctx.host, request.messages)
         async for event in ctx.provider.stream(request):
             partial = event.partial
             if event.type == "error":
@@ -363,6 +412,8 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
             raise ToolError(f"Invalid arguments for {name}: {describe(exc, whole='(arguments)')}") from None
         if ctx.authorize is not None and not await ctx.authorize(call_id, name, dict(arguments or {})):
             raise ToolError(f"The user rejected the {name} tool call; it did not run.")
+        if ctx.host is not None:
+            args = await hooks.tool_call(ctx.host, tool, call_id, dict(arguments or {}), args)
         tool_ctx = ToolContext(
             cwd=ctx.cwd,
             tool_call_id=call_id,
@@ -386,6 +437,8 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
         raise
     except Exception as exc:
         output = ToolOutput.text(f"Tool {name} failed: {type(exc).__name__}: {exc}", is_error=True)
+    if tool is not None and hooks.declared(ctx.host, "tool_result"):
+        output = await hooks.tool_result(ctx.host, name, call_id, dict(arguments or {}), output)
     return await _store_tool_result(ctx, call_id, name, output)
 
 

@@ -27,6 +27,7 @@ from ..errors import (
     SessionNotFoundError,
 )
 from ..protocol import events as ev
+from ..protocol import host as h
 from ..protocol import methods as m
 from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ToolSpec
@@ -35,9 +36,13 @@ from ..session import files
 from ..session.store import SessionManager, TreeNode
 from ..tools.base import CommandRunner, FileAccess, Tool, ToolOutput, tool_schema
 from ..tools.temp_files import TempFiles
+from . import hooks
+from .approvals import ApprovalGate
 from .branch_summary import generate_branch_summary, prepare_branch_summary
 from .compaction import context_tokens, generate_compaction_summary, prepare_compaction
+from .host import Host, NoHost
 from .loop import Authorize, RunContext, RunOutcome, now_ms, run_turns
+from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
 from .system_prompt import build_system_prompt
@@ -163,6 +168,21 @@ class AgentSession:
         """How the model's file tools reach files (the ACP front: the editor's buffers); None: disk."""
         self.commands: CommandRunner | None = None
         """Where the model's ``bash`` runs (the ACP front: the editor's terminal); None: locally."""
+        self.host: Host = NoHost()
+        """Who governs the agent (approvals, hooks, client tools); each front sets its own."""
+        self.policy = ApprovalPolicy(
+            mode="never" if self.settings.approval is None else self.settings.approval,  # type: ignore[arg-type]
+            allow=parse_rules(self.settings.allow_rules),
+            deny=parse_rules(self.settings.deny_rules),
+        )
+        self.client_tools: list[Tool] = []
+        self.system_prompt_override: str | None = None
+        self.append_system_prompt: str | None = None
+        self.max_budget_usd: float | None = self.settings.max_budget_usd
+        self.max_turns: int | None = self.settings.prompt_max_turns
+        self._gate = ApprovalGate(
+            self.policy, lambda: self.host, lambda e: self.emit(e), lambda: Path(self.manager.cwd)
+        )
         context = manager.build_session_context()
         chosen = model_id or (context.model.modelId if context.model else None)
         self.model: ModelInfo = provider.resolve_model(chosen) if chosen else provider.models()[0]
@@ -233,8 +253,23 @@ class AgentSession:
 
     def _tool_specs(self) -> list[ToolSpec]:
         return [
-            ToolSpec(name=t.name, description=t.description, parameters=tool_schema(t)) for t in self.tools
+            ToolSpec(name=t.name, description=t.description, parameters=tool_schema(t))
+            for t in [*self.tools, *self.client_tools]
         ]
+
+    def _authorize(self) -> Authorize | None:
+        """The ACP front's permission callback, else the approval policy with the host."""
+        if self.authorize is not None:
+            return self.authorize
+        gate = self._gate
+
+        async def authorize(call_id: str, name: str, arguments: JsonDict) -> bool:
+            tool = next((t for t in [*self.tools, *self.client_tools] if t.name == name), None)
+            if tool is not None:
+                await gate.check(tool, call_id, arguments)
+            return True
+
+        return authorize
 
     # --- prompting ----------------------------------------------------------------------
 
@@ -249,8 +284,19 @@ class AgentSession:
         return len(self.queue)
 
     async def prompt(
-        self, text: str, images: list[JsonDict] | None = None, streaming_behavior: str | None = None
+        self,
+        text: str,
+        images: list[JsonDict] | None = None,
+        streaming_behavior: str | None = None,
+        *,
+        max_turns: int | None = None,
+        max_budget_usd: float | None = None,
     ) -> m.PromptResult:
+        if hooks.declared(self.host, "input"):  # pi: every prompt, queued ones too
+            handled, text, images = await hooks.input_(self.host, text, images)
+            if handled:
+                self.emit(ev.InputHandledEvent(text=text))
+                return m.PromptResult(queued=False, stopReason="handled")
         if self.is_streaming or self.is_compacting:
             if streaming_behavior is None:
                 raise AgentBusyError(
@@ -259,30 +305,40 @@ class AgentSession:
             self.enqueue("steer" if streaming_behavior == "steer" else "followUp", text, images)
             return m.PromptResult(queued=True)
         self._require_idle("prompt")
-        return await self._run([QueuedMessage(text, list(images or []))])
+        return await self._run(
+            [QueuedMessage(text, list(images or []))], max_turns=max_turns, max_budget_usd=max_budget_usd
+        )
 
-    async def _run(self, first: list[QueuedMessage]) -> m.PromptResult:
+    async def _run(
+        self, first: list[QueuedMessage], *, max_turns: int | None = None, max_budget_usd: float | None = None
+    ) -> m.PromptResult:
         self.is_streaming = True
         outcome = RunOutcome()
         specs = self._tool_specs()
+        system_prompt = self.system_prompt_override or build_system_prompt(Path(self.manager.cwd), specs)
+        if self.append_system_prompt:
+            system_prompt = f"{system_prompt}\n\n{self.append_system_prompt}"
         ctx = RunContext(
             manager=self.manager,
             provider=self.provider,
             model=self.model,
             thinking_level=self.thinking_level,
-            system_prompt=build_system_prompt(Path(self.manager.cwd), specs),
-            tools=self.tools,
+            system_prompt=system_prompt,
+            tools=[*self.tools, *self.client_tools],
             settings=self.settings,
             queue=self.queue,
             emit=self.emit,
             cwd=Path(self.manager.cwd),
             on_queue_change=self._announce_queue,
             tool_specs=specs,
-            authorize=self.authorize,
+            authorize=self._authorize(),
             files=self.files,
             commands=self.commands,
             session_folders=files.store_folders(self.home, (self.session_dir,)),
             temp_files=self.temp_files,
+            host=self.host,
+            max_turns=max_turns if max_turns is not None else self.max_turns,
+            max_budget_usd=max_budget_usd if max_budget_usd is not None else self.max_budget_usd,
         )
         self._run_context = ctx
         self.emit(ev.AgentStartEvent())
@@ -290,6 +346,8 @@ class AgentSession:
             await self._flush_pending_bash()
             with anyio.CancelScope() as scope:
                 self._run_scope = scope
+                if first:
+                    await hooks.before_agent_start(self.host, ctx, first[0].text, first[0].images)
                 await run_turns(ctx, first, outcome)
                 compaction = self.settings.compaction
                 if outcome.overflow and compaction is not None and compaction.enabled:
@@ -311,6 +369,13 @@ class AgentSession:
                 self.queue.clear()
                 self._announce_queue()
             with anyio.CancelScope(shield=True):
+                for custom in ctx.extra_first:  # sent too late for this run: the next one sees it
+                    await self.manager.append_custom_message_entry(
+                        custom["customType"],
+                        custom["content"],
+                        custom.get("display", True),
+                        custom.get("details"),
+                    )
                 await self.manager.flush()
             self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages))
         return trusted(
@@ -439,7 +504,18 @@ class AgentSession:
             parent = target.get("parentId")
             new_leaf = parent if isinstance(parent, str) and manager.get_entry(parent) is not None else None
         summary_entry_id: str | None = None
-        if params.summarize:
+        hook_summary: h.TreeSummary | None = None
+        if hooks.declared(self.host, "session_before_tree"):
+            tree_hook = await hooks.before_tree(self.host, manager, params, old_leaf, new_leaf)
+            if tree_hook is None:
+                return m.NavigateTreeResult(cancelled=True, leafId=old_leaf)
+            params, hook_summary = tree_hook
+        if hook_summary is not None:
+            details = hook_summary.details
+            summary_entry_id = await manager.branch_with_summary(
+                new_leaf, hook_summary.summary, details, from_hook=True
+            )
+        elif params.summarize:
             preparation = prepare_branch_summary(manager, old_leaf, new_leaf)
             if preparation.entries:
                 try:
@@ -465,6 +541,14 @@ class AgentSession:
             await manager.append_label_change(label_target, params.label, move_leaf=False)
         await manager.flush()
         self._announce_session("navigate")
+        self.emit(
+            ev.SessionTreeEvent(
+                newLeafId=manager.leaf_id,
+                oldLeafId=old_leaf,
+                summaryEntry=manager.get_entry(summary_entry_id) if summary_entry_id else None,
+                fromExtension=hook_summary is not None,
+            )
+        )
         return m.NavigateTreeResult(
             cancelled=False, editorText=editor_text, leafId=manager.leaf_id, summaryEntryId=summary_entry_id
         )
@@ -518,7 +602,20 @@ class AgentSession:
         with self._exclusive("starting a new session"):
             return await self._new_session(parent_session)
 
+    async def _hook_cancels(self, name: str, event: JsonDict) -> bool:
+        """pi's session_before_switch / session_before_fork: may the change go ahead?"""
+        if name == "session_before_switch":
+            switch = await hooks.run(self.host, name, event, h.SessionBeforeSwitchResult)
+            return bool(switch is not None and switch.cancel)
+        fork = await hooks.run(self.host, name, event, h.SessionBeforeForkResult)
+        return bool(fork is not None and fork.cancel)
+
+    def _unchanged(self) -> m.SessionChangeResult:
+        return m.SessionChangeResult(**{**self._change_result(), "cancelled": True})
+
     async def _new_session(self, parent_session: str | None) -> m.SessionChangeResult:
+        if await self._hook_cancels("session_before_switch", {"reason": "new"}):
+            return self._unchanged()
         if not self.manager.is_persisted:
             new = SessionManager.in_memory(self.manager.cwd)
         else:
@@ -543,6 +640,10 @@ class AgentSession:
             # missing folders of a mistyped path. (What is there but is not a regular file,
             # the store refuses with the reason.)
             raise SessionNotFoundError(target.absolute())
+        if await self._hook_cancels(
+            "session_before_switch", {"reason": "resume", "targetSessionFile": str(target.absolute())}
+        ):
+            return self._unchanged()
         new = await anyio.to_thread.run_sync(
             lambda: SessionManager.open(target, cwd=self.manager.cwd, home=self.home, must_exist=True)
         )
@@ -574,6 +675,16 @@ class AgentSession:
             )
             raise InvalidRequestError(f"fork needs a user message; entry {entry_id} is {kind}")
         text = message_text(message.get("content"))
+        fork_answer = await hooks.run(
+            self.host,
+            "session_before_fork",
+            {"entryId": entry_id, "position": "before"},
+            h.SessionBeforeForkResult,
+        )
+        if fork_answer is not None and fork_answer.cancel:
+            return m.ForkResult(text="", **{**self._change_result(), "cancelled": True})
+        if fork_answer is not None and fork_answer.skipConversationRestore:
+            text = ""
         parent = entry.get("parentId")
         parent_file = str(self.manager.session_file) if self.manager.session_file else None
         if isinstance(parent, str) and self.manager.get_entry(parent) is not None:
@@ -597,6 +708,10 @@ class AgentSession:
 
     async def _clone(self) -> m.SessionChangeResult:
         leaf = self.manager.leaf_id
+        if leaf is not None and await self._hook_cancels(
+            "session_before_fork", {"entryId": leaf, "position": "at"}
+        ):
+            return self._unchanged()
         if leaf is None:
             return await self._new_session(
                 str(self.manager.session_file) if self.manager.session_file else None
@@ -764,13 +879,35 @@ class AgentSession:
         path = self.manager.get_branch()
         tokens_before = context_tokens(self.manager.build_session_context().messages)
         preparation = prepare_compaction(path, compaction.keep_recent_tokens, tokens_before)
-        summary, details = await generate_compaction_summary(
-            self.provider, self.model, preparation, custom_instructions
+        answer = await hooks.before_compact(self.host, path, preparation, tokens_before, custom_instructions)
+        if answer is not None and answer.cancel:
+            raise OperationCancelledError(
+                "compaction was cancelled by the client's hook; nothing was changed"
+            )
+        from_hook = answer is not None and answer.compaction is not None
+        if answer is not None and answer.compaction is not None:
+            given = answer.compaction
+            summary, first_kept, tokens_before, details = (
+                given.summary,
+                given.firstKeptEntryId,
+                given.tokensBefore,
+                given.details,
+            )
+            self.manager.require_entry(first_kept)
+        else:
+            summary, details = await generate_compaction_summary(
+                self.provider, self.model, preparation, custom_instructions
+            )
+            first_kept = preparation.first_kept_entry_id
+        entry_id = await self.manager.append_compaction(
+            summary, first_kept, tokens_before, details, from_hook=True if from_hook else None
         )
-        await self.manager.append_compaction(summary, preparation.first_kept_entry_id, tokens_before, details)
+        entry = self.manager.get_entry(entry_id) if entry_id else None
+        if entry is not None:
+            self.emit(ev.SessionCompactEvent(compactionEntry=entry, fromExtension=from_hook))
         return m.CompactResult(
             summary=summary,
-            firstKeptEntryId=preparation.first_kept_entry_id,
+            firstKeptEntryId=first_kept,
             tokensBefore=tokens_before,
             details=details,
         )
@@ -802,6 +939,45 @@ class AgentSession:
         )
         await anyio.to_thread.run_sync(export.write_page, data, target)
         return str(target)
+
+    # --- host-made entries (pi's sendMessage / appendEntry) ---------------------------------
+
+    async def send_custom_message(
+        self, custom_type: str, content: str | list[JsonDict], display: bool, details: Any, trigger_turn: bool
+    ) -> str | None:
+        """A custom_message that reaches the model; with ``trigger_turn`` the model answers it.
+
+        During a run it steers the run (stored when the next turn starts; None is returned)."""
+        custom: JsonDict = {
+            "customType": custom_type,
+            "content": content,
+            "display": display,
+            "details": details,
+        }
+        if self._run_context is not None:
+            self._run_context.extra_first.append(custom)
+            return None
+        self._require_idle("add a custom message")
+        entry_id = await self.manager.append_custom_message_entry(custom_type, content, display, details)
+        message: JsonDict = {
+            "role": "custom",
+            "customType": custom_type,
+            "content": content,
+            "display": display,
+            "details": details,
+            "timestamp": now_ms(),
+        }
+        self.emit(trusted(ev.MessageStartEvent, message=message))
+        self.emit(trusted(ev.MessageEndEvent, message=message, entryId=entry_id))
+        if trigger_turn:
+            await self._run([])
+        return entry_id
+
+    async def append_custom_entry(self, custom_type: str, data: Any) -> str | None:
+        """Extension state: stored in the session, never sent to the model."""
+        entry_id = await self.manager.append_custom_entry(custom_type, data)
+        await self.manager.flush()
+        return entry_id
 
     # --- lifetime -----------------------------------------------------------------------
 

@@ -38,6 +38,16 @@ class AgentSettings:
     """Safety stop for a runaway tool loop."""
     shell_environment: EnvironmentPolicy = field(default_factory=EnvironmentPolicy)
     """What tool processes inherit of the server's environment (no credentials by default)."""
+    approval: str | None = None
+    """never | writes | all; None: writes when the client declared approvals, else never."""
+    allow_rules: list[str] = field(default_factory=list)
+    deny_rules: list[str] = field(default_factory=list)
+    prompt_max_turns: int | None = None
+    """The per-prompt turn limit (--max-turns, settings maxTurns): stops with "max_turns"."""
+    max_budget_usd: float | None = None
+    approval_timeout: float = 300.0
+    hook_timeout: float = 30.0
+    tool_timeout: float = 600.0
 
     def __post_init__(self) -> None:
         if self.retry is None:
@@ -91,6 +101,14 @@ class SettingsFile(_FileSection):
     followUpMode: Literal["all", "one-at-a-time"] | None = None
     shellEnvironment: ShellEnvironmentFile | None = None
     """Honoured in the user's own settings file only (see ``load_settings``)."""
+    approval: Literal["never", "writes", "all"] | None = None
+    allow: list[str] | None = None
+    deny: list[str] | None = None
+    maxTurns: int | None = Field(default=None, ge=1)
+    maxBudgetUsd: float | None = Field(default=None, gt=0)
+    approvalTimeoutSeconds: float | None = Field(default=None, gt=0)
+    hookTimeoutSeconds: float | None = Field(default=None, gt=0)
+    toolTimeoutSeconds: float | None = Field(default=None, gt=0)
 
 
 def _apply(settings: AgentSettings, source: SettingsFile) -> None:
@@ -109,6 +127,14 @@ def _apply(settings: AgentSettings, source: SettingsFile) -> None:
     retry.max_delay_ms = r.maxDelayMs if r.maxDelayMs is not None else retry.max_delay_ms
     settings.steering_mode = source.steeringMode or settings.steering_mode
     settings.follow_up_mode = source.followUpMode or settings.follow_up_mode
+    settings.approval = source.approval or settings.approval
+    settings.allow_rules = [*settings.allow_rules, *(source.allow or [])]
+    settings.deny_rules = [*settings.deny_rules, *(source.deny or [])]
+    settings.prompt_max_turns = source.maxTurns or settings.prompt_max_turns
+    settings.max_budget_usd = source.maxBudgetUsd or settings.max_budget_usd
+    settings.approval_timeout = source.approvalTimeoutSeconds or settings.approval_timeout
+    settings.hook_timeout = source.hookTimeoutSeconds or settings.hook_timeout
+    settings.tool_timeout = source.toolTimeoutSeconds or settings.tool_timeout
 
 
 def settings_paths(home: Path, cwd: Path) -> list[Path]:

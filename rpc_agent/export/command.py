@@ -12,8 +12,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..errors import InvalidSessionFileError, SessionNotFoundError
 from ..session import files
-from ..session.errors import InvalidSessionFileError, SessionNotFoundError
 from ..session.store import SessionManager
 from .html import page_data, write_page
 

@@ -158,6 +158,53 @@ class SessionChangedEvent(_Event):
     leafId: str | None
 
 
+class ApprovalEvent(_Event):
+    """How a tool call that the approval policy looked at was decided, and why."""
+
+    type: Literal["approval"] = "approval"
+    toolCallId: str
+    toolName: str
+    decision: Literal["allow", "deny"]
+    source: Literal["policy", "rule", "session", "client", "no_answer"]
+    reason: str | None = None
+
+
+class HostRequestFailedEvent(_Event):
+    """A request to the client gave no usable answer: the server went on without it."""
+
+    type: Literal["host_request_failed"] = "host_request_failed"
+    method: str
+    requestId: int | None = None
+    reason: Literal["timeout", "aborted", "error", "invalid_result", "closed"]
+    message: str
+    fallback: Literal["denied", "no_change", "tool_error"]
+
+
+class SessionTreeEvent(_Event):
+    """After a navigation in the tree (pi's session_tree)."""
+
+    type: Literal["session_tree"] = "session_tree"
+    newLeafId: str | None
+    oldLeafId: str | None
+    summaryEntry: JsonDict | None = None
+    fromExtension: bool | None = None
+
+
+class SessionCompactEvent(_Event):
+    """After a compaction was stored (pi's session_compact)."""
+
+    type: Literal["session_compact"] = "session_compact"
+    compactionEntry: JsonDict
+    fromExtension: bool
+
+
+class InputHandledEvent(_Event):
+    """The client's input hook handled a prompt itself: no run took place."""
+
+    type: Literal["input_handled"] = "input_handled"
+    text: str
+
+
 Event = Annotated[
     AgentStartEvent
     | AgentEndEvent
@@ -174,6 +221,11 @@ Event = Annotated[
     | CompactionEndEvent
     | AutoRetryStartEvent
     | AutoRetryEndEvent
-    | SessionChangedEvent,
+    | SessionChangedEvent
+    | ApprovalEvent
+    | HostRequestFailedEvent
+    | SessionTreeEvent
+    | SessionCompactEvent
+    | InputHandledEvent,
     Field(discriminator="type"),
 ]

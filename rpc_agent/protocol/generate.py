@@ -20,6 +20,7 @@ from pydantic.json_schema import models_json_schema
 from . import PROTOCOL_VERSION
 from .entries import AgentMessage, KnownEntry, SessionHeader
 from .events import Event
+from .host import CLIENT_REQUESTS, CancelRequestParams
 from .table import METHODS, Method
 
 JsonDict = dict[str, Any]
@@ -52,6 +53,10 @@ def build_schema() -> JsonDict:
         for model in (spec.params, spec.result):
             if model is not None and model not in models:
                 models.append(model)
+    for _name, params_model, result_model, _text in CLIENT_REQUESTS:
+        for model in (params_model, result_model, CancelRequestParams):
+            if model not in models:
+                models.append(model)
     keys, definitions = models_json_schema(
         [(model, "validation") for model in models], ref_template="#/$defs/{model}"
     )
@@ -73,6 +78,16 @@ def build_schema() -> JsonDict:
             for spec in specs
         },
         "notifications": {"event": {"params": ref(EventSchema)}},
+        "clientRequests": {
+            name: {"description": text, "params": ref(params_model), "result": ref(result_model)}
+            for name, params_model, result_model, text in CLIENT_REQUESTS
+        },
+        "clientNotifications": {
+            "$/cancelRequest": {
+                "description": "The server gave up on one of its requests (abort or timeout); do not answer it.",
+                "params": ref(CancelRequestParams),
+            }
+        },
         "sessionFile": {
             "header": ref(SessionHeader),
             "entry": ref(EntrySchema),
@@ -133,6 +148,20 @@ def build_reference(schema: JsonDict) -> str:
         params = method["params"]["$ref"].rsplit("/", 1)[-1] if method["params"] else None
         result = method["result"]["$ref"].rsplit("/", 1)[-1] if method["result"] else None
         lines += [f"### `{name}`", "", method["description"], "", "Params:", ""]
+        lines += _fields_table(schema, params)
+        lines += ["Result:", ""]
+        lines += _fields_table(schema, result)
+    lines += [
+        "## Requests the server sends the client",
+        "",
+        "Only to a client that declared them in `initialize` `capabilities`. The server may give up on",
+        "one with the notification `$/cancelRequest {id}`.",
+        "",
+    ]
+    for name, request in schema.get("clientRequests", {}).items():
+        params = request["params"]["$ref"].rsplit("/", 1)[-1]
+        result = request["result"]["$ref"].rsplit("/", 1)[-1]
+        lines += [f"### `{name}`", "", request["description"], "", "Params:", ""]
         lines += _fields_table(schema, params)
         lines += ["Result:", ""]
         lines += _fields_table(schema, result)

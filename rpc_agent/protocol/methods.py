@@ -8,6 +8,7 @@ from pydantic import Field
 
 from .base import Params, Result
 from .entries import AgentMessage, ImageContent, ThinkingLevel
+from .host import AcceptedCapabilities, ClientCapabilities
 
 JsonDict = dict[str, Any]
 
@@ -26,6 +27,10 @@ class ClientInfo(Params):
 class InitializeParams(Params):
     protocolVersion: str | None = None
     clientInfo: ClientInfo | None = None
+    capabilities: ClientCapabilities | None = Field(
+        default=None,
+        description="what the client answers: approvals, hooks (pi's event names), its own tools",
+    )
 
 
 class ServerInfo(Result):
@@ -78,6 +83,9 @@ class InitializeResult(Result):
     capabilities: Capabilities
     methods: list[str]
     state: State
+    client: AcceptedCapabilities | None = Field(
+        default=None, description="the client capabilities the server accepted (when some were declared)"
+    )
 
 
 # --- prompting -----------------------------------------------------------------------------
@@ -89,6 +97,8 @@ class PromptParams(Params):
     streamingBehavior: StreamingBehavior | None = Field(
         default=None, description="required while the agent is streaming: queue as steer or followUp"
     )
+    maxTurns: int | None = Field(default=None, ge=1, description="stop this run after N model calls")
+    maxBudgetUsd: float | None = Field(default=None, gt=0, description="stop this run once it cost this much")
 
 
 class PromptResult(Result):

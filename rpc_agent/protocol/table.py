@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from . import host as h
 from . import methods as m
 from .base import Ok
 
@@ -234,6 +235,25 @@ METHODS: tuple[Method, ...] = (
         m.ExportHtmlParams,
         m.ExportHtmlResult,
         "Write the whole session tree as one self-contained HTML page; returns its path.",
+    ),
+    Method(
+        "set_client_tools",
+        h.SetClientToolsParams,
+        h.SetClientToolsResult,
+        "Replace the client's tools (the next model call sees the new list).",
+    ),
+    Method(
+        "send_custom_message",
+        h.SendCustomMessageParams,
+        h.EntryIdResult,
+        "Append a custom_message (it reaches the model); triggerTurn lets the model answer it. "
+        "During a run it steers the run: stored when the next turn starts (entryId null).",
+    ),
+    Method(
+        "append_custom_entry",
+        h.AppendCustomEntryParams,
+        h.EntryIdResult,
+        "Append a custom entry (extension state that never reaches the model).",
     ),
 )
 

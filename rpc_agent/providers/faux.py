@@ -15,7 +15,8 @@ A reply object may hold:
   with ``overflow: true`` it is a context-overflow error; with ``afterChunks: n`` the stream
   breaks mid-message after n deltas instead of failing up front;
 * ``delayMs``: a pause before every delta (to test abort and steering mid-stream);
-* ``usage``: ``{"input": n, "output": n}`` to report instead of the estimate.
+* ``usage``: ``{"input": n, "output": n}`` to report instead of the estimate; ``costUsd``: the
+  call's cost in dollars (the faux models are free otherwise; budget limits are tested with it).
 """
 
 from __future__ import annotations
@@ -233,6 +234,8 @@ class FauxProvider:
         partial["usage"].update(
             input=input_tokens, output=output_tokens, totalTokens=input_tokens + output_tokens
         )
+        if usage.get("costUsd") is not None:
+            partial["usage"]["cost"] = {**partial["usage"]["cost"], "total": float(usage["costUsd"])}
         partial["stopReason"] = "toolUse" if reply.get("toolCalls") else "stop"
         yield AssistantEvent(type="done", partial=partial, reason=partial["stopReason"])
 

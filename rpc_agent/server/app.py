@@ -14,6 +14,8 @@ import anyio.to_thread
 from pydantic import BaseModel
 
 from ..runtime import Runtime, ServerConfig
+from .host_bridge import HostTimeouts, JsonRpcHost
+from .host_methods import accept_capabilities
 from .methods import Methods, map_error
 from .router import Router
 from .transport import open_stdio
@@ -69,6 +71,24 @@ async def serve(config: ServerConfig) -> int:
     agent = runtime.agent(manager, emit)
     methods = Methods(agent, providers=[provider.name], on_shutdown=stop.set)
     router = Router(methods.registry, writer, error_mapper=map_error)
+    settings = agent.settings
+    accept_capabilities(
+        methods,
+        JsonRpcHost(
+            router,
+            emit,
+            HostTimeouts(settings.approval_timeout, settings.hook_timeout, settings.tool_timeout),
+        ),
+    )
+    settings = agent.settings
+    accept_capabilities(
+        methods,
+        JsonRpcHost(
+            router,
+            emit,
+            HostTimeouts(settings.approval_timeout, settings.hook_timeout, settings.tool_timeout),
+        ),
+    )
 
     async def watch_signals() -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:

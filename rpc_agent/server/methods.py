@@ -10,13 +10,14 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rpc_agent.errors import AgentError
 
 from .. import __version__
 from ..agent.session import AgentSession
 from ..protocol import PROTOCOL_VERSION
+from ..protocol import host as h
 from ..protocol import methods as m
 from ..protocol.base import Empty, Ok
 from ..protocol.table import METHODS
@@ -24,6 +25,9 @@ from ..providers.base import ModelInfo
 from ..session import files
 from .errors import ERROR_CODES, RpcError
 from .router import MethodRegistry
+
+if TYPE_CHECKING:
+    from .host_bridge import JsonRpcHost
 
 JsonDict = dict[str, Any]
 
@@ -50,6 +54,9 @@ class Methods:
         self.providers = providers
         self.on_shutdown = on_shutdown
         self.registry = MethodRegistry()
+        self.host_bridge: JsonRpcHost | None = None
+        self.on_capabilities: Callable[[h.ClientCapabilities], h.AcceptedCapabilities] | None = None
+        """Set by the front that can answer the client's capabilities (the host bridge)."""
         self._register()
 
     @classmethod
@@ -120,7 +127,28 @@ class Methods:
             ),
             methods=[spec.name for spec in self.registry.methods],
             state=self.agent.state(),
+            client=(
+                self.on_capabilities(_params.capabilities)
+                if _params is not None
+                and _params.capabilities is not None
+                and self.on_capabilities is not None
+                else None
+            ),
         )
+
+    def set_client_tools(self, p: h.SetClientToolsParams) -> h.SetClientToolsResult:
+        from .host_methods import set_client_tools
+
+        return set_client_tools(self, p)
+
+    async def send_custom_message(self, p: h.SendCustomMessageParams) -> h.EntryIdResult:
+        entry_id = await self.agent.send_custom_message(
+            p.customType, p.content, p.display, p.details, p.triggerTurn
+        )
+        return h.EntryIdResult(entryId=entry_id)
+
+    async def append_custom_entry(self, p: h.AppendCustomEntryParams) -> h.EntryIdResult:
+        return h.EntryIdResult(entryId=await self.agent.append_custom_entry(p.customType, p.data))
 
     def shutdown(self, _params: Empty | None) -> Ok:
         self.on_shutdown()
@@ -128,7 +156,9 @@ class Methods:
 
     async def prompt(self, p: m.PromptParams) -> m.PromptResult:
         images = [image.model_dump(mode="json", exclude_none=True) for image in p.images or []]
-        return await self.agent.prompt(p.message, images, p.streamingBehavior)
+        return await self.agent.prompt(
+            p.message, images, p.streamingBehavior, max_turns=p.maxTurns, max_budget_usd=p.maxBudgetUsd
+        )
 
     def _queue(self, kind: str, p: m.QueueParams) -> m.QueueResult:
         images = [image.model_dump(mode="json", exclude_none=True) for image in p.images or []]

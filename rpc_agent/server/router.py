@@ -408,7 +408,11 @@ class Router:
         self._writer.write_line(orjson.dumps(message, option=_NL))
 
     async def request(
-        self, method: str, params: Mapping[str, Any] | Sequence[Any] | BaseModel | None = None
+        self,
+        method: str,
+        params: Mapping[str, Any] | Sequence[Any] | BaseModel | None = None,
+        *,
+        on_sent: Callable[[int], object] | None = None,
     ) -> Any:
         """Send a request to the client and return its result (raises RpcError on an error answer).
 
@@ -426,6 +430,8 @@ class Router:
         self._pending[request_id] = waiter
         try:
             self._writer.write_line(line)
+            if on_sent is not None:  # the id, for a later $/cancelRequest
+                on_sent(request_id)
             await waiter.event.wait()
         finally:
             self._pending.pop(request_id, None)

@@ -101,6 +101,9 @@ class Tool(Protocol):
 
 def tool_schema(tool: Tool) -> JsonDict:
     """The JSON Schema of a tool's arguments, without pydantic's title noise."""
+    declared = getattr(tool, "parameters", None)
+    if isinstance(declared, dict):  # a host (client or MCP) tool brings its own schema
+        return dict(declared)
     schema = tool.Args.model_json_schema()
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():

@@ -36,6 +36,7 @@ class FindArgs(BaseModel):
 
 class FindTool:
     name: ClassVar[str] = "find"
+    read_only: ClassVar[bool] = True
     description: ClassVar[str] = (
         "Find files (and folders, shown with a trailing `/`) whose name or path matches a glob. "
         "A pattern without `/` matches names at any depth ('*.py'); with `/` it matches the path "

@@ -130,6 +130,7 @@ def _clean(text: str) -> str:
 
 class GrepTool:
     name: ClassVar[str] = "grep"
+    read_only: ClassVar[bool] = True
     description: ClassVar[str] = (
         "Search file contents for a regular expression (or literal text with literal=true) under a "
         "directory or in one file. Respects .gitignore and skips .git, node_modules and binary files. "

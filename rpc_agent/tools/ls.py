@@ -26,6 +26,7 @@ class LsArgs(BaseModel):
 
 class LsTool:
     name: ClassVar[str] = "ls"
+    read_only: ClassVar[bool] = True
     description: ClassVar[str] = (
         "List the entries of one directory, sorted alphabetically, folders marked with a trailing "
         "`/`, dotfiles and .gitignored entries included. Not recursive: use find "

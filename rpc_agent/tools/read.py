@@ -47,6 +47,7 @@ class ReadArgs(BaseModel):
 
 class ReadTool:
     name: ClassVar[str] = "read"
+    read_only: ClassVar[bool] = True
     description: ClassVar[str] = (
         "Read a file from the filesystem. Text files come back with line numbers "
         "(`<number>\\t<line>`, numbers are for reference only and are not part of the file). "

@@ -227,3 +227,61 @@ async def test_steer_during_a_tool_call_reaches_the_next_request(e2e: E2E, fake:
     assert last["role"] == "user"
     assert last["content"][0]["type"] == "tool_result"
     assert any(b.get("text") == "also write a summary" for b in last["content"] if b["type"] == "text")
+
+
+async def test_host_round_trip_approval_client_tool_and_hooks(e2e: E2E, fake: FakeAnthropic) -> None:
+    """One full round on the real SDK: the host denies a write, runs its own tool, injects a
+    message and the system prompt, and supplies a branch summary that costs no model call."""
+    fake.enqueue(
+        Reply(
+            [
+                ToolUse("toolu_w", "write", {"path": "no.txt", "content": "x"}),
+                ToolUse("toolu_c", "clock", {"zone": "UTC"}),
+            ],
+            stop_reason="tool_use",
+        ),
+        Reply([Text("It is noon; I did not write the file.")]),
+    )
+    async with e2e.server(*anthropic()) as client:
+        client.on_approval(lambda params: {"decision": "deny", "message": "read-only today"})
+        client.add_tool(
+            lambda zone: f"12:00 {zone}",
+            name="clock",
+            description="The time in a zone.",
+            parameters={"type": "object", "properties": {"zone": {"type": "string"}}, "required": ["zone"]},
+            read_only=True,
+        )
+        client.on_hook(
+            "before_agent_start",
+            lambda event: {
+                "systemPrompt": "You are the host's agent.",
+                "message": {"customType": "ctx", "content": "The user is on call."},
+            },
+        )
+        client.on_hook("session_before_tree", lambda event: {"summary": {"summary": "host summary"}})
+        await client.initialize()
+        result = await client.call("prompt", {"message": "what time is it?"})
+        assert result["stopReason"] == "stop"
+        denied, clock = [m for m in result["messages"] if m["role"] == "toolResult"]
+        assert denied["isError"] is True
+        assert "read-only today" in text_of(denied)
+        assert text_of(clock) == "12:00 UTC"
+        requests_before = len(fake.requests)
+        first_user = result["messages"][0]
+        _header, entries = header_and_entries(e2e.session_files()[0])
+        user_id = next(e["id"] for e in entries if e.get("message") == first_user)
+        navigated = await client.navigate_tree(user_id, summarize=True)
+        assert navigated.summaryEntryId is not None
+        assert len(fake.requests) == requests_before  # the hook's summary: no model call
+    assert not (e2e.cwd / "no.txt").exists()
+    first, second = fake.bodies[:2]
+    assert first["system"][0]["text"] == "You are the host's agent."
+    assert "clock" in {tool["name"] for tool in first["tools"]}
+    assert "The user is on call." in str(first["messages"])
+    results = blocks(second, "tool_result")
+    assert [r["tool_use_id"] for r in results] == ["toolu_w", "toolu_c"]
+    assert "read-only today" in str(results[0]["content"])
+    _header, entries = header_and_entries(e2e.session_files()[0])
+    summary = next(e for e in entries if e["type"] == "branch_summary")
+    assert summary["fromHook"] is True
+    assert summary["summary"] == "host summary"

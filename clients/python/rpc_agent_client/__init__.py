@@ -12,10 +12,11 @@ When the server exits, every pending call fails with ``ServerExitedError``.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import itertools
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -32,6 +33,8 @@ JsonDict = dict[str, Any]
 ResultT = TypeVar("ResultT", bound=BaseModel)
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 QueueMode = Literal["all", "one-at-a-time"]
+Handler = Callable[[JsonDict], Awaitable[Any] | Any]
+"""Answers one server-to-client request: takes its params, returns its result (sync or async)."""
 
 __all__ = ["RpcAgentClient", "RpcCallError", "ServerExitedError"]
 
@@ -68,6 +71,13 @@ class RpcAgentClient:
         """Responses that answered no pending call: parse errors (id null), answers to ``send_raw``."""
         self._closed = False
         self._write_lock = anyio.Lock()
+        self._handlers: dict[str, Handler] = {}
+        self._tools: list[JsonDict] = []
+        self._tool_functions: dict[str, Callable[..., Any]] = {}
+        self._answering: dict[Any, anyio.CancelScope] = {}
+        self._group: anyio.abc.TaskGroup | None = None
+        self.cancelled_requests: list[Any] = []
+        """Ids of server requests the server gave up on ($/cancelRequest); their handlers were cancelled."""
 
     # --- lifetime -----------------------------------------------------------------------
 
@@ -87,6 +97,7 @@ class RpcAgentClient:
         process = await anyio.open_process(argv, cwd=cwd, env=full_env, stderr=stderr)
         client = cls(process)
         async with anyio.create_task_group() as group:
+            client._group = group
             group.start_soon(client._read_loop)
             try:
                 yield client
@@ -158,7 +169,17 @@ class RpcAgentClient:
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             self.protocol_errors.append(line)
             return
+        if "method" in message and "id" in message:
+            self._answer_server_request(message)
+            return
         if "method" in message and "id" not in message:
+            if message["method"] == "$/cancelRequest" and isinstance(message.get("params"), dict):
+                request_id = message["params"].get("id")
+                self.cancelled_requests.append(request_id)
+                scope = self._answering.pop(request_id, None)
+                if scope is not None:
+                    scope.cancel()
+                return
             if message["method"] == "event" and isinstance(message.get("params"), dict):
                 event = message["params"]
                 self.events_seen.append(event)
@@ -181,6 +202,125 @@ class RpcAgentClient:
         else:
             box.append(message.get("result"))
         done.set()
+
+    # --- the host's side: approvals, hooks, client tools -----------------------------
+
+    def on_approval(self, callback: Callable[[JsonDict], Awaitable[Any] | Any]) -> None:
+        """``callback(params)`` answers approval/request: "allow", "allow_always", "deny", or a
+        dict ``{"decision": ..., "message": ...}``. Declared by the next ``initialize``."""
+
+        async def handle(params: JsonDict) -> JsonDict:
+            answer = callback(params)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            return {"decision": answer} if isinstance(answer, str) else dict(answer)
+
+        self._handlers["approval/request"] = handle
+
+    def on_hook(self, name: str, handler: Handler) -> None:
+        """``handler(event)`` answers ``hook/<name>`` with pi's result object (None: no change)."""
+
+        async def handle(params: JsonDict) -> Any:
+            answer = handler(params)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            return {} if answer is None else answer
+
+        self._handlers[f"hook/{name}"] = handle
+
+    def add_tool(
+        self,
+        function: Callable[..., Any],
+        *,
+        parameters: JsonDict,
+        name: str | None = None,
+        description: str | None = None,
+        read_only: bool = False,
+    ) -> None:
+        """Offer ``function(**arguments)`` to the model as a tool. It returns a string, a list of
+        content blocks, or a dict ``{"content": [...], "isError"?, "details"?}``; an exception
+        becomes an error result."""
+        tool_name = name or function.__name__
+        self._tools = [t for t in self._tools if t["name"] != tool_name]
+        self._tools.append(
+            {
+                "name": tool_name,
+                "description": description or inspect.getdoc(function) or "",
+                "parameters": parameters,
+                "readOnly": read_only,
+            }
+        )
+        self._tool_functions[tool_name] = function
+        self._handlers["tool/call"] = self._call_tool
+
+    async def _call_tool(self, params: JsonDict) -> JsonDict:
+        function = self._tool_functions.get(str(params.get("name")))
+        if function is None:
+            return {
+                "content": [{"type": "text", "text": f"unknown tool {params.get('name')}"}],
+                "isError": True,
+            }
+        try:
+            value = function(**(params.get("arguments") or {}))
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:
+            return {"content": [{"type": "text", "text": f"{type(exc).__name__}: {exc}"}], "isError": True}
+        if isinstance(value, str):
+            return {"content": [{"type": "text", "text": value}]}
+        if isinstance(value, list):
+            return {"content": value}
+        return dict(value)
+
+    def capabilities(self) -> JsonDict:
+        """What ``initialize`` declares, from the registered handlers and tools."""
+        hooks = sorted(name[5:] for name in self._handlers if name.startswith("hook/"))
+        caps: JsonDict = {"approvals": "approval/request" in self._handlers, "hooks": hooks}
+        if self._tools:
+            caps["tools"] = list(self._tools)
+        return caps
+
+    async def set_client_tools(self) -> JsonDict:
+        """Send the current tool list (after ``add_tool`` calls made after initialize)."""
+        result: JsonDict = await self.call("set_client_tools", {"tools": list(self._tools)})
+        return result
+
+    def _answer_server_request(self, message: JsonDict) -> None:
+        request_id = message.get("id")
+        handler = self._handlers.get(str(message.get("method")))
+        if handler is None or self._group is None:
+            self._reply(
+                {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "Method not found"}}
+            )
+            return
+        scope = anyio.CancelScope()
+        self._answering[request_id] = scope
+        self._group.start_soon(self._run_handler, handler, message, scope)
+
+    async def _run_handler(self, handler: Handler, message: JsonDict, scope: anyio.CancelScope) -> None:
+        request_id = message.get("id")
+        reply: JsonDict | None = None
+        with scope:
+            try:
+                value = handler(message.get("params") or {})
+                if inspect.isawaitable(value):
+                    value = await value
+                reply = {"jsonrpc": "2.0", "id": request_id, "result": value}
+            except Exception as exc:
+                reply = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": str(exc)}}
+        self._answering.pop(request_id, None)
+        if reply is not None and not scope.cancelled_caught:
+            self._reply(reply)
+
+    def _reply(self, reply: JsonDict) -> None:
+        if self._group is None:
+            return
+
+        async def send() -> None:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await self.send_raw(orjson.dumps(reply, option=orjson.OPT_APPEND_NEWLINE))
+
+        self._group.start_soon(send)
 
     # --- calls ------------------------------------------------------------------------
 
@@ -246,15 +386,30 @@ class RpcAgentClient:
     # --- typed methods ----------------------------------------------------------------
 
     async def initialize(self, client_name: str = "rpc-agent-client") -> m.InitializeResult:
-        return await self._typed(m.InitializeResult, "initialize", {"clientInfo": {"name": client_name}})
+        """Handshake; declares the approval callback, hooks and tools registered so far."""
+        params: JsonDict = {"clientInfo": {"name": client_name}}
+        caps = self.capabilities()
+        if caps["approvals"] or caps["hooks"] or caps.get("tools"):
+            params["capabilities"] = caps
+        return await self._typed(m.InitializeResult, "initialize", params)
 
     async def get_state(self) -> m.State:
         return await self._typed(m.State, "get_state")
 
     async def prompt(
-        self, message: str, *, images: list[JsonDict] | None = None, streaming_behavior: str | None = None
+        self,
+        message: str,
+        *,
+        images: list[JsonDict] | None = None,
+        streaming_behavior: str | None = None,
+        max_turns: int | None = None,
+        max_budget_usd: float | None = None,
     ) -> m.PromptResult:
         params: JsonDict = {"message": message}
+        if max_turns is not None:
+            params["maxTurns"] = max_turns
+        if max_budget_usd is not None:
+            params["maxBudgetUsd"] = max_budget_usd
         if images:
             params["images"] = images
         if streaming_behavior:
@@ -380,6 +535,31 @@ class RpcAgentClient:
         """Write the session as an HTML page; returns the path written."""
         params = {"outputPath": output_path} if output_path is not None else None
         return (await self._typed(m.ExportHtmlResult, "export_html", params)).path
+
+    async def send_custom_message(
+        self,
+        custom_type: str,
+        content: str | list[JsonDict],
+        *,
+        display: bool = True,
+        details: Any = None,
+        trigger_turn: bool = False,
+    ) -> str | None:
+        result = await self.call(
+            "send_custom_message",
+            {
+                "customType": custom_type,
+                "content": content,
+                "display": display,
+                "details": details,
+                "triggerTurn": trigger_turn,
+            },
+        )
+        return result.get("entryId") if isinstance(result, dict) else None
+
+    async def append_custom_entry(self, custom_type: str, data: Any = None) -> str | None:
+        result = await self.call("append_custom_entry", {"customType": custom_type, "data": data})
+        return result.get("entryId") if isinstance(result, dict) else None
 
     async def shutdown(self) -> None:
         await self.call("shutdown")

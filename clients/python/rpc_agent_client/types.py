@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 
 class AbortResult(BaseModel):
@@ -18,12 +18,73 @@ class AbortResult(BaseModel):
     aborted: Annotated[bool, Field(description='false when nothing was running')]
 
 
+class AcceptedCapabilities(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    approvalPolicy: Literal['never', 'writes', 'all']
+    approvals: bool
+    hooks: list[str]
+    rejected: Annotated[
+        list[str] | None,
+        Field(description='declared items the server did not accept, and why'),
+    ] = None
+    tools: list[str]
+
+
 class AgentStartEvent(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
     type: Literal['agent_start'] = 'agent_start'
+
+
+class AppendCustomEntryParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    customType: str
+    data: Any = None
+
+
+class ApprovalEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    decision: Literal['allow', 'deny']
+    reason: str | None = None
+    source: Literal['policy', 'rule', 'session', 'client', 'no_answer']
+    toolCallId: str
+    toolName: str
+    type: Literal['approval'] = 'approval'
+
+
+class ApprovalRequestParams(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    arguments: dict[str, Any]
+    preview: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description='edit/write: {path, diff} (nothing is written yet); bash: {command, cwd}'
+        ),
+    ] = None
+    toolCallId: str
+    toolName: str
+
+
+class ApprovalResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    decision: Literal['allow', 'allow_always', 'deny']
+    message: str | None = None
 
 
 class AssistantMessageDelta(BaseModel):
@@ -125,6 +186,14 @@ class BranchSummaryMessage(BaseModel):
     timestamp: int
 
 
+class CancelRequestParams(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    id: int
+
+
 class Capabilities(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -145,6 +214,27 @@ class ClientInfo(BaseModel):
     )
     name: str
     version: str | None = None
+
+
+class ClientTool(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    description: str = ''
+    name: Annotated[str, Field(pattern='^[A-Za-z0-9_-]{1,64}$')]
+    parameters: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description='JSON Schema of the arguments; calls are validated against it before the client sees them'
+        ),
+    ] = None
+    readOnly: Annotated[
+        bool,
+        Field(
+            description="true: the tool changes nothing (the 'writes' approval policy does not ask)"
+        ),
+    ] = False
 
 
 class CompactParams(BaseModel):
@@ -193,6 +283,16 @@ class CompactionEntry(BaseModel):
     timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
     tokensBefore: int
     type: Literal['compaction'] = 'compaction'
+
+
+class CompactionHookResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    details: Any = None
+    firstKeptEntryId: str
+    summary: str
+    tokensBefore: int
 
 
 class CompactionStartEvent(BaseModel):
@@ -252,6 +352,14 @@ class EntriesResult(BaseModel):
         Field(description='raw session entries in file order (see the entry schemas)'),
     ]
     leafId: str | None
+
+
+class EntryIdResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    entryId: str | None
 
 
 class ExportHtmlParams(BaseModel):
@@ -321,6 +429,46 @@ class GetEntriesParams(BaseModel):
     ] = None
 
 
+class HookCustomMessage(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    content: str | list[dict[str, Any]]
+    customType: str
+    details: Any = None
+    display: bool = True
+
+
+class HookEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    type: Literal['session_before_tree', 'session_before_compact', 'session_before_switch', 'session_before_fork', 'tool_call', 'tool_result', 'before_agent_start', 'context', 'input']
+
+
+class HostRequestFailedEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    fallback: Literal['denied', 'no_change', 'tool_error']
+    message: str
+    method: str
+    reason: Literal['timeout', 'aborted', 'error', 'invalid_result', 'closed']
+    requestId: int | None = None
+    type: Literal['host_request_failed'] = 'host_request_failed'
+
+
+class ImageBlock(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    data: str
+    mimeType: str
+    type: Literal['image']
+
+
 class ImageContent(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -336,13 +484,22 @@ class ImageContent(BaseModel):
     type: Literal['image'] = 'image'
 
 
-class InitializeParams(BaseModel):
+class InputHandledEvent(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
-    clientInfo: ClientInfo | None = None
-    protocolVersion: str | None = None
+    text: str
+    type: Literal['input_handled'] = 'input_handled'
+
+
+class InputResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    action: Literal['continue', 'transform', 'handled'] = 'continue'
+    images: list[dict[str, Any]] | None = None
+    text: str | None = None
 
 
 class LabelEntry(BaseModel):
@@ -477,12 +634,28 @@ class Ok(BaseModel):
     )
 
 
+class MaxBudgetUsd(RootModel[float]):
+    root: Annotated[
+        float, Field(description='stop this run once it cost this much', gt=0.0)
+    ]
+
+
+class MaxTurns(RootModel[int]):
+    root: Annotated[int, Field(description='stop this run after N model calls', ge=1)]
+
+
 class PromptParams(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
         populate_by_name=True,
     )
     images: list[ImageContent] | None = None
+    maxBudgetUsd: Annotated[
+        MaxBudgetUsd | None, Field(description='stop this run once it cost this much')
+    ] = None
+    maxTurns: Annotated[
+        MaxTurns | None, Field(description='stop this run after N model calls')
+    ] = None
     message: str
     streamingBehavior: Annotated[
         Literal['steer', 'followUp'] | None,
@@ -519,6 +692,20 @@ class QueueUpdateEvent(BaseModel):
     type: Literal['queue_update'] = 'queue_update'
 
 
+class SendCustomMessageParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    content: str | list[dict[str, Any]]
+    customType: str
+    details: Any = None
+    display: bool = True
+    triggerTurn: Annotated[
+        bool, Field(description='start a run with it when the agent is idle')
+    ] = False
+
+
 class ServerInfo(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -526,6 +713,29 @@ class ServerInfo(BaseModel):
     )
     name: str
     version: str
+
+
+class SessionBeforeCompactResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cancel: bool | None = None
+    compaction: CompactionHookResult | None = None
+
+
+class SessionBeforeForkResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cancel: bool | None = None
+    skipConversationRestore: bool | None = None
+
+
+class SessionBeforeSwitchResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cancel: bool | None = None
 
 
 class SessionChangeResult(BaseModel):
@@ -549,6 +759,16 @@ class SessionChangedEvent(BaseModel):
     sessionFile: str | None
     sessionId: str
     type: Literal['session_changed'] = 'session_changed'
+
+
+class SessionCompactEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    compactionEntry: dict[str, Any]
+    fromExtension: bool
+    type: Literal['session_compact'] = 'session_compact'
 
 
 class SessionHeader(BaseModel):
@@ -601,6 +821,34 @@ class SessionInitEntry(BaseModel):
     parentId: Annotated[str | None, Field(description='null for a root entry')]
     timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
     type: Literal['session_init'] = 'session_init'
+
+
+class SessionTreeEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    fromExtension: bool | None = None
+    newLeafId: str | None
+    oldLeafId: str | None
+    summaryEntry: dict[str, Any] | None = None
+    type: Literal['session_tree'] = 'session_tree'
+
+
+class SetClientToolsParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    tools: list[ClientTool]
+
+
+class SetClientToolsResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    tools: list[str]
 
 
 class SetEnabledParams(BaseModel):
@@ -691,6 +939,14 @@ class SwitchSessionParams(BaseModel):
     sessionPath: str
 
 
+class TextBlock(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    text: str
+    type: Literal['text']
+
+
 class TextContent(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -755,6 +1011,39 @@ class ToolCall(BaseModel):
     type: Literal['toolCall'] = 'toolCall'
 
 
+class ToolCallHookResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    block: bool | None = None
+    input: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="replacement arguments (pi's in-place mutation of event.input)"
+        ),
+    ] = None
+    reason: str | None = None
+
+
+class ToolCallParams(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    arguments: dict[str, Any]
+    name: str
+    toolCallId: str
+
+
+class ToolCallResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    content: list[TextBlock | ImageBlock]
+    details: Any = None
+    isError: bool = False
+
+
 class ToolExecutionStartEvent(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -764,6 +1053,15 @@ class ToolExecutionStartEvent(BaseModel):
     toolCallId: str
     toolName: str
     type: Literal['tool_execution_start'] = 'tool_execution_start'
+
+
+class ToolResultHookResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    content: list[TextBlock | ImageBlock] | None = None
+    details: Any = None
+    isError: bool | None = None
 
 
 class ToolResultMessage(BaseModel):
@@ -817,6 +1115,14 @@ class TreeResult(BaseModel):
         list[TreeNode],
         Field(description='depth-first, children oldest first; flat, never nested'),
     ]
+
+
+class TreeSummary(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    details: Any = None
+    summary: str
 
 
 class TtsrInjectionEntry(BaseModel):
@@ -880,6 +1186,31 @@ class AssistantMessage(BaseModel):
     usage: Usage | None = None
 
 
+class BeforeAgentStartResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    message: HookCustomMessage | None = None
+    systemPrompt: str | None = None
+
+
+class ClientCapabilities(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    approvals: Annotated[
+        bool | None, Field(description='the client answers approval/request')
+    ] = None
+    hooks: Annotated[
+        list[str] | None,
+        Field(description='hook names the client answers as hook/<name>'),
+    ] = None
+    tools: Annotated[
+        list[ClientTool] | None, Field(description='tools the client runs (tool/call)')
+    ] = None
+
+
 class CustomMessage(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -921,12 +1252,33 @@ class CycleModelResult(BaseModel):
     thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
 
 
+class InitializeParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    capabilities: Annotated[
+        ClientCapabilities | None,
+        Field(
+            description="what the client answers: approvals, hooks (pi's event names), its own tools"
+        ),
+    ] = None
+    clientInfo: ClientInfo | None = None
+    protocolVersion: str | None = None
+
+
 class InitializeResult(BaseModel):
     model_config = ConfigDict(
         extra='allow',
         populate_by_name=True,
     )
     capabilities: Capabilities
+    client: Annotated[
+        AcceptedCapabilities | None,
+        Field(
+            description='the client capabilities the server accepted (when some were declared)'
+        ),
+    ] = None
     methods: list[str]
     protocolVersion: str
     serverInfo: ServerInfo
@@ -1015,6 +1367,17 @@ class PromptResult(BaseModel):
     stopReason: str | None = None
 
 
+class SessionBeforeTreeResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    cancel: bool | None = None
+    customInstructions: str | None = None
+    label: str | None = None
+    replaceInstructions: bool | None = None
+    summary: TreeSummary | None = None
+
+
 class SessionStats(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -1085,3 +1448,15 @@ class AgentEndEvent(BaseModel):
         ]
     ]
     type: Literal['agent_end'] = 'agent_end'
+
+
+class ContextResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
+    messages: (
+        list[
+            Annotated[UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage, Field(discriminator='role')]
+        ]
+        | None
+    ) = None

@@ -16,6 +16,12 @@ import { EventEmitter } from "node:events";
 import type {
   AbortResult,
   AgentEvent,
+  ApprovalRequestParams,
+  ApprovalResult,
+  ClientTool,
+  EntryIdResult,
+  SetClientToolsResult,
+  ToolCallResult,
   AgentEventOfType,
   AgentEventType,
   BashResult,
@@ -140,6 +146,19 @@ export interface ClientEvents {
 
 type JsonObject = Record<string, unknown>;
 
+/** Answers one server-to-client request; `signal` aborts when the server sends $/cancelRequest. */
+export type RequestHandler = (params: JsonObject, signal: AbortSignal) => unknown;
+/** An approval callback: a decision, or `{decision, message}`. */
+export type ApprovalCallback = (
+  request: ApprovalRequestParams,
+  signal: AbortSignal,
+) => ApprovalResult | ApprovalResult["decision"] | Promise<ApprovalResult | ApprovalResult["decision"]>;
+/** A client tool: returns text, content blocks, or a full `{content, isError?, details?}`. */
+export type ToolFunction = (
+  args: JsonObject,
+  signal: AbortSignal,
+) => string | ToolCallResult["content"] | ToolCallResult | Promise<string | ToolCallResult["content"] | ToolCallResult>;
+
 interface Pending {
   method: string;
   resolve: (value: unknown) => void;
@@ -169,6 +188,11 @@ export class RpcAgentClient {
     null;
   private readonly exited: Promise<number | null>;
   private stdinEnded = false;
+  private readonly handlers = new Map<string, RequestHandler>();
+  private readonly tools = new Map<string, { spec: ClientTool; fn: ToolFunction }>();
+  private readonly answering = new Map<unknown, AbortController>();
+  /** Ids of server requests the server gave up on ($/cancelRequest); their handlers were aborted. */
+  readonly cancelledRequests: unknown[] = [];
 
   private constructor(child: ChildProcess, stderrTailChars: number) {
     this.process = child;
@@ -328,6 +352,17 @@ export class RpcAgentClient {
       return;
     }
     const msg = message as JsonObject;
+    if (typeof msg.method === "string" && "id" in msg) {
+      this.answerServerRequest(msg);
+      return;
+    }
+    if (msg.method === "$/cancelRequest") {
+      const id = (msg.params as JsonObject | undefined)?.id;
+      this.cancelledRequests.push(id);
+      this.answering.get(id)?.abort();
+      this.answering.delete(id);
+      return;
+    }
     if (typeof msg.method === "string" && !("id" in msg)) {
       const params = msg.params;
       if (msg.method === "event" && params !== null && typeof params === "object" && !Array.isArray(params)) {
@@ -357,6 +392,95 @@ export class RpcAgentClient {
     } else {
       call.resolve(msg.result);
     }
+  }
+
+  // --- the host's side: approvals, hooks, client tools -------------------------------------
+
+  /** Answer approval/request (declared by the next initialize()). */
+  onApproval(callback: ApprovalCallback): this {
+    this.handlers.set("approval/request", async (params, signal) => {
+      const answer = await callback(params as unknown as ApprovalRequestParams, signal);
+      return typeof answer === "string" ? { decision: answer } : answer;
+    });
+    return this;
+  }
+
+  /** Answer `hook/<name>` with pi's result object for that hook (undefined: no change). */
+  onHook(name: string, handler: RequestHandler): this {
+    this.handlers.set(`hook/${name}`, async (params, signal) => (await handler(params, signal)) ?? {});
+    return this;
+  }
+
+  /** Offer a function to the model as a tool; the server validates its arguments against `parameters`. */
+  addTool(spec: ClientTool, fn: ToolFunction): this {
+    this.tools.set(spec.name, { spec, fn });
+    this.handlers.set("tool/call", (params, signal) => this.callTool(params, signal));
+    return this;
+  }
+
+  /** What initialize() declares, from the registered handlers and tools. */
+  capabilities(): NonNullable<InitializeParams["capabilities"]> {
+    const hooks = [...this.handlers.keys()].filter((k) => k.startsWith("hook/")).map((k) => k.slice(5));
+    const tools = [...this.tools.values()].map((t) => t.spec);
+    return { approvals: this.handlers.has("approval/request"), hooks, ...(tools.length ? { tools } : {}) };
+  }
+
+  private async callTool(params: JsonObject, signal: AbortSignal): Promise<ToolCallResult> {
+    const tool = this.tools.get(String(params.name));
+    if (!tool) return { content: [{ type: "text", text: `unknown tool ${String(params.name)}` }], isError: true };
+    try {
+      const value = await tool.fn((params.arguments ?? {}) as JsonObject, signal);
+      if (typeof value === "string") return { content: [{ type: "text", text: value }] };
+      if (Array.isArray(value)) return { content: value };
+      return value;
+    } catch (error) {
+      return { content: [{ type: "text", text: String(error) }], isError: true };
+    }
+  }
+
+  private answerServerRequest(msg: JsonObject): void {
+    const id = msg.id;
+    const handler = this.handlers.get(String(msg.method));
+    if (!handler) {
+      this.reply({ jsonrpc: "2.0", id, error: { code: -32601, message: `Method not found: ${String(msg.method)}` } });
+      return;
+    }
+    const controller = new AbortController();
+    this.answering.set(id, controller);
+    Promise.resolve()
+      .then(() => handler((msg.params ?? {}) as JsonObject, controller.signal))
+      .then(
+        (result) => ({ jsonrpc: "2.0", id, result }),
+        (error: unknown) => ({ jsonrpc: "2.0", id, error: { code: -32603, message: String(error) } }),
+      )
+      .then((reply) => {
+        this.answering.delete(id);
+        if (!controller.signal.aborted) this.reply(reply);
+      });
+  }
+
+  private reply(message: JsonObject): void {
+    if (this.stdinEnded || this.exitInfo) return;
+    this.process.stdin!.write(JSON.stringify(message) + "\n");
+  }
+
+  /** Replace the client's tools on the server with those registered by addTool(). */
+  setClientTools(): Promise<SetClientToolsResult> {
+    return this.call("set_client_tools", { tools: [...this.tools.values()].map((t) => t.spec) });
+  }
+
+  /** Append a custom_message (it reaches the model); triggerTurn lets the model answer it. */
+  sendCustomMessage(
+    customType: string,
+    content: string | JsonObject[],
+    options: { display?: boolean; details?: unknown; triggerTurn?: boolean } = {},
+  ): Promise<EntryIdResult> {
+    return this.callRaw("send_custom_message", { customType, content, ...options }) as Promise<EntryIdResult>;
+  }
+
+  /** Append a custom entry (extension state that never reaches the model). */
+  appendCustomEntry(customType: string, data?: unknown): Promise<EntryIdResult> {
+    return this.callRaw("append_custom_entry", { customType, data }) as Promise<EntryIdResult>;
   }
 
   // --- calls ------------------------------------------------------------------------------
@@ -479,9 +603,12 @@ export class RpcAgentClient {
 
   /** Handshake: protocol version, server info, capabilities, method list and state. */
   initialize(params: InitializeParams = {}): Promise<InitializeResult> {
+    const capabilities = this.capabilities();
+    const declared = capabilities.approvals || (capabilities.hooks?.length ?? 0) > 0 || capabilities.tools;
     return this.call("initialize", {
       protocolVersion: PROTOCOL_VERSION,
       clientInfo: { name: "rpc-agent-client" },
+      ...(declared ? { capabilities } : {}),
       ...params,
     });
   }

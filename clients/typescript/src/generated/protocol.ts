@@ -15,6 +15,8 @@ export interface Methods {
   abort_bash: { params: undefined; result: AbortResult };
   /** Stop waiting for an automatic retry. */
   abort_retry: { params: undefined; result: AbortResult };
+  /** Append a custom entry (extension state that never reaches the model). */
+  append_custom_entry: { params: AppendCustomEntryParams; result: EntryIdResult };
   /** Run a shell command; its output joins the context of the next prompt. */
   bash: { params: BashParams; result: BashResult };
   /** New session file holding the current branch. */
@@ -57,10 +59,14 @@ export interface Methods {
   new_session: { params: NewSessionParams; result: SessionChangeResult };
   /** Run the agent on a user message; resolves when the run ends. While a run is going, needs streamingBehavior and is queued. */
   prompt: { params: PromptParams; result: PromptResult };
+  /** Append a custom_message (it reaches the model); triggerTurn lets the model answer it. During a run it steers the run: stored when the next turn starts (entryId null). */
+  send_custom_message: { params: SendCustomMessageParams; result: EntryIdResult };
   /** Turn automatic compaction on or off. */
   set_auto_compaction: { params: SetEnabledParams; result: Ok };
   /** Turn automatic retries of transient provider errors on or off. */
   set_auto_retry: { params: SetEnabledParams; result: Ok };
+  /** Replace the client's tools (the next model call sees the new list). */
+  set_client_tools: { params: SetClientToolsParams; result: SetClientToolsResult };
   /** Deliver queued follow-up messages all at once or one per run. */
   set_follow_up_mode: { params: SetQueueModeParams; result: Ok };
   /** Set or clear (null) the label of an entry. */
@@ -89,6 +95,7 @@ export const METHOD_NAMES = [
   "abort",
   "abort_bash",
   "abort_retry",
+  "append_custom_entry",
   "bash",
   "clone",
   "compact",
@@ -110,8 +117,10 @@ export const METHOD_NAMES = [
   "navigate_tree",
   "new_session",
   "prompt",
+  "send_custom_message",
   "set_auto_compaction",
   "set_auto_retry",
+  "set_client_tools",
   "set_follow_up_mode",
   "set_label",
   "set_model",
@@ -136,15 +145,20 @@ export type AgentEventOfType<T extends AgentEventType> = Extract<AgentEvent, { t
 export const AGENT_EVENT_TYPES = [
   "agent_end",
   "agent_start",
+  "approval",
   "auto_retry_end",
   "auto_retry_start",
   "compaction_end",
   "compaction_start",
+  "host_request_failed",
+  "input_handled",
   "message_end",
   "message_start",
   "message_update",
   "queue_update",
   "session_changed",
+  "session_compact",
+  "session_tree",
   "tool_execution_end",
   "tool_execution_start",
   "tool_execution_update",
@@ -226,7 +240,12 @@ export type EventSchema =
   | CompactionEndEvent
   | AutoRetryStartEvent
   | AutoRetryEndEvent
-  | SessionChangedEvent;
+  | SessionChangedEvent
+  | ApprovalEvent
+  | HostRequestFailedEvent
+  | SessionTreeEvent
+  | SessionCompactEvent
+  | InputHandledEvent;
 /**
  * A message as stored and as returned by get_messages.
  */
@@ -244,6 +263,17 @@ export interface AbortResult {
    * false when nothing was running
    */
   aborted: boolean;
+  [k: string]: unknown;
+}
+export interface AcceptedCapabilities {
+  approvalPolicy: "never" | "writes" | "all";
+  approvals: boolean;
+  hooks: string[];
+  /**
+   * declared items the server did not accept, and why
+   */
+  rejected?: string[];
+  tools: string[];
   [k: string]: unknown;
 }
 export interface AgentEndEvent {
@@ -385,6 +415,41 @@ export interface CompactionSummaryMessage {
 export interface AgentStartEvent {
   type: "agent_start";
 }
+export interface AppendCustomEntryParams {
+  customType: string;
+  data?: {
+    [k: string]: unknown;
+  };
+}
+/**
+ * How a tool call that the approval policy looked at was decided, and why.
+ */
+export interface ApprovalEvent {
+  decision: "allow" | "deny";
+  reason?: string | null;
+  source: "policy" | "rule" | "session" | "client" | "no_answer";
+  toolCallId: string;
+  toolName: string;
+  type: "approval";
+}
+export interface ApprovalRequestParams {
+  arguments: {
+    [k: string]: unknown;
+  };
+  /**
+   * edit/write: {path, diff} (nothing is written yet); bash: {command, cwd}
+   */
+  preview?: {
+    [k: string]: unknown;
+  } | null;
+  toolCallId: string;
+  toolName: string;
+  [k: string]: unknown;
+}
+export interface ApprovalResult {
+  decision: "allow" | "allow_always" | "deny";
+  message?: string | null;
+}
 /**
  * One streaming step: apply it to the message from message_start (contentIndex names the block).
  */
@@ -435,6 +500,22 @@ export interface BashResult {
   truncated: boolean;
   [k: string]: unknown;
 }
+export interface BeforeAgentStartResult {
+  message?: HookCustomMessage | null;
+  systemPrompt?: string | null;
+}
+export interface HookCustomMessage {
+  content:
+    | string
+    | {
+        [k: string]: unknown;
+      }[];
+  customType: string;
+  details?: {
+    [k: string]: unknown;
+  };
+  display?: boolean;
+}
 export interface BranchSummaryEntry {
   details?: {
     [k: string]: unknown;
@@ -457,6 +538,10 @@ export interface BranchSummaryEntry {
   type: "branch_summary";
   [k: string]: unknown;
 }
+export interface CancelRequestParams {
+  id: number;
+  [k: string]: unknown;
+}
 export interface Capabilities {
   compaction: boolean;
   errorCodes: {
@@ -467,6 +552,34 @@ export interface Capabilities {
   providers: string[];
   tree?: boolean;
   [k: string]: unknown;
+}
+export interface ClientCapabilities {
+  /**
+   * the client answers approval/request
+   */
+  approvals?: boolean | null;
+  /**
+   * hook names the client answers as hook/<name>
+   */
+  hooks?: string[] | null;
+  /**
+   * tools the client runs (tool/call)
+   */
+  tools?: ClientTool[] | null;
+}
+export interface ClientTool {
+  description?: string;
+  name: string;
+  /**
+   * JSON Schema of the arguments; calls are validated against it before the client sees them
+   */
+  parameters?: {
+    [k: string]: unknown;
+  };
+  /**
+   * true: the tool changes nothing (the 'writes' approval policy does not ask)
+   */
+  readOnly?: boolean;
 }
 export interface ClientInfo {
   name: string;
@@ -515,9 +628,30 @@ export interface CompactionEntry {
   type: "compaction";
   [k: string]: unknown;
 }
+export interface CompactionHookResult {
+  details?: {
+    [k: string]: unknown;
+  };
+  firstKeptEntryId: string;
+  summary: string;
+  tokensBefore: number;
+}
 export interface CompactionStartEvent {
   reason: "manual" | "threshold" | "overflow";
   type: "compaction_start";
+}
+export interface ContextResult {
+  messages?:
+    | (
+        | UserMessage
+        | AssistantMessage
+        | ToolResultMessage
+        | BashExecutionMessage
+        | CustomMessage
+        | BranchSummaryMessage
+        | CompactionSummaryMessage
+      )[]
+    | null;
 }
 export interface CustomEntry {
   customType: string;
@@ -591,6 +725,10 @@ export interface EntriesResult {
     [k: string]: unknown;
   }[];
   leafId: string | null;
+  [k: string]: unknown;
+}
+export interface EntryIdResult {
+  entryId: string | null;
   [k: string]: unknown;
 }
 export interface MessageEntry {
@@ -842,6 +980,46 @@ export interface SessionChangedEvent {
   sessionId: string;
   type: "session_changed";
 }
+/**
+ * A request to the client gave no usable answer: the server went on without it.
+ */
+export interface HostRequestFailedEvent {
+  fallback: "denied" | "no_change" | "tool_error";
+  message: string;
+  method: string;
+  reason: "timeout" | "aborted" | "error" | "invalid_result" | "closed";
+  requestId?: number | null;
+  type: "host_request_failed";
+}
+/**
+ * After a navigation in the tree (pi's session_tree).
+ */
+export interface SessionTreeEvent {
+  fromExtension?: boolean | null;
+  newLeafId: string | null;
+  oldLeafId: string | null;
+  summaryEntry?: {
+    [k: string]: unknown;
+  } | null;
+  type: "session_tree";
+}
+/**
+ * After a compaction was stored (pi's session_compact).
+ */
+export interface SessionCompactEvent {
+  compactionEntry: {
+    [k: string]: unknown;
+  };
+  fromExtension: boolean;
+  type: "session_compact";
+}
+/**
+ * The client's input hook handled a prompt itself: no run took place.
+ */
+export interface InputHandledEvent {
+  text: string;
+  type: "input_handled";
+}
 export interface ExportHtmlParams {
   outputPath?: string | null;
 }
@@ -881,12 +1059,41 @@ export interface GetEntriesParams {
    */
   since?: string | null;
 }
+/**
+ * ``hook/<name>`` params: the pi event of that name as JSON (``type`` is the hook name).
+ */
+export interface HookEvent {
+  type:
+    | "session_before_tree"
+    | "session_before_compact"
+    | "session_before_switch"
+    | "session_before_fork"
+    | "tool_call"
+    | "tool_result"
+    | "before_agent_start"
+    | "context"
+    | "input";
+  [k: string]: unknown;
+}
+export interface ImageBlock {
+  data: string;
+  mimeType: string;
+  type: "image";
+}
 export interface InitializeParams {
+  /**
+   * what the client answers: approvals, hooks (pi's event names), its own tools
+   */
+  capabilities?: ClientCapabilities | null;
   clientInfo?: ClientInfo | null;
   protocolVersion?: string | null;
 }
 export interface InitializeResult {
   capabilities: Capabilities;
+  /**
+   * the client capabilities the server accepted (when some were declared)
+   */
+  client?: AcceptedCapabilities | null;
   methods: string[];
   protocolVersion: string;
   serverInfo: ServerInfo;
@@ -915,6 +1122,15 @@ export interface State {
   steeringMode: "all" | "one-at-a-time";
   thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
   [k: string]: unknown;
+}
+export interface InputResult {
+  action?: "continue" | "transform" | "handled";
+  images?:
+    | {
+        [k: string]: unknown;
+      }[]
+    | null;
+  text?: string | null;
 }
 export interface LastAssistantTextResult {
   text: string | null;
@@ -986,6 +1202,14 @@ export interface Ok {
 }
 export interface PromptParams {
   images?: ImageContent[] | null;
+  /**
+   * stop this run once it cost this much
+   */
+  maxBudgetUsd?: number | null;
+  /**
+   * stop this run after N model calls
+   */
+  maxTurns?: number | null;
   message: string;
   /**
    * required while the agent is streaming: queue as steer or followUp
@@ -1020,6 +1244,46 @@ export interface QueueParams {
 export interface QueueResult {
   pendingMessageCount: number;
   [k: string]: unknown;
+}
+export interface SendCustomMessageParams {
+  content:
+    | string
+    | {
+        [k: string]: unknown;
+      }[];
+  customType: string;
+  details?: {
+    [k: string]: unknown;
+  };
+  display?: boolean;
+  /**
+   * start a run with it when the agent is idle
+   */
+  triggerTurn?: boolean;
+}
+export interface SessionBeforeCompactResult {
+  cancel?: boolean | null;
+  compaction?: CompactionHookResult | null;
+}
+export interface SessionBeforeForkResult {
+  cancel?: boolean | null;
+  skipConversationRestore?: boolean | null;
+}
+export interface SessionBeforeSwitchResult {
+  cancel?: boolean | null;
+}
+export interface SessionBeforeTreeResult {
+  cancel?: boolean | null;
+  customInstructions?: string | null;
+  label?: string | null;
+  replaceInstructions?: boolean | null;
+  summary?: TreeSummary | null;
+}
+export interface TreeSummary {
+  details?: {
+    [k: string]: unknown;
+  };
+  summary: string;
 }
 export interface SessionChangeResult {
   cancelled?: boolean;
@@ -1063,6 +1327,13 @@ export interface TokenTotals {
   total: number;
   [k: string]: unknown;
 }
+export interface SetClientToolsParams {
+  tools: ClientTool[];
+}
+export interface SetClientToolsResult {
+  tools: string[];
+  [k: string]: unknown;
+}
 export interface SetEnabledParams {
   enabled: boolean;
 }
@@ -1090,9 +1361,45 @@ export interface SetThinkingLevelParams {
 export interface SwitchSessionParams {
   sessionPath: string;
 }
+export interface TextBlock {
+  text: string;
+  type: "text";
+}
 export interface ThinkingLevelResult {
   level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
   [k: string]: unknown;
+}
+export interface ToolCallHookResult {
+  block?: boolean | null;
+  /**
+   * replacement arguments (pi's in-place mutation of event.input)
+   */
+  input?: {
+    [k: string]: unknown;
+  } | null;
+  reason?: string | null;
+}
+export interface ToolCallParams {
+  arguments: {
+    [k: string]: unknown;
+  };
+  name: string;
+  toolCallId: string;
+  [k: string]: unknown;
+}
+export interface ToolCallResult {
+  content: (TextBlock | ImageBlock)[];
+  details?: {
+    [k: string]: unknown;
+  };
+  isError?: boolean;
+}
+export interface ToolResultHookResult {
+  content?: (TextBlock | ImageBlock)[] | null;
+  details?: {
+    [k: string]: unknown;
+  };
+  isError?: boolean | null;
 }
 export interface TreeNode {
   childCount: number;

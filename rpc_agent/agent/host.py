@@ -1,0 +1,102 @@
+"""What the agent may ask of the program that hosts it: approvals, hooks and its own tools.
+
+AgentSession and the turn loop ask through this interface and never learn how the host
+answers (the JSON-RPC front sends server-to-client requests; headless mode has nobody to ask).
+Every method returns ``None`` when the host gave no usable answer (an error, a timeout, an
+abort, a wrong shape): the caller then treats an approval as denied and a hook as "no change",
+so a broken host can never break a run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel
+
+JsonDict = dict[str, Any]
+
+HOOK_NAMES = (
+    "session_before_tree",
+    "session_before_compact",
+    "session_before_switch",
+    "session_before_fork",
+    "tool_call",
+    "tool_result",
+    "before_agent_start",
+    "context",
+    "input",
+)
+"""The hook points a host may declare: pi 0.73.1's extension events of the same names."""
+
+ApprovalDecision = Literal["allow", "allow_always", "deny"]
+
+
+@dataclass(slots=True)
+class ApprovalAnswer:
+    decision: ApprovalDecision
+    message: str | None = None
+
+
+@dataclass(slots=True)
+class ClientToolSpec:
+    """A tool the host implements: offered to the model like a built-in one."""
+
+    name: str
+    description: str
+    parameters: JsonDict
+    read_only: bool = False
+
+
+@dataclass(slots=True)
+class ClientToolAnswer:
+    content: list[JsonDict]
+    is_error: bool = False
+    details: Any = None
+
+
+@dataclass(slots=True)
+class HostCapabilities:
+    """What the host declared it can do (the server's accepted set)."""
+
+    approvals: bool = False
+    hooks: set[str] = field(default_factory=set)
+    tools: list[ClientToolSpec] = field(default_factory=list)
+
+
+class Host(Protocol):
+    """The agent's side of the host: each front implements it."""
+
+    capabilities: HostCapabilities
+
+    async def request_approval(
+        self, tool_call_id: str, tool_name: str, arguments: JsonDict, preview: JsonDict | None
+    ) -> ApprovalAnswer | None:
+        """The host's decision, or None when it gave none (treated as a denial)."""
+        ...
+
+    async def run_hook(self, name: str, event: JsonDict) -> BaseModel | None:
+        """The hook's result, validated as pi's result object of that hook; None: no change."""
+        ...
+
+    async def call_client_tool(self, tool_call_id: str, name: str, arguments: JsonDict) -> ClientToolAnswer:
+        """Run a host tool; a failure comes back as an error answer, never an exception."""
+        ...
+
+
+class NoHost:
+    """Nobody to ask (headless mode, or a client that declared nothing)."""
+
+    def __init__(self) -> None:
+        self.capabilities = HostCapabilities()
+
+    async def request_approval(
+        self, tool_call_id: str, tool_name: str, arguments: JsonDict, preview: JsonDict | None
+    ) -> ApprovalAnswer | None:
+        return ApprovalAnswer("deny", "no client is connected to approve this tool call")
+
+    async def run_hook(self, name: str, event: JsonDict) -> BaseModel | None:
+        return None
+
+    async def call_client_tool(self, tool_call_id: str, name: str, arguments: JsonDict) -> ClientToolAnswer:
+        return ClientToolAnswer([{"type": "text", "text": f"no client provides the tool {name}"}], True)

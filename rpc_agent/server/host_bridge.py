@@ -1,0 +1,140 @@
+"""The JSON-RPC front's Host: the agent's questions become server-to-client requests.
+
+Each kind of request has its own timeout (an approval waits for a person, a hook for a
+program). When the answer does not come in time, or the run is aborted while waiting, the
+server sends ``$/cancelRequest {id}`` and goes on without it; an error answer or a result of
+the wrong shape is treated the same way. Every such case is told in a ``host_request_failed``
+event, and none of them raises into the run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio
+from pydantic import BaseModel, ValidationError
+
+from ..agent.host import ApprovalAnswer, ClientToolAnswer, HostCapabilities
+from ..protocol import events as ev
+from ..protocol import host as h
+from ..validation import describe
+from .errors import ConnectionClosedError, RpcError
+from .router import Router
+
+logger = logging.getLogger(__name__)
+JsonDict = dict[str, Any]
+Fallback = Literal["denied", "no_change", "tool_error"]
+
+
+@dataclass(slots=True)
+class HostTimeouts:
+    approval: float = 300.0
+    hook: float = 30.0
+    tool: float = 600.0
+
+
+class _NoAnswer(Exception):
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+class JsonRpcHost:
+    def __init__(
+        self, router: Router, emit: Callable[[BaseModel], None], timeouts: HostTimeouts | None = None
+    ) -> None:
+        self.router = router
+        self.emit = emit
+        self.timeouts = timeouts or HostTimeouts()
+        self.capabilities = HostCapabilities()
+
+    async def _ask(
+        self, method: str, params: JsonDict, model: type[BaseModel], limit: float, fallback: Fallback
+    ) -> BaseModel | None:
+        sent: list[int] = []
+        try:
+            try:
+                with anyio.fail_after(limit):
+                    raw = await self.router.request(method, params, on_sent=sent.append)
+            except TimeoutError:
+                self._cancel_request(sent)
+                raise _NoAnswer("timeout", f"no answer to {method} within {limit:g} s") from None
+            except anyio.get_cancelled_exc_class():
+                self._cancel_request(sent)
+                self._failed(method, sent, "aborted", f"{method} was given up: the run was aborted", fallback)
+                raise
+            except RpcError as exc:
+                raise _NoAnswer(
+                    "error", f"the client answered {method} with an error: {exc.message}"
+                ) from None
+            except ConnectionClosedError as exc:
+                raise _NoAnswer("closed", str(exc)) from None
+            if raw is None and fallback == "no_change":
+                return None  # a hook answered null: no change, nothing to report
+            try:
+                return model.model_validate(raw)
+            except ValidationError as exc:
+                raise _NoAnswer("invalid_result", f"unusable answer to {method}: {describe(exc)}") from None
+        except _NoAnswer as failure:
+            self._failed(method, sent, failure.reason, failure.message, fallback)
+            return None
+
+    def _cancel_request(self, sent: list[int]) -> None:
+        if sent:
+            try:
+                self.router.notify("$/cancelRequest", {"id": sent[0]})
+            except Exception:  # the output is gone: nobody to tell
+                logger.debug("could not send $/cancelRequest", exc_info=True)
+
+    def _failed(self, method: str, sent: list[int], reason: str, message: str, fallback: Fallback) -> None:
+        self.emit(
+            ev.HostRequestFailedEvent.model_validate(
+                {
+                    "method": method,
+                    "requestId": sent[0] if sent else None,
+                    "reason": reason,
+                    "message": message,
+                    "fallback": fallback,
+                }
+            )
+        )
+
+    # --- the Host interface -----------------------------------------------------------------
+
+    async def request_approval(
+        self, tool_call_id: str, tool_name: str, arguments: JsonDict, preview: JsonDict | None
+    ) -> ApprovalAnswer | None:
+        params: JsonDict = {"toolCallId": tool_call_id, "toolName": tool_name, "arguments": arguments}
+        if preview is not None:
+            params["preview"] = preview
+        answer = await self._ask(
+            "approval/request", params, h.ApprovalResult, self.timeouts.approval, "denied"
+        )
+        if not isinstance(answer, h.ApprovalResult):
+            return None
+        return ApprovalAnswer(answer.decision, answer.message)
+
+    async def run_hook(self, name: str, event: JsonDict) -> BaseModel | None:
+        model = h.HOOK_RESULTS.get(name)
+        if model is None or name not in self.capabilities.hooks:
+            return None
+        return await self._ask(f"hook/{name}", event, model, self.timeouts.hook, "no_change")
+
+    async def call_client_tool(self, tool_call_id: str, name: str, arguments: JsonDict) -> ClientToolAnswer:
+        answer = await self._ask(
+            "tool/call",
+            {"toolCallId": tool_call_id, "name": name, "arguments": arguments},
+            h.ToolCallResult,
+            self.timeouts.tool,
+            "tool_error",
+        )
+        if not isinstance(answer, h.ToolCallResult):
+            return ClientToolAnswer(
+                [{"type": "text", "text": f"The client gave no usable result for {name}."}], True
+            )
+        content = [block.model_dump(exclude_none=True) for block in answer.content]
+        return ClientToolAnswer(content, answer.isError, answer.details)

@@ -1,0 +1,89 @@
+"""The methods through which the client takes part: its capabilities, tools and entries."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import jsonschema
+
+from ..agent.client_tools import check_schema, make_client_tool
+from ..agent.host import HOOK_NAMES, ClientToolSpec
+from ..errors import InvalidRequestError, NotAvailableError
+from ..protocol import host as h
+
+if TYPE_CHECKING:
+    from .host_bridge import JsonRpcHost
+    from .methods import Methods
+
+
+def _tool_specs(methods: Methods, tools: list[h.ClientTool], rejected: list[str]) -> list[ClientToolSpec]:
+    builtin = {t.name for t in methods.agent.tools}
+    accepted: list[ClientToolSpec] = []
+    for tool in tools:
+        if tool.name in builtin or any(t.name == tool.name for t in accepted):
+            rejected.append(f"tool {tool.name}: the name is already taken")
+            continue
+        try:
+            check_schema(tool.parameters)
+        except jsonschema.SchemaError as exc:
+            rejected.append(f"tool {tool.name}: invalid JSON Schema: {exc.message}")
+            continue
+        accepted.append(ClientToolSpec(tool.name, tool.description, tool.parameters, tool.readOnly))
+    return accepted
+
+
+def configure(
+    methods: Methods, bridge: JsonRpcHost, declared: h.ClientCapabilities
+) -> h.AcceptedCapabilities:
+    """Take what the client declared; the approval policy defaults to ``writes`` with approvals."""
+    agent = methods.agent
+    rejected: list[str] = []
+    hooks = []
+    for name in declared.hooks or []:
+        if name in HOOK_NAMES:
+            hooks.append(name)
+        else:
+            rejected.append(f"hook {name}: unknown (known: {', '.join(HOOK_NAMES)})")
+    specs = _tool_specs(methods, declared.tools or [], rejected)
+    caps = bridge.capabilities
+    caps.approvals = bool(declared.approvals)
+    caps.hooks = set(hooks)
+    caps.tools = specs
+    if agent.settings.approval is None:
+        agent.policy.mode = "writes" if caps.approvals else "never"
+    agent.client_tools = [make_client_tool(spec, bridge) for spec in specs]
+    return h.AcceptedCapabilities(
+        approvals=caps.approvals,
+        approvalPolicy=agent.policy.mode,
+        hooks=hooks,
+        tools=[spec.name for spec in specs],
+        rejected=rejected,
+    )
+
+
+def _bridge(methods: Methods) -> JsonRpcHost:
+    host = methods.host_bridge
+    if host is None:
+        raise NotAvailableError("this front has no client host (client tools are a JSON-RPC feature)")
+    return host
+
+
+def set_client_tools(methods: Methods, p: h.SetClientToolsParams) -> h.SetClientToolsResult:
+    rejected: list[str] = []
+    specs = _tool_specs(methods, p.tools, rejected)
+    if rejected:
+        raise InvalidRequestError("; ".join(rejected))
+    host = _bridge(methods)
+    host.capabilities.tools = specs
+    methods.agent.client_tools = [make_client_tool(spec, host) for spec in specs]
+    return h.SetClientToolsResult(tools=[spec.name for spec in specs])
+
+
+def accept_capabilities(methods: Methods, bridge: JsonRpcHost) -> None:
+    """Wire the JSON-RPC host into the method table and the agent."""
+    methods.host_bridge = bridge
+    methods.agent.host = bridge
+    methods.on_capabilities = lambda declared: configure(methods, bridge, declared)
+
+
+__all__ = ["accept_capabilities", "set_client_tools"]

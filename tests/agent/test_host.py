@@ -1,0 +1,112 @@
+"""The agent's Host interface in-process: any front that implements it governs the agent the
+same way (here a plain Python host, no JSON-RPC), and the faux model shows what it was sent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from rpc_agent.agent.host import ApprovalAnswer, ClientToolAnswer, HostCapabilities
+from rpc_agent.agent.policy import parse_rules
+from rpc_agent.agent.session import AgentSession
+from rpc_agent.agent.settings import AgentSettings
+from rpc_agent.protocol import host as h
+from rpc_agent.providers.faux import FauxProvider
+from rpc_agent.session import SessionManager
+from rpc_agent.tools import default_tools
+
+pytestmark = pytest.mark.anyio
+
+JsonDict = dict[str, Any]
+
+
+class ScriptedHost:
+    """Answers from a table; records every question."""
+
+    def __init__(self, hooks: dict[str, JsonDict], approval: ApprovalAnswer | None) -> None:
+        self.capabilities = HostCapabilities(approvals=approval is not None, hooks=set(hooks))
+        self.hooks = hooks
+        self.approval = approval
+        self.asked: list[tuple[str, JsonDict]] = []
+
+    async def request_approval(
+        self, tool_call_id: str, tool_name: str, arguments: JsonDict, preview: JsonDict | None
+    ) -> ApprovalAnswer | None:
+        self.asked.append(("approval", {"toolName": tool_name, "preview": preview}))
+        return self.approval
+
+    async def run_hook(self, name: str, event: JsonDict) -> BaseModel | None:
+        self.asked.append((name, event))
+        return h.HOOK_RESULTS[name].model_validate(self.hooks[name])
+
+    async def call_client_tool(self, tool_call_id: str, name: str, arguments: JsonDict) -> ClientToolAnswer:
+        return ClientToolAnswer([{"type": "text", "text": "unused"}], True)
+
+
+def make_agent(
+    tmp_path: Path, script: list[JsonDict], host: ScriptedHost, approval: str
+) -> tuple[AgentSession, FauxProvider]:
+    provider = FauxProvider(script)
+    agent = AgentSession(
+        manager=SessionManager.in_memory(str(tmp_path)),
+        provider=provider,
+        emit=lambda _event: None,
+        tools=default_tools(),
+        settings=AgentSettings(approval=approval),
+    )
+    agent.host = host
+    return agent, provider
+
+
+async def test_a_python_host_denies_blocks_and_rewrites_the_context(tmp_path: Path) -> None:
+    host = ScriptedHost(
+        {
+            "tool_call": {"block": True, "reason": "bash is off today"},
+            "context": {"messages": [{"role": "user", "content": "only this", "timestamp": 1}]},
+            "before_agent_start": {"systemPrompt": "host prompt"},
+        },
+        ApprovalAnswer("deny", "no writes"),
+    )
+    script: list[JsonDict] = [
+        {"toolCalls": [{"name": "write", "arguments": {"path": "w.txt", "content": "x"}}]},
+        {"toolCalls": [{"name": "bash", "arguments": {"command": "echo x > b.txt"}}]},
+        {"text": "done"},
+    ]
+    agent, provider = make_agent(tmp_path, script, host, "writes")
+    agent.policy.allow = parse_rules(["bash"])
+    result = await agent.prompt("go")
+    assert result.stopReason == "stop"
+    assert not (tmp_path / "w.txt").exists()
+    assert not (tmp_path / "b.txt").exists()
+    results = [m for m in map(dict, result.messages) if m["role"] == "toolResult"]
+    assert "no writes" in results[0]["content"][0]["text"]
+    assert results[1]["content"][0]["text"] == "bash is off today"
+    # The approval comes first (write: asked and denied; bash: allowed by the rule), then the hook.
+    asked = [name for name, _ in host.asked]
+    assert asked.count("approval") == 1
+    assert asked.count("tool_call") == 1
+    assert all(request.system_prompt == "host prompt" for request in provider.requests)
+    assert all(
+        request.messages == [{"role": "user", "content": "only this", "timestamp": 1}]
+        for request in provider.requests
+    )
+    await agent.shutdown()
+
+
+async def test_rules_allow_and_the_hook_blocks(tmp_path: Path) -> None:
+    host = ScriptedHost({"tool_call": {"block": True}}, ApprovalAnswer("deny"))
+    agent, _provider = make_agent(
+        tmp_path,
+        [{"toolCalls": [{"name": "bash", "arguments": {"command": "echo x > b.txt"}}]}, {"text": "ok"}],
+        host,
+        "writes",
+    )
+    agent.policy.allow = parse_rules(["bash(echo *)"])
+    result = await agent.prompt("go")
+    (tool_result,) = [m for m in map(dict, result.messages) if m["role"] == "toolResult"]
+    assert tool_result["content"][0]["text"] == "Tool execution was blocked by an extension"
+    assert [name for name, _ in host.asked] == ["tool_call"]
+    await agent.shutdown()

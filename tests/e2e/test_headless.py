@@ -1,0 +1,114 @@
+"""``rpc-agent -p``: one prompt, the answer on stdout, an exit code; and the run limits."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from .conftest import E2E, WAIT, header_and_entries, messages_of
+
+JsonDict = dict[str, Any]
+
+
+def run(e2e: E2E, *args: str, script: list[JsonDict] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rpc_agent", *e2e.argv(*args, script=script)],
+        cwd=e2e.cwd,
+        env={**os.environ, **e2e.env()},
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    )
+
+
+def bash_call(command: str) -> JsonDict:
+    return {"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}
+
+
+def test_print_text_prints_the_final_answer(e2e: E2E) -> None:
+    done = run(e2e, "-p", "hello", script=[bash_call("echo hi > f.txt"), {"text": "All done."}])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "All done.\n"
+    assert (e2e.cwd / "f.txt").read_text() == "hi\n"
+
+
+def test_print_json_reports_the_run_and_continue_resumes_it(e2e: E2E) -> None:
+    done = run(
+        e2e, "-p", "first", "--output-format", "json", script=[{"text": "one", "usage": {"costUsd": 0.25}}]
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["text"] == "one"
+    assert result["stopReason"] == "stop"
+    assert result["turns"] == 1
+    assert result["costUsd"] == 0.25
+    assert result["usage"]["output"] > 0
+    assert result["durationMs"] >= 0
+    session = result["sessionFile"]
+    again = run(e2e, "-p", "second", "--continue", "--output-format", "json", script=[{"text": "two"}])
+    assert json.loads(again.stdout)["sessionFile"] == session
+    _header, entries = header_and_entries(e2e.session_files()[0])
+    assert [m["message"]["content"] for m in messages_of(entries, "user")] == ["first", "second"]
+
+
+def test_print_stream_json_prints_every_event_then_the_result(e2e: E2E) -> None:
+    done = run(e2e, "-p", "hello", "--output-format", "stream-json", script=[{"text": "streamed"}])
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    types = [line["type"] for line in lines]
+    assert types[0] == "agent_start"
+    assert "message_update" in types
+    assert types[-2:] == ["agent_end", "result"]
+    assert lines[-1]["text"] == "streamed"
+
+
+def test_print_denies_what_the_policy_would_ask_and_says_why(e2e: E2E) -> None:
+    script: list[JsonDict] = [
+        {"toolCalls": [{"name": "write", "arguments": {"path": "a.txt", "content": "x"}}]},
+        {"text": "I could not write it."},
+    ]
+    done = run(e2e, "-p", "write", "--approval", "writes", "--output-format", "json", script=script)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert not (e2e.cwd / "a.txt").exists()
+    (denial,) = result["denials"]
+    assert denial["toolName"] == "write"
+    assert "no client to ask" in denial["reason"]
+    text = run(e2e, "-p", "write", "--approval", "writes", script=script)
+    assert "denied write" in text.stderr
+
+
+def test_print_a_failed_run_exits_1_with_the_error_on_stderr(e2e: E2E) -> None:
+    done = run(e2e, "-p", "hello", "--no-auto-retry", script=[{"error": "the model is down", "status": 500}])
+    assert done.returncode == 1
+    assert "the model is down" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "reason"),
+    [(("--max-turns", "2"), "max_turns"), (("--max-budget-usd", "0.5"), "max_budget")],
+)
+def test_each_limit_stops_a_scripted_run(e2e: E2E, flags: tuple[str, str], reason: str) -> None:
+    script = [{**bash_call(f"echo {n} >> turns.txt"), "usage": {"costUsd": 0.3}} for n in range(5)]
+    done = run(e2e, "-p", "loop", "--output-format", "json", *flags, script=script)
+    assert done.returncode == 3, done.stderr
+    result = json.loads(done.stdout)
+    assert result["stopReason"] == reason
+    assert result["turns"] == 2
+    assert (e2e.cwd / "turns.txt").read_text() == "0\n1\n"
+
+
+def test_tools_flag_chooses_the_builtin_tools(e2e: E2E) -> None:
+    script: list[JsonDict] = [bash_call("echo no > f.txt"), {"text": "ok"}]
+    done = run(e2e, "-p", "go", "--tools", "read,ls", "--output-format", "json", script=script)
+    assert done.returncode == 0, done.stderr
+    assert not (e2e.cwd / "f.txt").exists()
+    bad = run(e2e, "-p", "go", "--tools", "read,nope")
+    assert bad.returncode == 1
+    assert "nope" in bad.stderr
