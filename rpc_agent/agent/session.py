@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,12 +24,13 @@ from ..protocol import methods as m
 from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ProviderError, ToolSpec
 from ..session import files
-from ..session.errors import SessionNotFoundError
+from ..session.errors import PersistenceError, SessionNotFoundError
 from ..session.store import SessionManager, TreeNode
 from ..tools.base import Tool, ToolOutput, tool_schema
 from .branch_summary import generate_branch_summary, prepare_branch_summary
 from .compaction import NothingToCompactError, context_tokens, generate_compaction_summary, prepare_compaction
-from .loop import Authorize, RunContext, RunOutcome, now_ms, run_turns
+from .loop import Authorize, RunContext, RunOutcome, error_message, now_ms, run_turns
+from .pairing import EventPairing
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
 from .system_prompt import build_system_prompt
@@ -36,7 +38,15 @@ from .system_prompt import build_system_prompt
 JsonDict = dict[str, Any]
 Emit = Callable[[BaseModel], None]
 
+logger = logging.getLogger("rpc_agent")
+
 THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"]
+
+
+def _failure_text(failure: BaseException | None) -> str:
+    if failure is None or isinstance(failure, anyio.get_cancelled_exc_class()):
+        return "Request was aborted"
+    return str(failure) or type(failure).__name__
 
 
 class AgentBusyError(Exception):
@@ -272,8 +282,11 @@ class AgentSession:
             tool_specs=specs,
             authorize=self.authorize,
         )
+        pairing = EventPairing(self.emit, lambda text: error_message(ctx, text))
+        ctx.emit = pairing
         self._run_context = ctx
         self.emit(ev.AgentStartEvent())
+        failure: BaseException | None = None
         try:
             await self._flush_pending_bash()
             with anyio.CancelScope() as scope:
@@ -291,16 +304,27 @@ class AgentSession:
             if scope.cancelled_caught:
                 outcome.stop_reason = "aborted"
                 outcome.error_message = outcome.error_message or "aborted by the client"
+        except BaseException as exc:
+            failure = exc
+            raise
         finally:
             self._run_scope = None
             self._run_context = None
             self.is_streaming = False
-            if self.queue:
-                self.queue.clear()
-                self._announce_queue()
-            with anyio.CancelScope(shield=True):
-                await self.manager.flush()
-            self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages))
+            try:
+                if self.queue:
+                    self.queue.clear()
+                    self._announce_queue()
+                with anyio.CancelScope(shield=True):
+                    await self.manager.flush()
+            except Exception as exc:
+                failure = failure or exc
+                raise
+            finally:
+                # Whatever stopped the run (a failed write, any error): everything it opened is
+                # closed before agent_end, so a client never waits for an end that never comes.
+                pairing.close_all(_failure_text(failure))
+                self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages))
         return trusted(
             m.PromptResult,
             queued=False,
@@ -805,5 +829,13 @@ class AgentSession:
     async def shutdown(self) -> None:
         self.abort()
         self.abort_bash()
-        with anyio.CancelScope(shield=True):
-            await self.manager.aclose()
+        chain = self.manager.write_chain
+        reported = chain is not None and chain.error is not None
+        try:
+            with anyio.CancelScope(shield=True):
+                await self.manager.aclose()
+        except PersistenceError as exc:
+            if not reported:
+                raise
+            # The host was told with the request that met it; the file is closed all the same.
+            logger.warning("%s", exc)
