@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import html
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -233,6 +233,25 @@ class AgentSession:
         finally:
             self._operation = None
 
+    @contextlib.asynccontextmanager
+    async def _mutation(self) -> AsyncIterator[None]:
+        """Persist first, apply after: the one way every mutation of the session goes.
+
+        A latched write error is raised before anything is computed or moved; entries appended
+        inside are awaited to the disk, and if they cannot be stored the session's memory is
+        rolled back to where it was. Callers change their own state (model, thinking level)
+        only after the block, so a mutation that fails changes nothing.
+        """
+        self.manager.check_writable()
+        manager = self.manager
+        point = manager.savepoint()
+        try:
+            yield
+            await manager.flush()
+        except PersistenceError:
+            manager.rollback(point)
+            raise
+
     def _tool_specs(self) -> list[ToolSpec]:
         return [
             ToolSpec(name=t.name, description=t.description, parameters=tool_schema(t)) for t in self.tools
@@ -431,7 +450,8 @@ class AgentSession:
 
     async def navigate_tree(self, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
         with self._exclusive("navigating the tree"):
-            return await self._navigate_tree(params)
+            async with self._mutation():
+                return await self._navigate_tree(params)
 
     async def _navigate_tree(self, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
         manager = self.manager
@@ -482,7 +502,8 @@ class AgentSession:
         )
 
     async def set_label(self, entry_id: str, label: str | None) -> str:
-        label_id = await self.manager.append_label_change(entry_id, label, move_leaf=False)
+        async with self._mutation():
+            label_id = await self.manager.append_label_change(entry_id, label, move_leaf=False)
         assert label_id is not None
         return label_id
 
@@ -618,14 +639,16 @@ class AgentSession:
         return m.SessionChangeResult(**self._change_result())
 
     async def set_session_name(self, name: str) -> None:
-        await self.manager.append_session_info(name)
+        async with self._mutation():
+            await self.manager.append_session_info(name)
 
     # --- settings -----------------------------------------------------------------------
 
     async def set_model(self, model_id: str) -> ModelInfo:
         model = self.provider.resolve_model(model_id)
+        async with self._mutation():
+            await self.manager.append_model_change(model.provider, model.id)
         self.model = model
-        await self.manager.append_model_change(model.provider, model.id)
         return model
 
     async def cycle_model(self) -> ModelInfo:
@@ -637,8 +660,9 @@ class AgentSession:
     async def set_thinking_level(self, level: str) -> None:
         if level not in THINKING_LEVELS:
             raise ValueError(f"unknown thinking level {level!r}")
+        async with self._mutation():
+            await self.manager.append_thinking_level_change(level)
         self.thinking_level = level
-        await self.manager.append_thinking_level_change(level)
 
     async def cycle_thinking_level(self) -> str:
         index = THINKING_LEVELS.index(self.thinking_level) if self.thinking_level in THINKING_LEVELS else 0
@@ -695,7 +719,8 @@ class AgentSession:
             # output joins the context at the start of the next prompt instead.
             self._pending_bash.append(message)
         else:
-            await self.manager.append_message(message)
+            async with self._mutation():
+                await self.manager.append_message(message)
         return m.BashResult(
             output=output_text,
             exitCode=message["exitCode"],
@@ -734,7 +759,7 @@ class AgentSession:
                 self._op_scope = scope
                 result = await self._compact(custom_instructions)
             aborted = scope.cancelled_caught
-        except (NothingToCompactError, ProviderError) as exc:
+        except (NothingToCompactError, ProviderError, PersistenceError) as exc:
             error = str(exc)
             raise
         finally:
@@ -756,9 +781,15 @@ class AgentSession:
     async def _compact(self, custom_instructions: str | None) -> m.CompactResult:
         compaction = self.settings.compaction
         assert compaction is not None
+        async with self._mutation():
+            return await self._compact_branch(compaction.keep_recent_tokens, custom_instructions)
+
+    async def _compact_branch(
+        self, keep_recent_tokens: int, custom_instructions: str | None
+    ) -> m.CompactResult:
         path = self.manager.get_branch()
         tokens_before = context_tokens(self.manager.build_session_context().messages)
-        preparation = prepare_compaction(path, compaction.keep_recent_tokens, tokens_before)
+        preparation = prepare_compaction(path, keep_recent_tokens, tokens_before)
         summary, details = await generate_compaction_summary(
             self.provider, self.model, preparation, custom_instructions
         )
