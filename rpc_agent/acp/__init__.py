@@ -21,6 +21,7 @@ from acp import run_agent
 
 from ..server.app import ServerConfig
 from .agent import RpcAgentAcp
+from .eof import stop_work_at_eof
 
 __all__ = ["RpcAgentAcp", "run", "serve"]
 
@@ -46,9 +47,10 @@ async def open_stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
 
 
 async def serve(config: ServerConfig) -> int:
-    reader, writer = await open_stdio()
+    stdin, writer = await open_stdio()
     async with anyio.create_task_group() as group:
         agent = RpcAgentAcp(config, group)
+        reader = stop_work_at_eof(stdin, agent.stop_all, group, limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
         try:
             # session/fork, session/resume and session/close are "unstable" in the SDK.
             await run_agent(agent, writer, reader, use_unstable_protocol=True)

@@ -284,6 +284,7 @@ class AgentSession:
 
     async def _run(self, first: list[QueuedMessage]) -> m.PromptResult:
         self.is_streaming = True
+        done = self._run_done = anyio.Event()
         outcome = RunOutcome()
         specs = self._tool_specs()
         ctx = RunContext(
@@ -344,6 +345,7 @@ class AgentSession:
                 # closed before agent_end, so a client never waits for an end that never comes.
                 pairing.close_all(_failure_text(failure))
                 self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages))
+                done.set()
         return trusted(
             m.PromptResult,
             queued=False,
@@ -353,6 +355,13 @@ class AgentSession:
         )
 
     _op_scope: anyio.CancelScope | None = None
+    _run_done: anyio.Event | None = None
+
+    async def wait_idle(self) -> None:
+        """Return once no run is going on (at once when none is): after ``abort``, the run has
+        stored what it had by then."""
+        while self.is_streaming and self._run_done is not None:
+            await self._run_done.wait()
 
     def abort(self) -> bool:
         """Stop the run (or compaction/summary) in progress; False when nothing was running."""
