@@ -12,8 +12,9 @@ import orjson
 import pytest
 
 from rpc_agent.server import errors as codes
+from rpc_agent_client import RpcAgentClient, RpcCallError, ServerExitedError
 
-from .conftest import E2E, WAIT, RawServer, messages_of, read_jsonl, text_of
+from .conftest import E2E, WAIT, RawServer, messages_of, read_jsonl, start, text_of, wait_event
 
 pytestmark = pytest.mark.anyio
 
@@ -210,3 +211,29 @@ async def test_eof_during_a_tool_call_kills_the_command_and_exits(e2e: E2E, kind
     assert [m["role"] for m in stored] == ["user", "assistant", "toolResult"]
     assert stored[-1]["isError"] is True
     assert "aborted" in text_of(stored[-1])
+
+
+async def test_client_close_during_a_prompt_stores_it_as_aborted(e2e: E2E) -> None:
+    # An editor that closes the agent: the turn it was running is kept, marked aborted.
+    async with e2e.server(script=[SLOW]) as client, anyio.create_task_group() as group:
+        prompt = start(group, lambda: client.prompt("talk"))
+        await wait_event(client, "message_update")
+        with anyio.fail_after(EXIT_BOUND):
+            assert await client.close() == 0
+        try:
+            answer = await prompt.result()
+        except (RpcCallError, ServerExitedError):
+            pass  # answered "cancelled", or not at all: the host had stopped listening
+        else:
+            assert answer.stopReason == "aborted"
+    (session_file,) = e2e.session_files()
+    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
+    assert [m["role"] for m in stored] == ["user", "assistant"]
+    assert stored[1]["stopReason"] == "aborted"
+
+
+async def test_client_close_terminates_a_server_that_outlives_its_stdin() -> None:
+    # SIGTERM (which the server takes as an abort) comes before SIGKILL.
+    command = ["bash", "-c", "trap 'exit 7' TERM; while :; do sleep 0.05; done"]
+    async with RpcAgentClient.spawn(command=command) as client:
+        assert await client.close(timeout=0.2, grace=WAIT) == 7
