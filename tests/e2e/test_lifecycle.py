@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -237,3 +239,31 @@ async def test_client_close_terminates_a_server_that_outlives_its_stdin() -> Non
     command = ["bash", "-c", "trap 'exit 7' TERM; while :; do sleep 0.05; done"]
     async with RpcAgentClient.spawn(command=command) as client:
         assert await client.close(timeout=0.2, grace=WAIT) == 7
+
+
+async def test_tool_processes_do_not_outlive_a_killed_server(e2e: E2E) -> None:
+    # SIGKILL leaves the server no chance to clean up; its tool's process group goes all the same
+    # (a grandchild that ignores SIGTERM, a background job), a little later.
+    marker = f"sleep 35.{os.getpid()}"
+    command = f"echo started; trap '' TERM; {marker} & {marker}; true"
+    script: list[JsonDict] = [{"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}]
+    async with e2e.raw(script=script) as server:
+        await server.send({"jsonrpc": "2.0", "id": "p", "method": "prompt", "params": {"message": "wait"}})
+        # The first output update: the server is watching the command by then.
+        while not any(e["type"] == "tool_execution_update" for e in server.events):
+            line = await server.recv_line()
+            assert line is not None
+            server.events.append(orjson.loads(line)["params"])
+        with anyio.fail_after(WAIT):
+            while len(processes_running(marker)) < 2:  # noqa: ASYNC110 (other processes to appear)
+                await anyio.sleep(0.02)
+        server.process.kill()
+        await server.process.wait()
+    try:
+        with anyio.fail_after(WAIT):
+            while processes_running(marker):  # noqa: ASYNC110 (other processes to go)
+                await anyio.sleep(0.05)
+    finally:
+        for pid in processes_running(marker):  # only when the test fails: leave nothing behind
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
