@@ -122,6 +122,7 @@ async def test_mutations_that_cannot_be_stored_change_nothing(e2e: E2E) -> None:
             ("set_label", {"entryId": first_user["id"], "label": "start"}),
             ("set_session_name", {"name": "short"}),
             ("compact", {}),
+            ("bash", {"command": "echo hi"}),
         ]
         for index, (method, params) in enumerate(mutations):
             answer = await server.call(method, params or None, request_id=index)
