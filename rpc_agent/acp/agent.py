@@ -234,8 +234,8 @@ class RpcAgentAcp:
 
     async def _close(self, session: AcpSession) -> None:
         session.agent.abort()
-        await session.agent.wait_idle()
         with anyio.move_on_after(STOP_SECONDS):  # a client that stopped reading cannot block us
+            await session.agent.wait_idle()
             await session.flush()
         session.closed = True
         session.send.close()
