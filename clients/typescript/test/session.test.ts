@@ -227,7 +227,10 @@ describe("close() when the host is done", () => {
       });
       const prompt = client.prompt("talk").catch((error: unknown) => error);
       await firstDelta;
-      assert.equal(await client.close(), 0);
+      // Time enough to finish the whole reply: the server must not use it, EOF is an abort.
+      const began = Date.now();
+      assert.equal(await client.close(30_000), 0);
+      assert.ok(Date.now() - began < 2_000, `exit took ${Date.now() - began} ms`);
       await prompt;
       const files = (readdirSync(join(server.home, "sessions"), { recursive: true }) as string[]).filter(
         (name) => name.endsWith(".jsonl"),
