@@ -28,6 +28,7 @@ async def serve(config: ServerConfig) -> int:
     async with anyio.create_task_group() as group:
         agent = RpcAgentAcp(config, group)
         transport.on_answer = agent.answered
+        transport.on_eof = agent.stop_all
         try:
             # session/fork, session/resume and session/close are "unstable" in the SDK.
             await run_agent(agent, transport, use_unstable_protocol=True)

@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import anyio.to_thread
 from acp.interfaces import Client
 from acp.schema import (
@@ -133,6 +134,9 @@ APPROVAL_POLICIES: dict[str, tuple[str, str]] = {
     "never": ("Never ask", "Run every tool call without asking"),
 }
 """The ``approval_policy`` config option: when the client is asked before a tool runs."""
+
+STOP_SECONDS = 1.5
+"""How long aborted runs may take to store what they have once the editor is gone."""
 
 PERMISSION_OPTIONS = [
     PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
@@ -283,11 +287,23 @@ class RpcAgentAcp:
     async def _close(self, session: AcpSession) -> None:
         session.agent.abort()
         session.answered.set()
-        await session.flush()
+        with anyio.move_on_after(STOP_SECONDS):  # a client that stopped reading cannot block us
+            await session.agent.wait_idle()
+            await session.flush()
         session.closed = True
         session.send.close()
         self.sessions.pop(session.id, None)
         await session.agent.shutdown()
+
+    async def stop_all(self) -> None:
+        """The editor is gone: abort every run and wait (a bounded time) until each has stored
+        what it had, while the connection can still carry the answers."""
+        for session in self.sessions.values():
+            session.cancelled = True
+            session.agent.abort()
+        with anyio.move_on_after(STOP_SECONDS):
+            for session in list(self.sessions.values()):
+                await session.agent.wait_idle()
 
     async def shutdown(self) -> None:
         for session in list(self.sessions.values()):
@@ -598,7 +614,13 @@ class RpcAgentAcp:
                     ),
                     options=PERMISSION_OPTIONS,
                 )
-            except (RequestError, ConnectionError) as exc:
+            except ConnectionError:
+                # The editor is gone and nobody will answer: stop the run (stored as aborted).
+                session.cancelled = True
+                session.agent.abort()
+                await anyio.lowlevel.checkpoint()
+                allowed = False
+            except RequestError as exc:
                 logger.warning("session/request_permission failed: %s", exc)
                 allowed = False
             else:

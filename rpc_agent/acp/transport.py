@@ -19,7 +19,7 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio.to_thread
@@ -108,6 +108,13 @@ class StdioTransport:
         self._asked: dict[Any, str] = {}
         """Request id -> the session id its params name, until it is answered."""
         self._closed = False
+        self.on_eof: Callable[[], Awaitable[None]] | None = None
+        """Awaited when a pipe, socket or tty on stdin ends, before the SDK sees the end.
+
+        The editor went away: every run must stop (and store its aborted turn) now. The SDK,
+        once its input ends, closes its sender and cancels the handlers, so a prompt still
+        storing its turn would answer into a closed sender and wait forever. A regular file on
+        stdin is a script of requests: it runs to its end."""
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -178,6 +185,9 @@ class StdioTransport:
         while True:
             line = await self._read_line()
             if line is None:
+                on_eof, self.on_eof = self.on_eof, None
+                if on_eof is not None and not self._stdin_file:
+                    await on_eof()
                 return None
             if not line.strip():
                 continue

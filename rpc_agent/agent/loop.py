@@ -26,7 +26,7 @@ from ..protocol import events as ev
 from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ProviderRequest, ToolSpec, empty_usage
 from ..session.blobs import stage_images
-from ..session.store import SessionManager
+from ..session.store import PendingAppend, SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool, ToolContext, ToolError, ToolOutput
 from ..tools.temp_files import UNOWNED, TempFiles
 from ..validation import describe
@@ -103,9 +103,30 @@ class RunOutcome:
 async def append_and_announce(
     ctx: RunContext, message: JsonDict, *, announce_start: bool = True
 ) -> str | None:
-    """Store a message durably, then tell the client (message_start/message_end)."""
-    await stage_images(message, ctx.manager.blobs)  # big images: stored off the event loop
-    entry_id = await ctx.manager.append_message(message)
+    """Store a message durably, then tell the client (message_start/message_end).
+
+    With ``announce_start=False`` the caller sent ``message_start`` already (while streaming):
+    the message gets its ``message_end`` whatever happens, without ``entryId`` when it could
+    not be stored.
+    """
+    pending: PendingAppend | None = None
+    try:
+        await stage_images(message, ctx.manager.blobs)  # big images: stored off the event loop
+        pending = ctx.manager.append_message(message)
+        entry_id = await pending
+    except anyio.get_cancelled_exc_class():
+        if pending is None:
+            raise
+        # Only the wait was cancelled: the line is queued and the run's final flush writes it.
+        ctx.new_messages.append(message)
+        if announce_start:
+            ctx.emit(trusted(ev.MessageStartEvent, message=message))
+        ctx.emit(trusted(ev.MessageEndEvent, message=message, entryId=pending.id))
+        raise
+    except BaseException:
+        if not announce_start:
+            ctx.emit(trusted(ev.MessageEndEvent, message=message))
+        raise
     ctx.new_messages.append(message)
     if announce_start:
         ctx.emit(trusted(ev.MessageStartEvent, message=message))
@@ -239,7 +260,7 @@ async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> JsonDict | 
         if not can_retry:
             if attempt:
                 ctx.emit(ev.AutoRetryEndEvent(success=False, attempt=attempt, finalError=str(error)))
-            failed = partial or _error_message(ctx, str(error))
+            failed = partial or error_message(ctx, str(error))
             failed["stopReason"] = "error"
             failed["errorMessage"] = str(error)
             if partial is None:
@@ -273,7 +294,7 @@ async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> JsonDict | 
             # ended, and the turn gets its aborted answer, as when an abort hits a stream.
             ctx.emit(ev.AutoRetryEndEvent(success=False, attempt=attempt, finalError="aborted"))
             with anyio.CancelScope(shield=True):
-                aborted = _error_message(ctx, "Request was aborted")
+                aborted = error_message(ctx, "Request was aborted")
                 aborted["stopReason"] = "aborted"
                 ctx.emit(trusted(ev.MessageStartEvent, message=aborted))
                 await append_and_announce(ctx, aborted, announce_start=False)
@@ -283,7 +304,7 @@ async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> JsonDict | 
         if ctx.abort_retry.is_set():
             ctx.abort_retry = anyio.Event()
             ctx.emit(ev.AutoRetryEndEvent(success=False, attempt=attempt, finalError="retry aborted"))
-            failed = partial or _error_message(ctx, str(error))
+            failed = partial or error_message(ctx, str(error))
             failed["stopReason"] = "aborted"
             failed["errorMessage"] = "retry aborted"
             if partial is None:
@@ -302,7 +323,8 @@ def _nothing_useful(message: JsonDict) -> bool:
     )
 
 
-def _error_message(ctx: RunContext, text: str) -> JsonDict:
+def error_message(ctx: RunContext, text: str) -> JsonDict:
+    """An assistant message that holds nothing but why there is no answer."""
     return {
         "role": "assistant",
         "content": [],
@@ -361,7 +383,7 @@ async def stream_assistant(ctx: RunContext) -> JsonDict:
                 return copy.deepcopy(partial)
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
-            aborted = copy.deepcopy(partial) if partial is not None else _error_message(ctx, "aborted")
+            aborted = copy.deepcopy(partial) if partial is not None else error_message(ctx, "aborted")
             aborted["stopReason"] = "aborted"
             aborted["errorMessage"] = "Request was aborted"
             if not started:

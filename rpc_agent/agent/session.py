@@ -9,7 +9,8 @@ the ``emit`` callback it was given.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+import logging
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from ..errors import (
     InvalidRequestError,
     NothingToCompactError,
     OperationCancelledError,
+    PersistenceError,
     ProviderError,
     SessionNotFoundError,
 )
@@ -41,7 +43,8 @@ from .approvals import ApprovalGate
 from .branch_summary import generate_branch_summary, prepare_branch_summary
 from .compaction import context_tokens, generate_compaction_summary, prepare_compaction
 from .host import Host, NoHost
-from .loop import Authorize, RunContext, RunOutcome, now_ms, run_turns
+from .loop import Authorize, RunContext, RunOutcome, error_message, now_ms, run_turns
+from .pairing import EventPairing
 from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
@@ -50,12 +53,20 @@ from .system_prompt import build_system_prompt
 JsonDict = dict[str, Any]
 Emit = Callable[[BaseModel], None]
 
+logger = logging.getLogger("rpc_agent")
+
 THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"]
 
 
 def _article(word: str) -> str:
     """``an assistant``, ``a custom``: the word with its indefinite article."""
     return f"{'an' if word[:1].lower() in 'aeio' else 'a'} {word}"
+
+
+def _failure_text(failure: BaseException | None) -> str:
+    if failure is None or isinstance(failure, anyio.get_cancelled_exc_class()):
+        return "Request was aborted"
+    return str(failure) or type(failure).__name__
 
 
 def message_text(content: Any) -> str:
@@ -251,6 +262,25 @@ class AgentSession:
         finally:
             self._operation = None
 
+    @contextlib.asynccontextmanager
+    async def _mutation(self) -> AsyncIterator[None]:
+        """Persist first, apply after: the one way every mutation of the session goes.
+
+        A latched write error is raised before anything is computed or moved; entries appended
+        inside are awaited to the disk, and if they cannot be stored the session's memory is
+        rolled back to where it was. Callers change their own state (model, thinking level)
+        only after the block, so a mutation that fails changes nothing.
+        """
+        self.manager.check_writable()
+        manager = self.manager
+        point = manager.savepoint()
+        try:
+            yield
+            await manager.flush()
+        except PersistenceError:
+            manager.rollback(point)
+            raise
+
     def _tool_specs(self) -> list[ToolSpec]:
         return [
             ToolSpec(name=t.name, description=t.description, parameters=tool_schema(t))
@@ -313,6 +343,7 @@ class AgentSession:
         self, first: list[QueuedMessage], *, max_turns: int | None = None, max_budget_usd: float | None = None
     ) -> m.PromptResult:
         self.is_streaming = True
+        done = self._run_done = anyio.Event()
         outcome = RunOutcome()
         specs = self._tool_specs()
         system_prompt = self.system_prompt_override or build_system_prompt(Path(self.manager.cwd), specs)
@@ -340,8 +371,11 @@ class AgentSession:
             max_turns=max_turns if max_turns is not None else self.max_turns,
             max_budget_usd=max_budget_usd if max_budget_usd is not None else self.max_budget_usd,
         )
+        pairing = EventPairing(self.emit, lambda text: error_message(ctx, text))
+        ctx.emit = pairing
         self._run_context = ctx
         self.emit(ev.AgentStartEvent())
+        failure: BaseException | None = None
         try:
             await self._flush_pending_bash()
             with anyio.CancelScope() as scope:
@@ -361,23 +395,35 @@ class AgentSession:
             if scope.cancelled_caught:
                 outcome.stop_reason = "aborted"
                 outcome.error_message = outcome.error_message or "aborted by the client"
+        except BaseException as exc:
+            failure = exc
+            raise
         finally:
             self._run_scope = None
             self._run_context = None
             self.is_streaming = False
-            if self.queue:
-                self.queue.clear()
-                self._announce_queue()
-            with anyio.CancelScope(shield=True):
-                for custom in ctx.extra_first:  # sent too late for this run: the next one sees it
-                    await self.manager.append_custom_message_entry(
-                        custom["customType"],
-                        custom["content"],
-                        custom.get("display", True),
-                        custom.get("details"),
-                    )
-                await self.manager.flush()
-            self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages))
+            try:
+                if self.queue:
+                    self.queue.clear()
+                    self._announce_queue()
+                with anyio.CancelScope(shield=True):
+                    for custom in ctx.extra_first:  # sent too late for this run: the next one sees it
+                        await self.manager.append_custom_message_entry(
+                            custom["customType"],
+                            custom["content"],
+                            custom.get("display", True),
+                            custom.get("details"),
+                        )
+                    await self.manager.flush()
+            except Exception as exc:
+                failure = failure or exc
+                raise
+            finally:
+                # Whatever stopped the run (a failed write, any error): everything it opened is
+                # closed before agent_end, so a client never waits for an end that never comes.
+                pairing.close_all(_failure_text(failure))
+                self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages))
+                done.set()
         return trusted(
             m.PromptResult,
             queued=False,
@@ -387,6 +433,13 @@ class AgentSession:
         )
 
     _op_scope: anyio.CancelScope | None = None
+    _run_done: anyio.Event | None = None
+
+    async def wait_idle(self) -> None:
+        """Return once no run is going on (at once when none is): after ``abort``, the run has
+        stored what it had by then."""
+        while self.is_streaming and self._run_done is not None:
+            await self._run_done.wait()
 
     def abort(self) -> bool:
         """Stop the run (or compaction/summary) in progress; False when nothing was running."""
@@ -484,7 +537,8 @@ class AgentSession:
 
     async def navigate_tree(self, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
         with self._exclusive("navigating the tree"):
-            return await self._navigate_tree(params)
+            async with self._mutation():
+                return await self._navigate_tree(params)
 
     async def _navigate_tree(self, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
         manager = self.manager
@@ -554,7 +608,8 @@ class AgentSession:
         )
 
     async def set_label(self, entry_id: str, label: str | None) -> str:
-        label_id = await self.manager.append_label_change(entry_id, label, move_leaf=False)
+        async with self._mutation():
+            label_id = await self.manager.append_label_change(entry_id, label, move_leaf=False)
         assert label_id is not None
         return label_id
 
@@ -723,7 +778,8 @@ class AgentSession:
         return m.SessionChangeResult(**self._change_result())
 
     async def set_session_name(self, name: str) -> None:
-        await self.manager.append_session_info(name)
+        async with self._mutation():
+            await self.manager.append_session_info(name)
 
     # --- settings -----------------------------------------------------------------------
 
@@ -740,8 +796,9 @@ class AgentSession:
                 f"unknown model {quote(model_id)} for provider {self.provider.name}; known models: {known}"
             )
         model = self.provider.resolve_model(model_id)
+        async with self._mutation():
+            await self.manager.append_model_change(model.provider, model.id)
         self.model = model
-        await self.manager.append_model_change(model.provider, model.id)
         return model
 
     async def cycle_model(self) -> ModelInfo:
@@ -753,8 +810,9 @@ class AgentSession:
     async def set_thinking_level(self, level: str) -> None:
         if level not in THINKING_LEVELS:
             raise InvalidRequestError(f"unknown thinking level {quote(level)}")
+        async with self._mutation():
+            await self.manager.append_thinking_level_change(level)
         self.thinking_level = level
-        await self.manager.append_thinking_level_change(level)
 
     async def cycle_thinking_level(self) -> str:
         index = THINKING_LEVELS.index(self.thinking_level) if self.thinking_level in THINKING_LEVELS else 0
@@ -815,7 +873,8 @@ class AgentSession:
             # output joins the context at the start of the next prompt instead.
             self._pending_bash.append(message)
         else:
-            await self.manager.append_message(message)
+            async with self._mutation():
+                await self.manager.append_message(message)
         return m.BashResult(
             output=output_text,
             exitCode=message["exitCode"],
@@ -854,7 +913,7 @@ class AgentSession:
                 self._op_scope = scope
                 result = await self._compact(custom_instructions)
             aborted = scope.cancelled_caught
-        except (NothingToCompactError, ProviderError) as exc:
+        except (NothingToCompactError, ProviderError, PersistenceError) as exc:
             error = str(exc)
             raise
         finally:
@@ -876,9 +935,15 @@ class AgentSession:
     async def _compact(self, custom_instructions: str | None) -> m.CompactResult:
         compaction = self.settings.compaction
         assert compaction is not None
+        async with self._mutation():
+            return await self._compact_branch(compaction.keep_recent_tokens, custom_instructions)
+
+    async def _compact_branch(
+        self, keep_recent_tokens: int, custom_instructions: str | None
+    ) -> m.CompactResult:
         path = self.manager.get_branch()
         tokens_before = context_tokens(self.manager.build_session_context().messages)
-        preparation = prepare_compaction(path, compaction.keep_recent_tokens, tokens_before)
+        preparation = prepare_compaction(path, keep_recent_tokens, tokens_before)
         answer = await hooks.before_compact(self.host, path, preparation, tokens_before, custom_instructions)
         if answer is not None and answer.cancel:
             raise OperationCancelledError(
@@ -985,6 +1050,15 @@ class AgentSession:
         self.abort()
         self.abort_bash()
         self.temp_files.remove_all()
+        chain = self.manager.write_chain
+        reported = chain is not None and chain.error is not None
+        try:
+            with anyio.CancelScope(shield=True):
+                await self.manager.aclose()
+        except PersistenceError as exc:
+            if not reported:
+                raise
+            # The host was told with the request that met it; the file is closed all the same.
+            logger.warning("%s", exc)
         with anyio.CancelScope(shield=True):
-            await self.manager.aclose()
             await self.provider.aclose()

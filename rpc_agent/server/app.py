@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import stat
 import sys
 from typing import Any
 
@@ -98,7 +99,10 @@ async def serve(config: ServerConfig) -> int:
 
     async def serve_until_stopped() -> None:
         assert router is not None
-        await router.serve(reader)
+        # The host closing its end of the pipe means nobody is left to read the answers: stop
+        # the work at once (as SIGTERM does) instead of finishing it. Requests read from a file
+        # have no host that could leave; they run to their end.
+        await router.serve(reader, on_eof=stop.set if _stdin_is_a_host() else None)
         stop.set()
 
     async with writer, anyio.create_task_group() as group:
@@ -115,20 +119,27 @@ async def serve(config: ServerConfig) -> int:
         agent.abort()
         agent.abort_bash()
         reader.close()
-        await _drain(router, 5)
+        with anyio.move_on_after(DRAIN_SECONDS):
+            await router.wait_idle()
         if router.cancel_all():
-            await _drain(router, 5)
+            with anyio.move_on_after(DRAIN_SECONDS):
+                await router.wait_idle()
         await agent.shutdown()
         group.cancel_scope.cancel()
     return 0
 
 
-async def _drain(router: Router, seconds: float) -> None:
-    """Wait (a bounded time) until no request is running any more."""
-    for _ in range(int(seconds / 0.01)):
-        if not router.in_flight:
-            return
-        await anyio.sleep(0.01)
+DRAIN_SECONDS = 5.0
+"""How long an aborted request may take to store what it has before it is cancelled outright."""
+
+
+def _stdin_is_a_host() -> bool:
+    """Whether stdin is a pipe, socket or terminal (something a host holds), not a file."""
+    try:
+        mode = os.fstat(0).st_mode
+    except OSError:
+        return True
+    return not stat.S_ISREG(mode)
 
 
 def event_loop_options() -> dict[str, Any]:

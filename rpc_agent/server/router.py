@@ -344,6 +344,8 @@ class Router:
         self._pending: dict[int, _Waiter] = {}
         self._next_request_id = 0
         self._input_closed = False
+        self._idle: anyio.Event | None = None
+        """Set when the last running request ends (made by ``wait_idle`` when it must wait)."""
 
     # --- serving ------------------------------------------------------------------------------
 
@@ -379,6 +381,13 @@ class Router:
     def in_flight(self) -> list[tuple[Any, str]]:
         """(request id, method) of every request running in its own task (notifications: id None)."""
         return [(entry.request_id, entry.method) for entry in self._in_flight.values()]
+
+    async def wait_idle(self) -> None:
+        """Return once no request is running (at once when none is)."""
+        while self._in_flight:
+            if self._idle is None:
+                self._idle = anyio.Event()
+            await self._idle.wait()
 
     def cancel(self, request_id: Any, reason: str = "cancelled by the client") -> bool:
         """Cancel the running request(s) with this id; True if there was one."""
@@ -612,6 +621,9 @@ class Router:
                 reply = _error_response(request_id, error)
         finally:
             self._in_flight.pop(token, None)
+            if not self._in_flight and self._idle is not None:
+                self._idle.set()
+                self._idle = None
         if deliver is None:
             return
         if reply is None:  # our own scope was cancelled: cancel() / cancel_all()

@@ -112,6 +112,16 @@ class PendingAppend:
         return self.id
 
 
+@dataclass(frozen=True, slots=True)
+class Savepoint:
+    """What ``rollback`` puts back: how many entries there were, the leaf, the name, the labels."""
+
+    count: int
+    leaf: str | None
+    name: str | None
+    labels: dict[str, str]
+
+
 @dataclass(slots=True)
 class TreeNode:
     """One row of the flattened tree: depth-first, children oldest first."""
@@ -819,7 +829,7 @@ class SessionManager:
         return self._move_leaf(None)
 
     def _move_leaf(self, target: str | None) -> PendingAppend:
-        self._check_open()
+        self.check_writable()
         self._leaf = target
         if not self._entries or self._leaf_from_file() == target:
             return PendingAppend(None, None, None)
@@ -835,6 +845,7 @@ class SessionManager:
         """Move the leaf to ``entry_id`` (None: the root) and add a summary of the branch left."""
         if entry_id is not None:
             self.require_entry(entry_id)
+        self.check_writable()
         self._leaf = entry_id
         fields: JsonDict = {
             "type": "branch_summary",
@@ -922,6 +933,42 @@ class SessionManager:
             raise RuntimeError("session manager is closed")
         if self._read_only:
             raise RuntimeError("session was opened read-only")
+
+    def check_writable(self) -> None:
+        """Raise the latched write error (or that the manager is closed) before anything moves."""
+        self._check_open()
+        if self._chain is not None:
+            self._chain.check()
+
+    def savepoint(self) -> Savepoint:
+        return Savepoint(len(self._entries), self._leaf, self._name, dict(self._labels))
+
+    def rollback(self, point: Savepoint) -> None:
+        """Forget the entries appended since ``point`` and put the leaf, name and labels back.
+
+        For a mutation whose lines failed to reach the file: after a write error nothing behind
+        the failed line is written, so memory then says what the file says.
+        """
+        while len(self._entries) > point.count:
+            entry = self._entries.pop()
+            entry_id = entry.get("id")
+            if not isinstance(entry_id, str) or self._by_id.get(entry_id) is not entry:
+                continue
+            del self._by_id[entry_id]
+            self._position.pop(entry_id, None)
+            self._hidden.discard(entry_id)
+            parent = entry.get("parentId")
+            key = parent if isinstance(parent, str) else None
+            siblings = self._children.get(key)
+            if siblings and entry_id in siblings:
+                siblings.remove(entry_id)
+                if not siblings:
+                    del self._children[key]
+        self._leaf = point.leaf
+        self._name = point.name
+        self._labels = dict(point.labels)
+        self._context = None
+        self._context_key = None
 
     async def aclose(self) -> None:
         if self._closed:
@@ -1032,6 +1079,7 @@ __all__ = [
     "LEAF_MARKER",
     "InvalidSessionFileError",
     "PendingAppend",
+    "Savepoint",
     "SessionManager",
     "TreeNode",
     "is_bookkeeping",

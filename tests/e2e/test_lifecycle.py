@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,14 +14,18 @@ import orjson
 import pytest
 
 from rpc_agent.server import errors as codes
+from rpc_agent_client import RpcAgentClient, RpcCallError, ServerExitedError
 
-from .conftest import E2E, WAIT, RawServer, messages_of, read_jsonl, text_of
+from .conftest import E2E, WAIT, RawServer, messages_of, read_jsonl, start, text_of, wait_event
 
 pytestmark = pytest.mark.anyio
 
 JsonDict = dict[str, Any]
 
 SLOW: JsonDict = {"text": " ".join(f"w{i}" for i in range(60)), "delayMs": 400}
+
+EXIT_BOUND = 2.0
+"""Seconds the server may take to exit once its host is gone (a stated requirement)."""
 
 
 async def wait_for_text(server: RawServer) -> None:
@@ -42,21 +49,50 @@ async def rest(server: RawServer) -> list[JsonDict]:
     return messages
 
 
-async def test_eof_exits_zero_with_the_file_flushed(e2e: E2E) -> None:
-    async with e2e.raw() as server:
-        await server.send({"jsonrpc": "2.0", "id": 1, "method": "prompt", "params": {"message": "hello"}})
-        # EOF right behind the request: the prompt still runs to its end and is answered.
+async def test_eof_during_a_slow_prompt_aborts_it_and_exits(e2e: E2E) -> None:
+    async with e2e.raw(script=[SLOW]) as server:
+        await server.send({"jsonrpc": "2.0", "id": "p", "method": "prompt", "params": {"message": "talk"}})
+        await wait_for_text(server)
+        # The host goes away: the run stops as on SIGTERM, it does not stream on to its end.
         assert server.process.stdin is not None
         await server.process.stdin.aclose()
-        remaining = await rest(server)
-        assert await server.process.wait() == 0
-    answers = [m for m in remaining if "id" in m]
+        with anyio.fail_after(EXIT_BOUND):
+            remaining = await rest(server)
+            assert await server.process.wait() == 0
+    (answer,) = [m for m in remaining if m.get("id") == "p"]
+    if "result" in answer:
+        assert answer["result"]["stopReason"] == "aborted"
+    else:
+        assert answer["error"]["code"] == codes.CANCELLED
+    assert [m["params"]["type"] for m in remaining if m.get("method") == "event"][-1] == "agent_end"
+    (session_file,) = e2e.session_files()
+    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
+    assert [m["role"] for m in stored] == ["user", "assistant"]
+    assert stored[1]["stopReason"] == "aborted"
+    assert not session_file.with_name(session_file.name + ".lock").exists()
+
+
+async def test_requests_read_from_a_file_run_to_their_end(e2e: E2E) -> None:
+    # A file on stdin has no host that could leave: its EOF only ends the input.
+    requests = e2e.root / "requests.jsonl"
+    requests.write_bytes(
+        orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "prompt", "params": {"message": "hello"}}) + b"\n"
+    )
+    with requests.open("rb") as stdin:
+        result = await anyio.run_process(
+            [sys.executable, "-m", "rpc_agent", *e2e.argv()],
+            stdin=stdin,
+            cwd=e2e.cwd,
+            env={**os.environ, **e2e.env()},
+            check=False,
+        )
+    assert result.returncode == 0, result.stderr.decode(errors="replace")
+    answers = [m for m in map(orjson.loads, result.stdout.splitlines()) if "id" in m]
     assert [a["id"] for a in answers] == [1]
     assert answers[0]["result"]["stopReason"] == "stop"
     (session_file,) = e2e.session_files()
     entries = read_jsonl(session_file)[1:]
     assert [text_of(e["message"]) for e in messages_of(entries)] == ["hello", "Echo: hello"]
-    assert not session_file.with_name(session_file.name + ".lock").exists()
 
 
 async def test_sigterm_during_a_slow_prompt_keeps_the_partial(e2e: E2E) -> None:
@@ -146,3 +182,90 @@ async def test_sigterm_during_a_tool_call_kills_the_command_and_stores_the_resul
     assert [m["role"] for m in stored] == ["user", "assistant", "toolResult"]
     assert stored[-1]["isError"] is True
     assert "aborted" in text_of(stored[-1])
+
+
+TOOL_COMMANDS = {
+    "sleep": "sleep {marker}",
+    "ignores-sigterm": "trap '' TERM; sleep {marker}; sleep {marker}",
+    "background-children": "sleep {marker} & sleep {marker} & wait",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TOOL_COMMANDS))
+async def test_eof_during_a_tool_call_kills_the_command_and_exits(e2e: E2E, kind: str) -> None:
+    marker = f"32.{os.getpid()}{len(kind)}"
+    command = TOOL_COMMANDS[kind].format(marker=marker)
+    script: list[JsonDict] = [{"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}]
+    async with e2e.raw(script=script) as server:
+        await server.send({"jsonrpc": "2.0", "id": "p", "method": "prompt", "params": {"message": "wait"}})
+        with anyio.fail_after(WAIT):
+            while not processes_running(f"sleep {marker}"):  # noqa: ASYNC110 (another process)
+                await anyio.sleep(0.02)
+        assert server.process.stdin is not None
+        await server.process.stdin.aclose()
+        with anyio.fail_after(EXIT_BOUND):
+            remaining = await rest(server)
+            assert await server.process.wait() == 0
+    assert [m for m in remaining if m.get("id") == "p"]
+    assert processes_running(f"sleep {marker}") == []
+    (session_file,) = e2e.session_files()
+    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
+    assert [m["role"] for m in stored] == ["user", "assistant", "toolResult"]
+    assert stored[-1]["isError"] is True
+    assert "aborted" in text_of(stored[-1])
+
+
+async def test_client_close_during_a_prompt_stores_it_as_aborted(e2e: E2E) -> None:
+    # An editor that closes the agent: the turn it was running is kept, marked aborted.
+    async with e2e.server(script=[SLOW]) as client, anyio.create_task_group() as group:
+        prompt = start(group, lambda: client.prompt("talk"))
+        await wait_event(client, "message_update")
+        # Time enough to finish the whole reply: the server must not use it, EOF is an abort.
+        began = anyio.current_time()
+        assert await client.close(timeout=WAIT) == 0
+        assert anyio.current_time() - began < EXIT_BOUND
+        try:
+            answer = await prompt.result()
+        except (RpcCallError, ServerExitedError):
+            pass  # answered "cancelled", or not at all: the host had stopped listening
+        else:
+            assert answer.stopReason == "aborted"
+    (session_file,) = e2e.session_files()
+    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
+    assert [m["role"] for m in stored] == ["user", "assistant"]
+    assert stored[1]["stopReason"] == "aborted"
+
+
+async def test_client_close_terminates_a_server_that_outlives_its_stdin() -> None:
+    # SIGTERM (which the server takes as an abort) comes before SIGKILL.
+    command = ["bash", "-c", "trap 'exit 7' TERM; while :; do sleep 0.05; done"]
+    async with RpcAgentClient.spawn(command=command) as client:
+        assert await client.close(timeout=0.2, grace=WAIT) == 7
+
+
+async def test_tool_processes_do_not_outlive_a_killed_server(e2e: E2E) -> None:
+    # SIGKILL leaves the server no chance to clean up; its tool's process group goes all the same
+    # (a grandchild that ignores SIGTERM, a background job), a little later.
+    marker = f"sleep 35.{os.getpid()}"
+    command = f"echo started; trap '' TERM; {marker} & {marker}; true"
+    script: list[JsonDict] = [{"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}]
+    async with e2e.raw(script=script) as server:
+        await server.send({"jsonrpc": "2.0", "id": "p", "method": "prompt", "params": {"message": "wait"}})
+        # The first output update: the server is watching the command by then.
+        while not any(e["type"] == "tool_execution_update" for e in server.events):
+            line = await server.recv_line()
+            assert line is not None
+            server.events.append(orjson.loads(line)["params"])
+        with anyio.fail_after(WAIT):
+            while len(processes_running(marker)) < 2:  # noqa: ASYNC110 (other processes to appear)
+                await anyio.sleep(0.02)
+        server.process.kill()
+        await server.process.wait()
+    try:
+        with anyio.fail_after(WAIT):
+            while processes_running(marker):  # noqa: ASYNC110 (other processes to go)
+                await anyio.sleep(0.05)
+    finally:
+        for pid in processes_running(marker):  # only when the test fails: leave nothing behind
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

@@ -108,10 +108,12 @@ class RpcAgentClient:
         client._event_send.close()
         client._event_receive.close()
 
-    async def close(self, timeout: float = 10) -> int | None:  # noqa: ASYNC109 (public API)
-        """Close stdin (the server flushes and exits), wait for the exit code.
+    async def close(self, timeout: float = 10, grace: float = 3) -> int | None:  # noqa: ASYNC109 (public API)
+        """Close stdin and wait for the exit code.
 
-        A server that has not exited after ``timeout`` seconds is killed.
+        The server takes EOF as the host going away: it aborts whatever is running (the turn is
+        stored as aborted), flushes the session and exits. One still running after ``timeout``
+        seconds gets SIGTERM (the same abort), and SIGKILL ``grace`` seconds after that.
         """
         if not self._closed:
             self._closed = True
@@ -125,7 +127,13 @@ class RpcAgentClient:
         with anyio.move_on_after(timeout, shield=True):
             code = await self.process.wait()
         if code is None:
-            self.process.kill()
+            with contextlib.suppress(ProcessLookupError):
+                self.process.terminate()
+            with anyio.move_on_after(grace, shield=True):
+                code = await self.process.wait()
+        if code is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
             with anyio.CancelScope(shield=True):
                 code = await self.process.wait()
         return code

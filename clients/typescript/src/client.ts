@@ -277,24 +277,31 @@ export class RpcAgentClient {
   }
 
   /**
-   * End the server's stdin (it flushes the session and exits) and wait for it to exit.
-   * A server still running after `timeoutMs` is killed. Resolves with the exit code.
+   * End the server's stdin and wait for it to exit. The server takes EOF as the host going
+   * away: it aborts whatever is running (the turn is stored as aborted), flushes the session
+   * and exits. A server still running after `timeoutMs` gets SIGTERM (the same abort), and
+   * SIGKILL `graceMs` after that. Resolves with the exit code.
    */
-  async close(timeoutMs = 10_000): Promise<number | null> {
+  async close(timeoutMs = 10_000, graceMs = 3_000): Promise<number | null> {
     if (!this.stdinEnded) {
       this.stdinEnded = true;
       this.process.stdin?.end();
     }
     if (this.exitInfo) return this.exitInfo.code;
+    if ((await this.exitWithin(timeoutMs)) !== "timeout") return await this.exited;
+    this.process.kill("SIGTERM");
+    if ((await this.exitWithin(graceMs)) !== "timeout") return await this.exited;
+    this.process.kill("SIGKILL");
+    return await this.exited;
+  }
+
+  private async exitWithin(ms: number): Promise<number | null | "timeout"> {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), timeoutMs);
+      timer = setTimeout(() => resolve("timeout"), ms);
     });
     try {
-      const outcome = await Promise.race([this.exited, timedOut]);
-      if (outcome !== "timeout") return outcome;
-      this.process.kill("SIGKILL");
-      return await this.exited;
+      return await Promise.race([this.exited, timedOut]);
     } finally {
       clearTimeout(timer);
     }

@@ -11,6 +11,9 @@ import {
   type State,
   type TreeNode,
 } from "../src/index.js";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { RpcAgentClient } from "../src/index.js";
 import { startServer, type Server } from "./helpers.js";
 
 function assistantText(message: AssistantMessage): string {
@@ -206,5 +209,47 @@ describe("fork", () => {
     assert.deepEqual(texts, ["keep this"]);
     const sessions = await client.listSessions();
     assert.ok(sessions.sessions.length >= 2);
+  });
+});
+
+describe("close() when the host is done", () => {
+  it("during a slow prompt: the server stores the turn as aborted and exits 0", async () => {
+    const slow = Array.from({ length: 60 }, (_, i) => `w${i}`).join(" ");
+    const server = startServer({ fauxScript: [{ text: slow, delayMs: 400 }] });
+    try {
+      const { client } = server;
+      await client.initialize();
+      const firstDelta = new Promise<void>((resolve) => {
+        const stop = client.onTextDelta(() => {
+          stop();
+          resolve();
+        });
+      });
+      const prompt = client.prompt("talk").catch((error: unknown) => error);
+      await firstDelta;
+      // Time enough to finish the whole reply: the server must not use it, EOF is an abort.
+      const began = Date.now();
+      assert.equal(await client.close(30_000), 0);
+      assert.ok(Date.now() - began < 2_000, `exit took ${Date.now() - began} ms`);
+      await prompt;
+      const files = (readdirSync(join(server.home, "sessions"), { recursive: true }) as string[]).filter(
+        (name) => name.endsWith(".jsonl"),
+      );
+      assert.equal(files.length, 1);
+      const lines = readFileSync(join(server.home, "sessions", files[0]!), "utf8").trim().split("\n");
+      const last = JSON.parse(lines[lines.length - 1]!) as { message: { role: string; stopReason: string } };
+      assert.equal(last.message.role, "assistant");
+      assert.equal(last.message.stopReason, "aborted");
+    } finally {
+      await server.dispose();
+    }
+  });
+
+  it("a server that outlives its stdin gets SIGTERM before SIGKILL", async () => {
+    const client = RpcAgentClient.spawn({
+      command: ["bash", "-c", "trap 'exit 7' TERM; while :; do sleep 0.05; done"],
+      args: [],
+    });
+    assert.equal(await client.close(200, 5_000), 7);
   });
 });
