@@ -12,7 +12,7 @@ import contextlib
 import html
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.to_thread
@@ -37,6 +37,15 @@ JsonDict = dict[str, Any]
 Emit = Callable[[BaseModel], None]
 
 THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"]
+
+
+class SessionTools(Protocol):
+    """Tools that live and die with the session (its MCP servers), beside the built-in ones."""
+
+    async def ready(self) -> None: ...
+    def tools(self) -> list[Tool]: ...
+    def state_json(self) -> list[dict[str, object]]: ...
+    async def aclose(self) -> None: ...
 
 
 class AgentBusyError(Exception):
@@ -154,6 +163,8 @@ class AgentSession:
         self._run_context: RunContext | None = None
         self._pending_bash: list[JsonDict] = []
         self.authorize: Authorize | None = None
+        self.mcp: SessionTools | None = None
+        """The session's MCP servers (the front that runs them sets this)."""
         """Permission hook for tool calls (the ACP front asks the editor); None allows all."""
         context = manager.build_session_context()
         chosen = model_id or (context.model.modelId if context.model else None)
@@ -193,6 +204,7 @@ class AgentSession:
             "followUpMode": settings.follow_up_mode,
             "messageCount": manager.context_message_count(),
             "pendingMessageCount": len(self.queue),
+            "mcpServers": self.mcp.state_json() if self.mcp is not None else [],
         }
 
     def _model_json(self) -> dict[str, Any]:
@@ -223,9 +235,14 @@ class AgentSession:
         finally:
             self._operation = None
 
-    def _tool_specs(self) -> list[ToolSpec]:
+    def run_tools(self) -> list[Tool]:
+        """The built-in tools and those of the session's MCP servers that are up."""
+        return (self.tools + self.mcp.tools()) if self.mcp is not None else self.tools
+
+    def _tool_specs(self, tools: list[Tool] | None = None) -> list[ToolSpec]:
         return [
-            ToolSpec(name=t.name, description=t.description, parameters=tool_schema(t)) for t in self.tools
+            ToolSpec(name=t.name, description=t.description, parameters=tool_schema(t))
+            for t in (tools if tools is not None else self.tools)
         ]
 
     # --- prompting ----------------------------------------------------------------------
@@ -243,6 +260,8 @@ class AgentSession:
     async def prompt(
         self, text: str, images: list[JsonDict] | None = None, streaming_behavior: str | None = None
     ) -> m.PromptResult:
+        if self.mcp is not None and not (self.is_streaming or self.is_compacting):
+            await self.mcp.ready()  # servers still starting: their tools belong in this run
         if self.is_streaming or self.is_compacting:
             if streaming_behavior is None:
                 raise AgentBusyError(
@@ -256,14 +275,15 @@ class AgentSession:
     async def _run(self, first: list[QueuedMessage]) -> m.PromptResult:
         self.is_streaming = True
         outcome = RunOutcome()
-        specs = self._tool_specs()
+        tools = self.run_tools()
+        specs = self._tool_specs(tools)
         ctx = RunContext(
             manager=self.manager,
             provider=self.provider,
             model=self.model,
             thinking_level=self.thinking_level,
             system_prompt=build_system_prompt(Path(self.manager.cwd), specs),
-            tools=self.tools,
+            tools=tools,
             settings=self.settings,
             queue=self.queue,
             emit=self.emit,
@@ -806,4 +826,6 @@ class AgentSession:
         self.abort()
         self.abort_bash()
         with anyio.CancelScope(shield=True):
+            if self.mcp is not None:
+                await self.mcp.aclose()
             await self.manager.aclose()

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..providers.base import AssistantEventType
 from ..session.entries import AgentMessage
-from .methods import CompactResult
+from .methods import CompactResult, McpStatus
 
 JsonDict = dict[str, Any]
 
@@ -142,6 +142,17 @@ class SessionChangedEvent(_Event):
     leafId: str | None
 
 
+class McpServerStatusEvent(_Event):
+    """An MCP server started, failed to start, died, or was stopped."""
+
+    type: Literal["mcp_server_status"] = "mcp_server_status"
+    name: str
+    transport: Literal["stdio", "http", "sse"]
+    status: McpStatus
+    toolCount: int
+    error: str | None = None
+
+
 Event = Annotated[
     AgentStartEvent
     | AgentEndEvent
@@ -158,6 +169,7 @@ Event = Annotated[
     | CompactionEndEvent
     | AutoRetryStartEvent
     | AutoRetryEndEvent
-    | SessionChangedEvent,
+    | SessionChangedEvent
+    | McpServerStatusEvent,
     Field(discriminator="type"),
 ]

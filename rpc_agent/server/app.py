@@ -22,6 +22,7 @@ from ..agent.session import AgentSession
 from ..agent.settings import AgentSettings
 from ..providers.base import Provider
 from ..providers.faux import FauxProvider, load_script
+from ..session.files import agent_home
 from ..session.store import SessionManager
 from ..tools.base import Tool
 from .methods import Methods, map_error
@@ -144,6 +145,11 @@ async def serve(config: ServerConfig) -> int:
         stop.set()
 
     async with writer, anyio.create_task_group() as group:
+        from ..mcp import McpManager
+
+        mcp = McpManager(group, emit, cwd=str(config.cwd), home=config.home or agent_home())
+        agent.mcp = methods.mcp = mcp
+        mcp.start([])
         group.start_soon(serve_until_stopped)
         group.start_soon(watch_signals)
         warm_up = getattr(provider, "warm_up", None)

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from .. import __version__
 from ..agent.compaction import NothingToCompactError
 from ..agent.session import AgentBusyError, AgentSession, NotAvailableError, OperationCancelledError
+from ..mcp import McpManager, from_wire
 from ..protocol import PROTOCOL_VERSION
 from ..protocol import methods as m
 from ..protocol.base import Empty, Ok
@@ -82,6 +83,8 @@ class Methods:
         self.agent = agent
         self.providers = providers
         self.on_shutdown = on_shutdown
+        self.mcp: McpManager | None = None
+        """The session's MCP servers (set by the app once its task group runs)."""
         self.registry = MethodRegistry()
         self._register()
 
@@ -360,6 +363,22 @@ class Methods:
             result=m.CompactResult,
             description="Replace old context by a summary.",
         )
+        # MCP servers
+        add(
+            "mcp_servers",
+            lambda _p: m.McpServersResult(servers=self.mcp.servers() if self.mcp else []),
+            params=None,
+            result=m.McpServersResult,
+            inline=True,
+            description="The session's MCP servers: transport, status, tool count, last error.",
+        )
+        add(
+            "mcp_restart",
+            self.mcp_restart,
+            params=m.McpRestartParams,
+            result=m.McpServersResult,
+            description="Restart one MCP server (or all); resolves once it is ready or has failed.",
+        )
         add(
             "export_html",
             self.export_html,
@@ -370,7 +389,9 @@ class Methods:
 
     # --- handlers ---------------------------------------------------------------------
 
-    def initialize(self, _params: m.InitializeParams | None) -> m.InitializeResult:
+    def initialize(self, params: m.InitializeParams | None) -> m.InitializeResult:
+        if params is not None and params.mcpServers is not None and self.mcp is not None:
+            self.mcp.update_client_servers(from_wire(params.mcpServers))
         return m.InitializeResult(
             protocolVersion=PROTOCOL_VERSION,
             serverInfo=m.ServerInfo(name="rpc-agent", version=__version__),
@@ -414,10 +435,26 @@ class Methods:
         return m.SetLabelResult(labelEntryId=await self.agent.set_label(p.entryId, p.label))
 
     async def new_session(self, p: m.NewSessionParams | None) -> m.SessionChangeResult:
-        return await self.agent.new_session(p.parentSession if p else None)
+        result = await self.agent.new_session(p.parentSession if p else None)
+        await self._restart_mcp(p.mcpServers if p else None)
+        return result
 
     async def switch_session(self, p: m.SwitchSessionParams) -> m.SessionChangeResult:
-        return await self.agent.switch_session(p.sessionPath)
+        before = self.agent.manager
+        result = await self.agent.switch_session(p.sessionPath)
+        if self.agent.manager is not before:
+            await self._restart_mcp(p.mcpServers)
+        return result
+
+    async def _restart_mcp(self, servers: list[m.McpServer] | None) -> None:
+        """MCP servers belong to a session: the next one gets fresh ones."""
+        if self.mcp is not None:
+            await self.mcp.replace(from_wire(servers) if servers is not None else None)
+
+    async def mcp_restart(self, p: m.McpRestartParams | None) -> m.McpServersResult:
+        if self.mcp is None:
+            return m.McpServersResult(servers=[])
+        return m.McpServersResult(servers=await self.mcp.restart(p.name if p else None))
 
     async def list_sessions(self, p: m.ListSessionsParams | None) -> m.ListSessionsResult:
         import anyio.to_thread

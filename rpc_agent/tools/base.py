@@ -55,8 +55,23 @@ class Tool(Protocol):
     async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput: ...
 
 
+def is_read_only(tool: Tool) -> bool:
+    """Whether a tool only reads (an approval policy may let it run unasked).
+
+    A tool says so with a ``read_only`` class attribute (MCP tools from their ``readOnlyHint``);
+    a tool without one is assumed to change things.
+    """
+    return bool(getattr(tool, "read_only", False))
+
+
 def tool_schema(tool: Tool) -> JsonDict:
-    """The JSON Schema of a tool's arguments, without pydantic's title noise."""
+    """The JSON Schema of a tool's arguments, without pydantic's title noise.
+
+    A tool whose schema comes from elsewhere (an MCP server's) gives it as ``input_schema``.
+    """
+    given = getattr(tool, "input_schema", None)
+    if isinstance(given, dict):
+        return given
     schema = tool.Args.model_json_schema()
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
