@@ -366,7 +366,7 @@ class Methods:
         # MCP servers
         add(
             "mcp_servers",
-            lambda _p: m.McpServersResult(servers=self.mcp.servers() if self.mcp else []),
+            lambda _p: {"servers": self.mcp.state_json() if self.mcp else []},
             params=None,
             result=m.McpServersResult,
             inline=True,
@@ -451,10 +451,11 @@ class Methods:
         if self.mcp is not None:
             await self.mcp.replace(from_wire(servers) if servers is not None else None)
 
-    async def mcp_restart(self, p: m.McpRestartParams | None) -> m.McpServersResult:
+    async def mcp_restart(self, p: m.McpRestartParams | None) -> JsonDict:
         if self.mcp is None:
-            return m.McpServersResult(servers=[])
-        return m.McpServersResult(servers=await self.mcp.restart(p.name if p else None))
+            return {"servers": []}
+        await self.mcp.restart(p.name if p else None)
+        return {"servers": self.mcp.state_json()}
 
     async def list_sessions(self, p: m.ListSessionsParams | None) -> m.ListSessionsResult:
         import anyio.to_thread
