@@ -38,6 +38,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     McpServerStdio,
     NewSessionResponse,
     PermissionOption,
@@ -70,6 +71,8 @@ from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text, updat
 
 from .. import __version__
 from ..agent.session import THINKING_LEVELS, AgentBusyError, AgentSession
+from ..mcp import McpManager, from_wire_json
+from ..tools.base import is_read_only
 from ..protocol import methods as m
 from ..providers.base import Provider
 from ..server.app import ServerConfig, make_provider, make_tools
@@ -97,6 +100,11 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     ("fork", "Copy this conversation (current branch) into a new session", None),
     ("name", "Name this session", "session name"),
     ("label", "Label an entry of the tree (no label clears it)", "entry id and label"),
+    (
+        "mcp-restart",
+        "Restart an MCP server (all without a name) and show their status",
+        "server name (optional)",
+    ),
 ]
 
 EXTENSION_METHODS = frozenset(
@@ -183,8 +191,8 @@ class RpcAgentAcp:
             raise RequestError.invalid_params({"details": f"unknown session {session_id}"})
         return session
 
-    async def _open(self, manager: SessionManager) -> AcpSession:
-        """Wrap a session manager in an AgentSession and start its update pump."""
+    async def _open(self, manager: SessionManager, mcp_servers: list[McpServer] | None = None) -> AcpSession:
+        """Wrap a session manager in an AgentSession, start its update pump and MCP servers."""
         send, receive = anyio.create_memory_object_stream[Update | _Flush](math.inf)
         translator = EventTranslator(manager.cwd)
         holder: list[AcpSession] = []
@@ -213,6 +221,16 @@ class RpcAgentAcp:
             return await self._authorize(session, call_id, name, args)
 
         agent.authorize = authorize
+        mcp = McpManager(self.group, emit, cwd=manager.cwd, home=self.home)
+        agent.mcp = mcp
+        mcp.start(
+            from_wire_json(
+                [
+                    server.model_dump(mode="json", by_alias=True, exclude_none=True)
+                    for server in mcp_servers or []
+                ]
+            )
+        )
         self.sessions[session.id] = session
         self.group.start_soon(self._pump, session.id, receive)
         return session
@@ -253,7 +271,9 @@ class RpcAgentAcp:
                     return path
         return None
 
-    async def _open_existing(self, session_id: str, cwd: str) -> AcpSession:
+    async def _open_existing(
+        self, session_id: str, cwd: str, mcp_servers: list[McpServer] | None = None
+    ) -> AcpSession:
         existing = self.sessions.get(session_id)
         if existing is not None:
             return existing
@@ -266,7 +286,7 @@ class RpcAgentAcp:
             )
         except SessionNotFoundError as exc:
             raise RequestError.resource_not_found(session_id) from exc
-        return await self._open(manager)
+        return await self._open(manager, mcp_servers)
 
     def _config_options(self, session: AcpSession) -> list[ConfigOption]:
         agent = session.agent
@@ -330,6 +350,7 @@ class RpcAgentAcp:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
                 prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
@@ -355,7 +376,7 @@ class RpcAgentAcp:
         manager = await anyio.to_thread.run_sync(
             lambda: SessionManager.create(cwd, folder, home=self.config.home)
         )
-        session = await self._open(manager)
+        session = await self._open(manager, mcp_servers)
         self._announce_commands(session, later=True)
         return NewSessionResponse(session_id=session.id, config_options=self._config_options(session))
 
@@ -367,7 +388,7 @@ class RpcAgentAcp:
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse | None:
-        session = await self._open_existing(session_id, cwd)
+        session = await self._open_existing(session_id, cwd, mcp_servers)
         for update in replay_updates(session.agent.manager.get_branch(), session.agent.manager.cwd):
             session.push(update)
         self._announce_commands(session, later=False)
@@ -382,7 +403,7 @@ class RpcAgentAcp:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> ResumeSessionResponse:
-        session = await self._open_existing(session_id, cwd)
+        session = await self._open_existing(session_id, cwd, mcp_servers)
         self._announce_commands(session, later=True)
         return ResumeSessionResponse(config_options=self._config_options(session))
 
@@ -419,12 +440,12 @@ class RpcAgentAcp:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> ForkSessionResponse:
-        source = await self._open_existing(session_id, cwd)
-        fork = await self._fork(source)
+        source = await self._open_existing(session_id, cwd, mcp_servers)
+        fork = await self._fork(source, mcp_servers)
         self._announce_commands(fork, later=True)
         return ForkSessionResponse(session_id=fork.id, config_options=self._config_options(fork))
 
-    async def _fork(self, source: AcpSession) -> AcpSession:
+    async def _fork(self, source: AcpSession, mcp_servers: list[McpServer] | None = None) -> AcpSession:
         manager = source.agent.manager
         await manager.flush()
         leaf = manager.leaf_id
@@ -439,7 +460,7 @@ class RpcAgentAcp:
             new = await anyio.to_thread.run_sync(
                 lambda: manager.create_branched_session(leaf, home=self.config.home)
             )
-        fork = await self._open(new)
+        fork = await self._open(new, mcp_servers)
         if source.agent.model.id != fork.agent.model.id:
             fork.agent.model = source.agent.model
         fork.agent.thinking_level = source.agent.thinking_level
@@ -495,7 +516,7 @@ class RpcAgentAcp:
 
     async def _authorize(self, session: AcpSession, call_id: str, name: str, args: JsonDict) -> bool:
         allowed = True
-        if name in PERMISSION_TOOLS and name not in session.always_allowed:
+        if _asks_permission(session.agent, name) and name not in session.always_allowed:
             await session.flush()  # the client sees the tool call before the question about it
             try:
                 response = await self._client().request_permission(
@@ -549,6 +570,11 @@ class RpcAgentAcp:
                 await agent.set_session_name(rest)
                 session.push(SessionInfoUpdate(session_update="session_info_update", title=rest))
                 return f"Session named {rest!r}."
+            if name == "mcp-restart":
+                mcp = agent.mcp
+                if isinstance(mcp, McpManager):
+                    await mcp.restart(rest or None)
+                return _format_mcp(agent)
             if name == "label":
                 words = shlex.split(rest) if rest else []
                 if not words:
@@ -585,6 +611,28 @@ class RpcAgentAcp:
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         return None
+
+
+def _asks_permission(agent: AgentSession, name: str) -> bool:
+    """Tools that change the machine ask first: the built-in ones that do, and MCP tools
+    unless their server marks them read-only."""
+    if name in PERMISSION_TOOLS:
+        return True
+    if not name.startswith("mcp__") or agent.mcp is None:
+        return False
+    tool = next((t for t in agent.mcp.tools() if t.name == name), None)
+    return tool is None or not is_read_only(tool)
+
+
+def _format_mcp(agent: AgentSession) -> str:
+    servers = agent.mcp.state_json() if agent.mcp is not None else []
+    if not servers:
+        return "No MCP servers."
+    return "\n".join(
+        f"- {s['name']} ({s['transport']}): {s['status']}, {s['toolCount']} tools"
+        + (f" ({s['error']})" if s.get("error") else "")
+        for s in servers
+    )
 
 
 def _prompt_content(prompt: list[PromptBlock]) -> tuple[str, list[JsonDict]]:

@@ -130,11 +130,14 @@ def from_wire_json(servers: list[dict[str, Any]] | None) -> list[McpServerConfig
                 McpServerConfig(name=str(raw.get("name")), transport="sse", url=str(raw.get("url")))
             )
             continue
+        raw = {key: value for key, value in raw.items() if key != "_meta"}
         try:
             if raw.get("type") == "http":
-                configs += from_wire([m.McpServerHttp.model_validate(raw)])
+                headers = [{"name": h.get("name"), "value": h.get("value")} for h in raw.get("headers") or []]
+                configs += from_wire([m.McpServerHttp.model_validate({**raw, "headers": headers})])
             else:
-                configs += from_wire([m.McpServerStdio.model_validate({**raw, "type": None})])
+                env = [{"name": e.get("name"), "value": e.get("value")} for e in raw.get("env") or []]
+                configs += from_wire([m.McpServerStdio.model_validate({**raw, "type": None, "env": env})])
         except ValidationError as exc:
             logger.warning("ignoring MCP server %s: %s", raw.get("name"), describe(exc))
     return configs

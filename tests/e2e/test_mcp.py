@@ -1,4 +1,4 @@
-"""MCP servers through the JSON-RPC front: real servers (``tests/mcp/mcp_server.py``, written
+"""MCP servers through the JSON-RPC front: real servers (``tests/mcp_servers/mcp_server.py``, written
 with the same SDK) over stdio and HTTP, their tools called by the scripted model."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from mcp_servers import http_server, pid_alive, stdio_server, wait_gone
 from rpc_agent.server import errors as codes
-from tests.mcp import http_server, pid_alive, stdio_server, wait_gone
 
 from .conftest import E2E, expect_error, text_of
 

@@ -38,7 +38,7 @@ def pid_alive(pid: int) -> bool:
 
 async def wait_gone(pid: int, seconds: float = 10) -> bool:
     with anyio.move_on_after(seconds):
-        while pid_alive(pid):
+        while pid_alive(pid):  # noqa: ASYNC110 (another process: no event to wait on)
             await anyio.sleep(0.05)
     return not pid_alive(pid)
 

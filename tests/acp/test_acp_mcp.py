@@ -1,0 +1,91 @@
+"""MCP servers through the ACP front: the editor's ``mcpServers`` of ``session/new`` run as real
+servers (``tests/mcp_servers/mcp_server.py``), their tools ask permission unless read-only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from acp.schema import EnvVariable, HttpMcpServer, McpServerStdio
+from acp_testlib import WAIT, AcpWorld, JsonDict, RecordingClient, content_text
+
+from acp import text_block
+from mcp_servers import SERVER, http_server, pid_alive, wait_gone
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> AcpWorld:
+    return AcpWorld(tmp_path)
+
+
+def stdio(name: str = "srv", *extra: str) -> McpServerStdio:
+    import sys
+
+    return McpServerStdio(
+        name=name, command=sys.executable, args=[str(SERVER), *extra], env=[EnvVariable(name="X", value="1")]
+    )
+
+
+async def test_initialize_advertises_http_mcp_servers(world: AcpWorld) -> None:
+    client = RecordingClient()
+    async with world.agent(client) as conn:
+        init = await conn.initialize(protocol_version=1)
+        assert init.agent_capabilities is not None
+        mcp = init.agent_capabilities.mcp_capabilities
+        assert mcp is not None
+        assert mcp.http is True
+        assert not mcp.sse
+
+
+async def test_stdio_server_tools_ask_permission_unless_read_only(world: AcpWorld) -> None:
+    script: list[JsonDict] = [
+        {"toolCalls": [{"name": "mcp__srv__pid", "arguments": {}, "id": "p1"}]},
+        {"toolCalls": [{"name": "mcp__srv__echo", "arguments": {"text": "hey"}, "id": "e1"}]},
+        {"toolCalls": [{"name": "mcp__srv__crash", "arguments": {}, "id": "c1"}]},
+        {"text": "still here"},
+    ]
+    client = RecordingClient(answers=["allow_once", "allow_once"])
+    async with world.agent(client, script) as conn:
+        with anyio.fail_after(WAIT):
+            sid = (await conn.new_session(cwd=str(world.cwd), mcp_servers=[stdio()])).session_id
+            answer = await conn.prompt(session_id=sid, prompt=[text_block("use the server")])
+        assert answer.stop_reason == "end_turn"
+        pid = int(content_text(client.tool_updates(sid, "p1")[-1]))
+        assert client.tool_updates(sid, "e1")[-1].status == "completed"
+        assert "echo: hey" in content_text(client.tool_updates(sid, "e1")[-1])
+        # pid is read-only (readOnlyHint): only echo and crash were asked about
+        asked = [call.tool_call_id for _sid, call in client.permission_requests]
+        assert asked == ["e1", "c1"]
+        assert client.tool_updates(sid, "c1")[-1].status == "failed"
+        assert client.agent_text(sid) == "still here"
+        assert not pid_alive(pid) or await wait_gone(pid)
+
+        with anyio.fail_after(WAIT):
+            await conn.prompt(session_id=sid, prompt=[text_block("/mcp-restart srv")])
+        assert "srv (stdio): ready, 5 tools" in client.agent_text(sid)
+
+
+async def test_http_server_and_close_stops_stdio_server(world: AcpWorld) -> None:
+    script: list[JsonDict] = [
+        {"toolCalls": [{"name": "mcp__web__picture", "arguments": {}, "id": "w1"}]},
+        {"toolCalls": [{"name": "mcp__local__pid", "arguments": {}, "id": "p1"}]},
+        {"text": "done"},
+    ]
+    client = RecordingClient(answers=["allow_once"])
+    async with http_server() as url, world.agent(client, script) as conn:
+        servers = [HttpMcpServer(type="http", name="web", url=url, headers=[]), stdio("local")]
+        with anyio.fail_after(WAIT):
+            sid = (await conn.new_session(cwd=str(world.cwd), mcp_servers=servers)).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block("draw")])
+        picture = client.tool_updates(sid, "w1")[-1]
+        assert picture.status == "completed"
+        kinds = [c.content.type for c in picture.content or [] if c.type == "content"]
+        assert kinds == ["text", "image"]
+        pid = int(content_text(client.tool_updates(sid, "p1")[-1]))
+        assert pid_alive(pid)
+        with anyio.fail_after(WAIT):
+            await conn.close_session(session_id=sid)
+        assert await wait_gone(pid), "the MCP server outlived its session"
