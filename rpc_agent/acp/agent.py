@@ -72,13 +72,13 @@ from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text, updat
 from .. import __version__
 from ..agent.session import THINKING_LEVELS, AgentBusyError, AgentSession
 from ..mcp import McpManager, from_wire_json
-from ..tools.base import is_read_only
 from ..protocol import methods as m
 from ..providers.base import Provider
 from ..server.app import ServerConfig, make_provider, make_tools
 from ..session import files
 from ..session.errors import SessionNotFoundError
 from ..session.store import SessionManager
+from ..tools.base import is_read_only
 from .updates import PERMISSION_TOOLS, EventTranslator, Update, replay_updates, tool_kind, tool_title
 
 logger = logging.getLogger("rpc_agent.acp")

@@ -132,11 +132,10 @@ class McpConnection:
             await anyio.to_thread.run_sync(_load_sdk)
         if starting.cancel_called:
             return self._start_failed()
+        from mcp import ClientSession, StdioServerParameters, types
         from mcp.client.stdio import stdio_client
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
-
-        from mcp import ClientSession, StdioServerParameters, types
 
         if config.transport == "stdio":
             params = StdioServerParameters(

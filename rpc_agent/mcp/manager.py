@@ -160,11 +160,12 @@ class McpManager:
 
     def tools(self) -> list[Tool]:
         if self._tools is None:
-            from .tools import make_tool
-
             tools: list[Tool] = []
-            for connection in self.connections.values():
-                if connection.status == "ready":
+            ready = [c for c in self.connections.values() if c.status == "ready"]
+            if ready:  # the SDK (imported by .tools) is loaded only when a server runs
+                from .tools import make_tool
+
+                for connection in ready:
                     tools += [make_tool(connection, tool) for tool in connection.tools]
             self._tools = tools
         return list(self._tools)

@@ -11,9 +11,8 @@ import json
 import re
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
-
 from mcp import types
+from pydantic import BaseModel, ConfigDict
 
 from ..tools.base import JsonDict, ToolContext, ToolError, ToolOutput
 from .connection import McpCallError, McpConnection

@@ -3,11 +3,12 @@ servers (``tests/mcp_servers/mcp_server.py``), their tools ask permission unless
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import anyio
 import pytest
-from acp.schema import EnvVariable, HttpMcpServer, McpServerStdio
+from acp.schema import AcpMcpServer, EnvVariable, HttpMcpServer, McpServerStdio, SseMcpServer
 from acp_testlib import WAIT, AcpWorld, JsonDict, RecordingClient, content_text
 
 from acp import text_block
@@ -22,8 +23,6 @@ def world(tmp_path: Path) -> AcpWorld:
 
 
 def stdio(name: str = "srv", *extra: str) -> McpServerStdio:
-    import sys
-
     return McpServerStdio(
         name=name, command=sys.executable, args=[str(SERVER), *extra], env=[EnvVariable(name="X", value="1")]
     )
@@ -76,7 +75,10 @@ async def test_http_server_and_close_stops_stdio_server(world: AcpWorld) -> None
     ]
     client = RecordingClient(answers=["allow_once"])
     async with http_server() as url, world.agent(client, script) as conn:
-        servers = [HttpMcpServer(type="http", name="web", url=url, headers=[]), stdio("local")]
+        servers: list[HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio] = [
+            HttpMcpServer(type="http", name="web", url=url, headers=[]),
+            stdio("local"),
+        ]
         with anyio.fail_after(WAIT):
             sid = (await conn.new_session(cwd=str(world.cwd), mcp_servers=servers)).session_id
             await conn.prompt(session_id=sid, prompt=[text_block("draw")])
