@@ -81,8 +81,8 @@ async def test_server_crashing_mid_call_is_a_tool_error_and_the_run_goes_on(e2e:
         assert server["status"] == "failed"
         assert "crash" in server["error"]
 
-        restarted = await client.call("mcp_restart", {"name": "srv"})
-        assert restarted["servers"][0]["status"] == "ready"
+        restarted = await client.mcp_restart("srv")
+        assert [(s.name, s.status, s.toolCount) for s in restarted.servers] == [("srv", "ready", 5)]
         error = await expect_error(client.call("mcp_restart", {"name": "nope"}), codes.INVALID_PARAMS)
         assert "nope" in error.message
 

@@ -334,5 +334,11 @@ class RpcAgentClient:
     async def bash(self, command: str) -> m.BashResult:
         return await self._typed(m.BashResult, "bash", {"command": command})
 
+    async def mcp_servers(self) -> m.McpServersResult:
+        return await self._typed(m.McpServersResult, "mcp_servers")
+
+    async def mcp_restart(self, name: str | None = None) -> m.McpServersResult:
+        return await self._typed(m.McpServersResult, "mcp_restart", {"name": name} if name else None)
+
     async def shutdown(self) -> None:
         await self.call("shutdown")
