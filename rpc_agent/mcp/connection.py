@@ -42,6 +42,14 @@ STOP_GRACE = 5.0
 its own before terminating it) before its task is cancelled outright."""
 
 
+LIVENESS_INTERVAL = 2.0
+"""While a call runs, the server is pinged this often: a streamable HTTP server that dies
+mid-call leaves the call's response stream open on our side, and only a failing request shows
+it (a stdio server's death is seen at once, as the end of its stdout)."""
+
+LIVENESS_TIMEOUT = 10.0
+
+
 class McpCallError(Exception):
     """The call could not be made or did not complete (not the tool's own error result)."""
 
@@ -70,6 +78,7 @@ class McpConnection:
         self._starting: anyio.CancelScope | None = None
         self._outer: anyio.CancelScope | None = None
         self._stop_requested = False
+        self.liveness_interval = LIVENESS_INTERVAL
 
     @property
     def name(self) -> str:
@@ -239,8 +248,20 @@ class McpConnection:
             await self.closed.wait()
             group.cancel_scope.cancel()
 
+        async def probe() -> None:
+            while True:
+                await anyio.sleep(self.liveness_interval)
+                try:
+                    with anyio.fail_after(LIVENESS_TIMEOUT):
+                        await session.send_ping()
+                except Exception as exc:
+                    self._died(f"the server stopped answering during a call to {tool}: {_describe(exc)}")
+                    group.cancel_scope.cancel()
+                    return
+
         async with anyio.create_task_group() as group:
             group.start_soon(watch)
+            group.start_soon(probe)
             group.start_soon(call)
         if result is not None:
             return result

@@ -45,6 +45,8 @@ async def test_stdio_server_tools_ask_permission_unless_read_only(world: AcpWorl
         {"toolCalls": [{"name": "mcp__srv__echo", "arguments": {"text": "hey"}, "id": "e1"}]},
         {"toolCalls": [{"name": "mcp__srv__crash", "arguments": {}, "id": "c1"}]},
         {"text": "still here"},
+        {"toolCalls": [{"name": "mcp__srv__pid", "arguments": {}, "id": "p2"}]},
+        {"text": "pid again"},
     ]
     client = RecordingClient(answers=["allow_once", "allow_once"])
     async with world.agent(client, script) as conn:
@@ -65,6 +67,13 @@ async def test_stdio_server_tools_ask_permission_unless_read_only(world: AcpWorl
         with anyio.fail_after(WAIT):
             await conn.prompt(session_id=sid, prompt=[text_block("/mcp-restart srv")])
         assert "srv (stdio): ready, 5 tools" in client.agent_text(sid)
+        with anyio.fail_after(WAIT):
+            await conn.prompt(session_id=sid, prompt=[text_block("and now?")])
+        restarted_pid = int(content_text(client.tool_updates(sid, "p2")[-1]))
+        assert restarted_pid != pid
+        assert pid_alive(restarted_pid)
+    # the agent exited (stdin closed): the server it ran is gone too
+    assert await wait_gone(restarted_pid), "the MCP server outlived rpc-agent --acp"
 
 
 async def test_http_server_and_close_stops_stdio_server(world: AcpWorld) -> None:

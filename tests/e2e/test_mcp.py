@@ -85,6 +85,8 @@ async def test_server_crashing_mid_call_is_a_tool_error_and_the_run_goes_on(e2e:
         assert [(s.name, s.status, s.toolCount) for s in restarted.servers] == [("srv", "ready", 5)]
         error = await expect_error(client.call("mcp_restart", {"name": "nope"}), codes.INVALID_PARAMS)
         assert "nope" in error.message
+    # The server's stderr went to rpc-agent's log, not to its stdout (the protocol).
+    assert "test server: crashing on purpose" in e2e.logs[-1].read_text()
 
 
 async def test_slow_server_times_out_and_the_session_still_works(e2e: E2E) -> None:
@@ -145,6 +147,19 @@ async def test_http_server(e2e: E2E) -> None:
             (server,) = (await client.call("mcp_servers"))["servers"]
             assert server["transport"] == "http"
             assert server["status"] == "ready"
+
+
+async def test_http_server_dying_mid_call_is_a_tool_error(e2e: E2E) -> None:
+    async with http_server() as url:
+        script = [call("mcp__web__crash"), {"text": "noted"}]
+        async with e2e.server(script=script) as client:
+            await client.call("initialize", {"mcpServers": [{"type": "http", "name": "web", "url": url}]})
+            result = await client.call("prompt", {"message": "crash over http"})
+            (crash,) = tool_results(result)
+            assert crash["isError"] is True
+            assert "web" in text_of(crash)
+            assert text_of(result["messages"][-1]) == "noted"
+            assert statuses(client.events_seen, "web")[-1] == "failed"
 
 
 async def test_bad_mcp_servers_param_is_invalid_params(e2e: E2E) -> None:

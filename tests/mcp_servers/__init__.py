@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
@@ -69,6 +70,7 @@ async def http_server() -> AsyncIterator[str]:
                         await anyio.sleep(0.1)
         yield url
     finally:
-        process.terminate()
+        with contextlib.suppress(ProcessLookupError):  # the test may have crashed it
+            process.terminate()
         with anyio.CancelScope(shield=True):
             await process.wait()
