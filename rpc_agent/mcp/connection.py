@@ -117,9 +117,14 @@ class McpConnection:
                 if self._stop_requested:
                     return
                 try:
-                    async with AsyncExitStack() as stack:
-                        if await self._open(stack):
-                            await self._stop.wait()
+                    with anyio.CancelScope() as teardown:
+                        async with AsyncExitStack() as stack:
+                            if await self._open(stack):
+                                await self._stop.wait()
+                            else:
+                                # It never answered: closing it under cancellation kills the
+                                # process at once instead of giving it seconds to exit.
+                                teardown.cancel()
                 except Exception as exc:
                     if self.status in ("starting", "ready"):
                         self._set("failed", _describe(exc))
@@ -135,12 +140,12 @@ class McpConnection:
     async def _open(self, stack: AsyncExitStack) -> bool:
         """Connect, initialize, list the tools; False when stopped or timed out meanwhile."""
         config = self.config
-        deadline = anyio.current_time() + self.startup_timeout
-        with anyio.CancelScope(deadline=deadline) as starting:
-            self._starting = starting
+        with anyio.CancelScope() as loading:  # not part of the server's start-up time
+            self._starting = loading
             await anyio.to_thread.run_sync(_load_sdk)
-        if starting.cancel_called:
-            return self._start_failed()
+        if loading.cancel_called:
+            return False
+        deadline = anyio.current_time() + self.startup_timeout
         from mcp import ClientSession, StdioServerParameters, types
         from mcp.client.stdio import stdio_client
         from mcp.client.streamable_http import streamable_http_client

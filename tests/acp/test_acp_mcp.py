@@ -3,6 +3,8 @@ servers (``tests/mcp_servers/mcp_server.py``), their tools ask permission unless
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -100,3 +102,26 @@ async def test_http_server_and_close_stops_stdio_server(world: AcpWorld) -> None
         with anyio.fail_after(WAIT):
             await conn.close_session(session_id=sid)
         assert await wait_gone(pid), "the MCP server outlived its session"
+
+
+async def test_slow_server_fails_its_start_and_the_session_still_answers(world: AcpWorld) -> None:
+    settings = world.cwd / ".rpc-agent" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"mcpStartupTimeoutMs": 500}))
+    client = RecordingClient()
+    async with world.agent(client, [{"text": "answered anyway"}]) as conn:
+        with anyio.fail_after(WAIT):
+            sid = (
+                await conn.new_session(cwd=str(world.cwd), mcp_servers=[stdio("slow", "--sleep", "30")])
+            ).session_id
+            answer = await conn.prompt(session_id=sid, prompt=[text_block("hello")])
+            assert answer.stop_reason == "end_turn"
+            assert client.agent_text(sid) == "answered anyway"
+            await conn.prompt(session_id=sid, prompt=[text_block("/mcp-restart")])
+        assert "slow (stdio): failed, 0 tools (did not start within 0.5 s)" in client.agent_text(sid)
+
+
+def test_no_mcp_sdk_import_without_servers() -> None:
+    code = "import sys, rpc_agent.cli, rpc_agent.server.app, rpc_agent.server.methods; print('mcp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

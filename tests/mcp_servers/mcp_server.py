@@ -1,7 +1,7 @@
 """A small MCP server for the tests, written with the same SDK (FastMCP).
 
 ``python mcp_server.py [stdio | http PORT] [--sleep SECONDS]``: stdio by default; ``http`` serves
-streamable HTTP on 127.0.0.1:PORT at ``/mcp``; ``--sleep`` delays start-up (a slow server).
+streamable HTTP on 127.0.0.1:PORT at ``/mcp``; ``--sleep`` delays start-up (a slow server); ``$MCP_TEST_PID_FILE`` gets its process id.
 Tools: ``echo`` (text), ``pid`` (read-only, the server's process id), ``picture`` (text and a
 PNG), ``resources`` (an embedded text resource and a resource link), ``crash`` (the process
 exits in the middle of the call).
@@ -12,6 +12,10 @@ from __future__ import annotations
 import os
 import sys
 import time
+
+if os.environ.get("MCP_TEST_PID_FILE"):  # first thing: before the SDK's second of imports
+    with open(os.environ["MCP_TEST_PID_FILE"], "w") as out:
+        out.write(str(os.getpid()))
 
 from mcp.server.fastmcp import FastMCP
 from mcp.types import (
