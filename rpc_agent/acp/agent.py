@@ -100,6 +100,7 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     ("fork", "Copy this conversation (current branch) into a new session", None),
     ("name", "Name this session", "session name"),
     ("label", "Label an entry of the tree (no label clears it)", "entry id and label"),
+    ("mcp", "Show the MCP servers: status, tool count, last error", None),
     (
         "mcp-restart",
         "Restart an MCP server (all without a name) and show their status",
@@ -570,6 +571,8 @@ class RpcAgentAcp:
                 await agent.set_session_name(rest)
                 session.push(SessionInfoUpdate(session_update="session_info_update", title=rest))
                 return f"Session named {rest!r}."
+            if name == "mcp":
+                return _format_mcp(agent)
             if name == "mcp-restart":
                 mcp = agent.mcp
                 if isinstance(mcp, McpManager):

@@ -75,6 +75,7 @@ async def test_prompt_asks_before_bash_and_runs_it_when_allowed(world: AcpWorld)
             "fork",
             "name",
             "label",
+            "mcp",
             "mcp-restart",
         }
 

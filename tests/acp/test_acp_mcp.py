@@ -117,7 +117,7 @@ async def test_slow_server_fails_its_start_and_the_session_still_answers(world: 
             answer = await conn.prompt(session_id=sid, prompt=[text_block("hello")])
             assert answer.stop_reason == "end_turn"
             assert client.agent_text(sid) == "answered anyway"
-            await conn.prompt(session_id=sid, prompt=[text_block("/mcp-restart")])
+            await conn.prompt(session_id=sid, prompt=[text_block("/mcp")])
         assert "slow (stdio): failed, 0 tools (did not start within 0.5 s)" in client.agent_text(sid)
 
 
