@@ -71,7 +71,7 @@ from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text, updat
 
 from .. import __version__
 from ..agent.session import THINKING_LEVELS, AgentBusyError, AgentSession
-from ..mcp import McpManager, from_wire_json
+from ..mcp import McpManager, McpServerConfig, from_wire_json
 from ..protocol import methods as m
 from ..providers.base import Provider
 from ..server.app import ServerConfig, make_provider, make_tools
@@ -192,7 +192,9 @@ class RpcAgentAcp:
             raise RequestError.invalid_params({"details": f"unknown session {session_id}"})
         return session
 
-    async def _open(self, manager: SessionManager, mcp_servers: list[McpServer] | None = None) -> AcpSession:
+    async def _open(
+        self, manager: SessionManager, mcp_servers: list[McpServer] | McpServers | None = None
+    ) -> AcpSession:
         """Wrap a session manager in an AgentSession, start its update pump and MCP servers."""
         send, receive = anyio.create_memory_object_stream[Update | _Flush](math.inf)
         translator = EventTranslator(manager.cwd)
@@ -225,12 +227,7 @@ class RpcAgentAcp:
         mcp = McpManager(self.group, emit, cwd=manager.cwd, home=self.home)
         agent.mcp = mcp
         mcp.start(
-            from_wire_json(
-                [
-                    server.model_dump(mode="json", by_alias=True, exclude_none=True)
-                    for server in mcp_servers or []
-                ]
-            )
+            mcp_servers.configs if isinstance(mcp_servers, McpServers) else _client_servers(mcp_servers or [])
         )
         self.sessions[session.id] = session
         self.group.start_soon(self._pump, session.id, receive)
@@ -461,7 +458,9 @@ class RpcAgentAcp:
             new = await anyio.to_thread.run_sync(
                 lambda: manager.create_branched_session(leaf, home=self.config.home)
             )
-        fork = await self._open(new, mcp_servers)
+        inherited = source.agent.mcp.client_servers if isinstance(source.agent.mcp, McpManager) else None
+        # A fork without a list of its own (the /fork command) keeps the editor's servers.
+        fork = await self._open(new, mcp_servers if mcp_servers is not None else McpServers(inherited or []))
         if source.agent.model.id != fork.agent.model.id:
             fork.agent.model = source.agent.model
         fork.agent.thinking_level = source.agent.thinking_level
@@ -614,6 +613,19 @@ class RpcAgentAcp:
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         return None
+
+
+@dataclass
+class McpServers:
+    """A client's MCP servers already converted (a fork takes its source's)."""
+
+    configs: list[McpServerConfig]
+
+
+def _client_servers(servers: list[McpServer]) -> list[McpServerConfig]:
+    return from_wire_json(
+        [server.model_dump(mode="json", by_alias=True, exclude_none=True) for server in servers]
+    )
 
 
 def _asks_permission(agent: AgentSession, name: str) -> bool:

@@ -125,3 +125,19 @@ def test_no_mcp_sdk_import_without_servers() -> None:
     code = "import sys, rpc_agent.cli, rpc_agent.server.app, rpc_agent.server.methods; print('mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+async def test_fork_command_keeps_the_editors_servers(world: AcpWorld) -> None:
+    script: list[JsonDict] = [
+        {"toolCalls": [{"name": "mcp__srv__pid", "arguments": {}, "id": "p1"}]},
+        {"text": "ok"},
+    ]
+    client = RecordingClient()
+    async with world.agent(client, script) as conn:
+        with anyio.fail_after(WAIT):
+            sid = (await conn.new_session(cwd=str(world.cwd), mcp_servers=[stdio()])).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block("/fork")])
+            fork_id = client.agent_text(sid).split("session ")[1].split(";")[0]
+            await conn.prompt(session_id=fork_id, prompt=[text_block("pid?")])
+        assert client.tool_updates(fork_id, "p1")[-1].status == "completed"
+        assert int(content_text(client.tool_updates(fork_id, "p1")[-1])) > 0
