@@ -118,15 +118,18 @@ async def test_project_mcp_json_and_switching_sessions_restarts_servers(e2e: E2E
         first = tool_results(await client.call("prompt", {"message": "pid?"}))[0]
         old_pid = int(text_of(first))
         old_file = (await client.call("get_state"))["sessionFile"]
-        await client.call("new_session")
+        await client.call("new_session", {"mcpServers": [stdio_server("extra")]})
         assert await wait_gone(old_pid), "the old session's server is still running"
         second = tool_results(await client.call("prompt", {"message": "pid?"}))[0]
         new_pid = int(text_of(second))
         assert new_pid != old_pid
         await client.call("switch_session", {"sessionPath": old_file})
         assert await wait_gone(new_pid)
-        (server,) = (await client.call("mcp_servers"))["servers"]
-        assert server["name"] == "proj"
+        # switch_session without mcpServers keeps the client's list of new_session; a prompt
+        # waits until the servers are up
+        await client.call("prompt", {"message": "ready?"})
+        servers = (await client.call("mcp_servers"))["servers"]
+        assert [(s["name"], s["status"]) for s in servers] == [("proj", "ready"), ("extra", "ready")]
 
 
 async def test_http_server(e2e: E2E) -> None:
