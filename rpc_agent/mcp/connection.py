@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .. import __version__
 from ..protocol import methods as m
@@ -79,6 +80,8 @@ class McpConnection:
         self._outer: anyio.CancelScope | None = None
         self._stop_requested = False
         self.liveness_interval = LIVENESS_INTERVAL
+        self._calls: list[str] = []
+        """Tools being called now (to say which call a dying server took down)."""
 
     @property
     def name(self) -> str:
@@ -166,6 +169,7 @@ class McpConnection:
             )
         else:
             raise McpCallError(f"the {config.transport} transport is not supported")
+        read = await self._watch_end(stack, read)
         session = await stack.enter_async_context(
             ClientSession(
                 read, write, client_info=types.Implementation(name="rpc-agent", version=__version__)
@@ -191,6 +195,29 @@ class McpConnection:
         self.session = session
         self._set("ready")
         return True
+
+    async def _watch_end(
+        self, stack: AsyncExitStack, read: MemoryObjectReceiveStream[Any]
+    ) -> MemoryObjectReceiveStream[Any]:
+        """Relay the server's messages, so that the end of them (a stdio server that exited
+        while idle) is seen at once and reported, not at the next call."""
+        send, receive = anyio.create_memory_object_stream[Any](0)
+
+        async def relay() -> None:
+            async with send:
+                async for message in read:
+                    await send.send(message)
+            self._died(self._exit_message())
+
+        group = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(group.cancel_scope.cancel)  # runs first on the way out
+        group.start_soon(relay)
+        stack.push_async_callback(receive.aclose)
+        return receive
+
+    def _exit_message(self) -> str:
+        during = f" during a call to {self._calls[-1]}" if self._calls else ""
+        return f"the server exited{during}"
 
     def _start_failed(self) -> bool:
         if not self._stop_requested:
@@ -242,7 +269,7 @@ class McpConnection:
             except McpError as exc:
                 failure = exc.error.message
                 if exc.error.code == types.CONNECTION_CLOSED:
-                    self._died(f"the server went away during a call to {tool}")
+                    self._died(self._exit_message())
             except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
                 failure = "connection closed"
                 self._died(f"the server went away during a call to {tool}: {_describe(exc)}")
@@ -264,10 +291,14 @@ class McpConnection:
                     group.cancel_scope.cancel()
                     return
 
-        async with anyio.create_task_group() as group:
-            group.start_soon(watch)
-            group.start_soon(probe)
-            group.start_soon(call)
+        self._calls.append(tool)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(watch)
+                group.start_soon(probe)
+                group.start_soon(call)
+        finally:
+            self._calls.remove(tool)
         if result is not None:
             return result
         raise McpCallError(

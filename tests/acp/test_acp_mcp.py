@@ -68,7 +68,7 @@ async def test_stdio_server_tools_ask_permission_unless_read_only(world: AcpWorl
 
         with anyio.fail_after(WAIT):
             await conn.prompt(session_id=sid, prompt=[text_block("/mcp-restart srv")])
-        assert "srv (stdio): ready, 5 tools" in client.agent_text(sid)
+        assert "srv (stdio): ready, 6 tools" in client.agent_text(sid)
         with anyio.fail_after(WAIT):
             await conn.prompt(session_id=sid, prompt=[text_block("and now?")])
         restarted_pid = int(content_text(client.tool_updates(sid, "p2")[-1]))

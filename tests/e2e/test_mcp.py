@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
 import pytest
 
 from mcp_servers import http_server, pid_alive, stdio_server, wait_gone
 from rpc_agent.server import errors as codes
 
-from .conftest import E2E, expect_error, text_of
+from .conftest import E2E, WAIT, expect_error, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -53,7 +54,7 @@ async def test_stdio_server_tools_are_offered_and_called(e2e: E2E) -> None:
 
         state = await client.call("get_state")
         assert state["mcpServers"] == [
-            {"name": "srv", "transport": "stdio", "status": "ready", "toolCount": 5}
+            {"name": "srv", "transport": "stdio", "status": "ready", "toolCount": 6}
         ]
         assert (await client.call("mcp_servers"))["servers"] == state["mcpServers"]
         assert statuses(client.events_seen, "srv") == ["starting", "ready"]
@@ -82,11 +83,23 @@ async def test_server_crashing_mid_call_is_a_tool_error_and_the_run_goes_on(e2e:
         assert "crash" in server["error"]
 
         restarted = await client.mcp_restart("srv")
-        assert [(s.name, s.status, s.toolCount) for s in restarted.servers] == [("srv", "ready", 5)]
+        assert [(s.name, s.status, s.toolCount) for s in restarted.servers] == [("srv", "ready", 6)]
         error = await expect_error(client.call("mcp_restart", {"name": "nope"}), codes.INVALID_PARAMS)
         assert "nope" in error.message
     # The server's stderr went to rpc-agent's log, not to its stdout (the protocol).
     assert "test server: crashing on purpose" in e2e.logs[-1].read_text()
+
+
+async def test_server_exiting_while_idle_is_reported_at_once(e2e: E2E) -> None:
+    script = [call("mcp__srv__exit_soon"), {"text": "it said bye"}]
+    async with e2e.server(script=script) as client:
+        await client.call("initialize", {"mcpServers": [stdio_server()]})
+        result = await client.call("prompt", {"message": "exit"})
+        assert text_of(tool_results(result)[0]) == "bye"
+        with anyio.fail_after(WAIT):
+            event = await client.wait_for_event("mcp_server_status", lambda e: e["status"] == "failed")
+        assert event["error"] == "the server exited"
+        assert (await client.call("mcp_servers"))["servers"][0]["status"] == "failed"
 
 
 async def test_slow_server_times_out_and_the_session_still_works(e2e: E2E) -> None:

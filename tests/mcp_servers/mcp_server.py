@@ -4,13 +4,14 @@
 streamable HTTP on 127.0.0.1:PORT at ``/mcp``; ``--sleep`` delays start-up (a slow server); ``$MCP_TEST_PID_FILE`` gets its process id.
 Tools: ``echo`` (text), ``pid`` (read-only, the server's process id), ``picture`` (text and a
 PNG), ``resources`` (an embedded text resource and a resource link), ``crash`` (the process
-exits in the middle of the call).
+exits in the middle of the call), ``exit_soon`` (exits just after answering).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 
 if os.environ.get("MCP_TEST_PID_FILE"):  # first thing: before the SDK's second of imports
@@ -67,6 +68,12 @@ def crash() -> str:
     sys.stderr.write("test server: crashing on purpose\n")
     sys.stderr.flush()
     os._exit(3)
+
+
+@server.tool(description="Answer, then exit a moment later.")
+def exit_soon() -> str:
+    threading.Timer(0.2, os._exit, args=(0,)).start()
+    return "bye"
 
 
 def main(argv: list[str]) -> None:
