@@ -41,6 +41,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     McpServerStdio,
     NewSessionResponse,
     PermissionOption,
@@ -75,6 +76,7 @@ from rpc_agent.errors import AgentBusyError, InvalidRequestError, SessionNotFoun
 
 from .. import __version__
 from ..agent.session import THINKING_LEVELS, AgentSession
+from ..mcp import McpManager, McpServerConfig, from_wire_json
 from ..protocol import methods as m
 from ..providers.base import Provider
 from ..runtime import Runtime, ServerConfig
@@ -83,6 +85,7 @@ from ..server.methods import Methods, map_error
 from ..session import files
 from ..session.store import SessionManager
 from ..tools.access import DiskFiles
+from ..tools.base import is_read_only
 from . import auth, listing
 from .fs import file_access
 from .preview import file_change
@@ -108,6 +111,12 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     ("fork", "Copy this conversation (current branch) into a new session", None),
     ("name", "Name this session", "session name"),
     ("label", "Label an entry of the tree (no label clears it)", "entry id and label"),
+    ("mcp", "Show the MCP servers: status, tool count, last error", None),
+    (
+        "mcp-restart",
+        "Restart an MCP server (all without a name) and show their status",
+        "server name (optional)",
+    ),
 ]
 
 EXTENSION_METHODS = frozenset(
@@ -228,8 +237,14 @@ class RpcAgentAcp:
             raise RequestError.invalid_params({"details": f"unknown session {session_id}"})
         return session
 
-    async def _open(self, manager: SessionManager, *, announced: bool = False) -> AcpSession:
-        """Wrap a session manager in an AgentSession and start its update pump.
+    async def _open(
+        self,
+        manager: SessionManager,
+        mcp_servers: list[McpServer] | McpServers | None = None,
+        *,
+        announced: bool = False,
+    ) -> AcpSession:
+        """Wrap a session manager in an AgentSession, start its update pump and MCP servers.
 
         ``announced``: the client already knows the session (else updates wait for the answer).
         """
@@ -261,6 +276,11 @@ class RpcAgentAcp:
                 session.push(update_tool_call(call_id, status="in_progress", content=[shown]))
 
             agent.commands = EditorTerminal(self._client, session.id, show_terminal)
+        mcp = McpManager(self.group, emit, cwd=manager.cwd, home=self.home)
+        agent.mcp = mcp
+        mcp.start(
+            mcp_servers.configs if isinstance(mcp_servers, McpServers) else _client_servers(mcp_servers or [])
+        )
         self.sessions[session.id] = session
         self.group.start_soon(self._pump, session.id, receive)
         return session
@@ -322,7 +342,9 @@ class RpcAgentAcp:
                     return path
         return None
 
-    async def _open_existing(self, session_id: str, cwd: str, *, announced: bool) -> AcpSession:
+    async def _open_existing(
+        self, session_id: str, cwd: str, mcp_servers: list[McpServer] | None = None, *, announced: bool
+    ) -> AcpSession:
         """An open session or one from its file, set to run its tools in ``cwd``.
 
         ACP says the agent MUST use the cwd the client sends with load and resume (the project
@@ -342,7 +364,7 @@ class RpcAgentAcp:
         except SessionNotFoundError as exc:
             raise RequestError.resource_not_found(session_id) from exc
         manager.cwd = cwd
-        return await self._open(manager, announced=announced)
+        return await self._open(manager, mcp_servers, announced=announced)
 
     def _config_options(self, session: AcpSession) -> list[ConfigOption]:
         agent = session.agent
@@ -411,6 +433,7 @@ class RpcAgentAcp:
             auth_methods=list(auth.auth_methods(self.provider)),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
                 prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
@@ -438,7 +461,7 @@ class RpcAgentAcp:
         manager = await anyio.to_thread.run_sync(
             lambda: SessionManager.create(cwd, folder, home=self.config.home)
         )
-        session = await self._open(manager)
+        session = await self._open(manager, mcp_servers)
         self._announce_commands(session)
         return NewSessionResponse(session_id=session.id, config_options=self._config_options(session))
 
@@ -451,7 +474,7 @@ class RpcAgentAcp:
         **kwargs: Any,
     ) -> LoadSessionResponse | None:
         _check_cwd(cwd)
-        session = await self._open_existing(session_id, cwd, announced=True)
+        session = await self._open_existing(session_id, cwd, mcp_servers, announced=True)
         for update in replay_updates(session.agent.manager.get_branch(), session.agent.manager.cwd):
             session.push(update)
         self._announce_commands(session)
@@ -467,7 +490,7 @@ class RpcAgentAcp:
         **kwargs: Any,
     ) -> ResumeSessionResponse:
         _check_cwd(cwd)
-        session = await self._open_existing(session_id, cwd, announced=False)
+        session = await self._open_existing(session_id, cwd, mcp_servers, announced=False)
         self._announce_commands(session)
         return ResumeSessionResponse(config_options=self._config_options(session))
 
@@ -506,12 +529,14 @@ class RpcAgentAcp:
         **kwargs: Any,
     ) -> ForkSessionResponse:
         _check_cwd(cwd)
-        source = await self._open_existing(session_id, cwd, announced=True)
-        fork = await self._fork(source, announced=False)
+        source = await self._open_existing(session_id, cwd, mcp_servers, announced=True)
+        fork = await self._fork(source, mcp_servers, announced=False)
         self._announce_commands(fork)
         return ForkSessionResponse(session_id=fork.id, config_options=self._config_options(fork))
 
-    async def _fork(self, source: AcpSession, *, announced: bool) -> AcpSession:
+    async def _fork(
+        self, source: AcpSession, mcp_servers: list[McpServer] | None = None, *, announced: bool
+    ) -> AcpSession:
         manager = source.agent.manager
         await manager.flush()
         leaf = manager.leaf_id
@@ -526,7 +551,10 @@ class RpcAgentAcp:
             new = await anyio.to_thread.run_sync(
                 lambda: manager.create_branched_session(leaf, home=self.config.home)
             )
-        fork = await self._open(new, announced=announced)
+        inherited = source.agent.mcp.client_servers if isinstance(source.agent.mcp, McpManager) else None
+        # A fork without a list of its own (the /fork command) keeps the editor's servers.
+        servers = mcp_servers if mcp_servers is not None else McpServers(inherited or [])
+        fork = await self._open(new, servers, announced=announced)
         if source.agent.model.id != fork.agent.model.id:
             fork.agent.model = source.agent.model
         fork.agent.thinking_level = source.agent.thinking_level
@@ -587,7 +615,7 @@ class RpcAgentAcp:
     def _needs_permission(self, session: AcpSession, name: str) -> bool:
         if session.approval == "never" or name in session.always_allowed:
             return False
-        return session.approval == "all" or name in PERMISSION_TOOLS
+        return session.approval == "all" or _asks_permission(session.agent, name)
 
     async def _authorize(self, session: AcpSession, call_id: str, name: str, args: JsonDict) -> bool:
         allowed = True
@@ -660,6 +688,13 @@ class RpcAgentAcp:
                 await agent.set_session_name(rest)
                 session.push(SessionInfoUpdate(session_update="session_info_update", title=rest))
                 return f"Session named {rest!r}."
+            if name == "mcp":
+                return _format_mcp(agent)
+            if name == "mcp-restart":
+                mcp = agent.mcp
+                if isinstance(mcp, McpManager):
+                    await mcp.restart(rest or None)
+                return _format_mcp(agent)
             if name == "label":
                 words = shlex.split(rest) if rest else []
                 if not words:
@@ -721,6 +756,41 @@ def _check_cwd(cwd: str) -> None:
 def _move_to(session: AcpSession, cwd: str) -> None:
     session.agent.manager.cwd = cwd
     session.translator.cwd = cwd
+
+
+@dataclass
+class McpServers:
+    """A client's MCP servers already converted (a fork takes its source's)."""
+
+    configs: list[McpServerConfig]
+
+
+def _client_servers(servers: list[McpServer]) -> list[McpServerConfig]:
+    return from_wire_json(
+        [server.model_dump(mode="json", by_alias=True, exclude_none=True) for server in servers]
+    )
+
+
+def _asks_permission(agent: AgentSession, name: str) -> bool:
+    """Tools that change the machine ask first: the built-in ones that do, and MCP tools
+    unless their server marks them read-only."""
+    if name in PERMISSION_TOOLS:
+        return True
+    if not name.startswith("mcp__") or agent.mcp is None:
+        return False
+    tool = next((t for t in agent.mcp.tools() if t.name == name), None)
+    return tool is None or not is_read_only(tool)
+
+
+def _format_mcp(agent: AgentSession) -> str:
+    servers = agent.mcp.state_json() if agent.mcp is not None else []
+    if not servers:
+        return "No MCP servers."
+    return "\n".join(
+        f"- {s['name']} ({s['transport']}): {s['status']}, {s['toolCount']} tools"
+        + (f" ({s['error']})" if s.get("error") else "")
+        for s in servers
+    )
 
 
 def _prompt_content(prompt: list[PromptBlock]) -> tuple[str, list[JsonDict]]:

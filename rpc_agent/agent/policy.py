@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..tools.base import Tool
+from rpc_agent.errors import SettingsError
+
+from ..tools.base import Tool, is_read_only
 
 JsonDict = dict[str, Any]
 ApprovalMode = Literal["never", "writes", "all"]
@@ -25,7 +27,7 @@ Verdict = Literal["allow", "deny", "ask"]
 _RULE = re.compile(r"^\s*([A-Za-z0-9_.:-]+)\s*(?:\((.*)\))?\s*$", re.S)
 
 
-class RuleError(ValueError):
+class RuleError(SettingsError):
     """A rule in the settings that cannot be parsed."""
 
 
@@ -69,11 +71,6 @@ def call_subject(tool_name: str, arguments: JsonDict, cwd: Path) -> str | None:
         return candidate.relative_to(cwd).as_posix()
     except ValueError:
         return candidate.as_posix()
-
-
-def is_read_only(tool: Tool) -> bool:
-    """Built-in readers say so with ``read_only = True``; client and MCP tools declare it."""
-    return bool(getattr(tool, "read_only", False))
 
 
 @dataclass(slots=True)

@@ -12,7 +12,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.to_thread
@@ -61,6 +61,15 @@ THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"]
 def _article(word: str) -> str:
     """``an assistant``, ``a custom``: the word with its indefinite article."""
     return f"{'an' if word[:1].lower() in 'aeio' else 'a'} {word}"
+
+
+class SessionTools(Protocol):
+    """Tools that live and die with the session (its MCP servers), beside the built-in ones."""
+
+    async def ready(self) -> None: ...
+    def tools(self) -> list[Tool]: ...
+    def state_json(self) -> list[dict[str, object]]: ...
+    async def aclose(self) -> None: ...
 
 
 def _failure_text(failure: BaseException | None) -> str:
@@ -174,6 +183,8 @@ class AgentSession:
         self._run_context: RunContext | None = None
         self._pending_bash: list[JsonDict] = []
         self.authorize: Authorize | None = None
+        self.mcp: SessionTools | None = None
+        """The session's MCP servers (the front that runs them sets this)."""
         """Permission hook for tool calls (the ACP front asks the editor); None allows all."""
         self.files: FileAccess | None = None
         """How the model's file tools reach files (the ACP front: the editor's buffers); None: disk."""
@@ -232,6 +243,7 @@ class AgentSession:
             "followUpMode": settings.follow_up_mode,
             "messageCount": manager.context_message_count(),
             "pendingMessageCount": len(self.queue),
+            "mcpServers": self.mcp.state_json() if self.mcp is not None else [],
         }
 
     def _model_json(self) -> dict[str, Any]:
@@ -281,10 +293,15 @@ class AgentSession:
             manager.rollback(point)
             raise
 
-    def _tool_specs(self) -> list[ToolSpec]:
+    def run_tools(self) -> list[Tool]:
+        """The built-in tools, the client's, and those of the session's MCP servers that are up."""
+        mcp_tools = self.mcp.tools() if self.mcp is not None else []
+        return [*self.tools, *self.client_tools, *mcp_tools]
+
+    def _tool_specs(self, tools: list[Tool] | None = None) -> list[ToolSpec]:
         return [
             ToolSpec(name=t.name, description=t.description, parameters=tool_schema(t))
-            for t in [*self.tools, *self.client_tools]
+            for t in (tools if tools is not None else self.run_tools())
         ]
 
     def _authorize(self) -> Authorize | None:
@@ -322,6 +339,8 @@ class AgentSession:
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
     ) -> m.PromptResult:
+        if self.mcp is not None and not (self.is_streaming or self.is_compacting):
+            await self.mcp.ready()  # servers still starting: their tools belong in this run
         if hooks.declared(self.host, "input"):  # pi: every prompt, queued ones too
             handled, text, images = await hooks.input_(self.host, text, images)
             if handled:
@@ -345,7 +364,8 @@ class AgentSession:
         self.is_streaming = True
         done = self._run_done = anyio.Event()
         outcome = RunOutcome()
-        specs = self._tool_specs()
+        tools = self.run_tools()
+        specs = self._tool_specs(tools)
         system_prompt = self.system_prompt_override or build_system_prompt(Path(self.manager.cwd), specs)
         if self.append_system_prompt:
             system_prompt = f"{system_prompt}\n\n{self.append_system_prompt}"
@@ -355,7 +375,7 @@ class AgentSession:
             model=self.model,
             thinking_level=self.thinking_level,
             system_prompt=system_prompt,
-            tools=[*self.tools, *self.client_tools],
+            tools=tools,
             settings=self.settings,
             queue=self.queue,
             emit=self.emit,
@@ -1061,4 +1081,6 @@ class AgentSession:
             # The host was told with the request that met it; the file is closed all the same.
             logger.warning("%s", exc)
         with anyio.CancelScope(shield=True):
+            if self.mcp is not None:
+                await self.mcp.aclose()
             await self.provider.aclose()

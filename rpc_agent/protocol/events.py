@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .entries import AgentMessage
-from .methods import CompactResult
+from .methods import CompactResult, McpStatus
 
 JsonDict = dict[str, Any]
 
@@ -205,6 +205,17 @@ class InputHandledEvent(_Event):
     text: str
 
 
+class McpServerStatusEvent(_Event):
+    """An MCP server started, failed to start, died, or was stopped."""
+
+    type: Literal["mcp_server_status"] = "mcp_server_status"
+    name: str
+    transport: Literal["stdio", "http", "sse"]
+    status: McpStatus
+    toolCount: int
+    error: str | None = None
+
+
 Event = Annotated[
     AgentStartEvent
     | AgentEndEvent
@@ -226,6 +237,7 @@ Event = Annotated[
     | HostRequestFailedEvent
     | SessionTreeEvent
     | SessionCompactEvent
-    | InputHandledEvent,
+    | InputHandledEvent
+    | McpServerStatusEvent,
     Field(discriminator="type"),
 ]

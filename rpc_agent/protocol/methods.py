@@ -24,12 +24,59 @@ class ClientInfo(Params):
     version: str | None = None
 
 
+class NameValue(Params):
+    name: str
+    value: str
+
+
+class McpServerStdio(Params):
+    """An MCP server run as a subprocess speaking over its stdin/stdout (ACP's shape)."""
+
+    type: Literal["stdio"] | None = None
+    name: str = Field(min_length=1)
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: list[NameValue] = Field(default_factory=list)
+
+
+class McpServerHttp(Params):
+    """An MCP server reached over streamable HTTP (ACP's shape)."""
+
+    type: Literal["http"]
+    name: str = Field(min_length=1)
+    url: str = Field(min_length=1)
+    headers: list[NameValue] = Field(default_factory=list)
+
+
+McpServer = McpServerHttp | McpServerStdio
+McpStatus = Literal["starting", "ready", "failed", "stopped"]
+
+
+class McpServerState(Result):
+    name: str
+    transport: Literal["stdio", "http", "sse"]
+    status: McpStatus
+    toolCount: int
+    error: str | None = None
+
+
+class McpServersResult(Result):
+    servers: list[McpServerState]
+
+
+class McpRestartParams(Params):
+    name: str | None = Field(default=None, description="the server to restart; all when left out")
+
+
 class InitializeParams(Params):
     protocolVersion: str | None = None
     clientInfo: ClientInfo | None = None
     capabilities: ClientCapabilities | None = Field(
         default=None,
         description="what the client answers: approvals, hooks (pi's event names), its own tools",
+    )
+    mcpServers: list[McpServer] | None = Field(
+        default=None, description="the client's MCP servers, added to those of the settings files"
     )
 
 
@@ -66,6 +113,7 @@ class State(Result):
     followUpMode: QueueMode
     messageCount: int
     pendingMessageCount: int
+    mcpServers: list[McpServerState] = Field(default_factory=list)
 
 
 class Capabilities(Result):
@@ -210,10 +258,16 @@ class SetLabelResult(Result):
 
 class NewSessionParams(Params):
     parentSession: str | None = None
+    mcpServers: list[McpServer] | None = Field(
+        default=None, description="replace the client's MCP servers for the new session"
+    )
 
 
 class SwitchSessionParams(Params):
     sessionPath: str
+    mcpServers: list[McpServer] | None = Field(
+        default=None, description="replace the client's MCP servers for the opened session"
+    )
 
 
 class SessionChangeResult(Result):

@@ -237,6 +237,18 @@ METHODS: tuple[Method, ...] = (
         "Write the whole session tree as one self-contained HTML page; returns its path.",
     ),
     Method(
+        "mcp_servers",
+        None,
+        m.McpServersResult,
+        "The session's MCP servers: transport, status, tool count, last error.",
+    ),
+    Method(
+        "mcp_restart",
+        m.McpRestartParams,
+        m.McpServersResult,
+        "Restart one MCP server (or all); resolves once it is ready or has failed.",
+    ),
+    Method(
         "set_client_tools",
         h.SetClientToolsParams,
         h.SetClientToolsResult,

@@ -15,6 +15,7 @@ import anyio.to_thread
 from pydantic import BaseModel
 
 from ..runtime import Runtime, ServerConfig
+from ..session.files import agent_home
 from .host_bridge import HostTimeouts, JsonRpcHost
 from .host_methods import accept_capabilities
 from .methods import Methods, map_error
@@ -106,6 +107,11 @@ async def serve(config: ServerConfig) -> int:
         stop.set()
 
     async with writer, anyio.create_task_group() as group:
+        from ..mcp import McpManager
+
+        mcp = McpManager(group, emit, cwd=str(config.cwd), home=config.home or agent_home())
+        agent.mcp = methods.mcp = mcp
+        mcp.start([])
         group.start_soon(serve_until_stopped)
         group.start_soon(watch_signals)
         warm_up = getattr(provider, "warm_up", None)

@@ -16,6 +16,7 @@ from rpc_agent.errors import AgentError
 
 from .. import __version__
 from ..agent.session import AgentSession
+from ..mcp import McpManager, from_wire
 from ..protocol import PROTOCOL_VERSION
 from ..protocol import host as h
 from ..protocol import methods as m
@@ -53,6 +54,8 @@ class Methods:
         self.agent = agent
         self.providers = providers
         self.on_shutdown = on_shutdown
+        self.mcp: McpManager | None = None
+        """The session's MCP servers (set by the app once its task group runs)."""
         self.registry = MethodRegistry()
         self.host_bridge: JsonRpcHost | None = None
         self.on_capabilities: Callable[[h.ClientCapabilities], h.AcceptedCapabilities] | None = None
@@ -113,10 +116,15 @@ class Methods:
     def get_fork_messages(self, _p: Empty | None) -> m.ForkMessagesResult:
         return m.ForkMessagesResult(messages=self.agent.fork_messages())
 
+    def mcp_servers(self, _p: Empty | None) -> JsonDict:
+        return {"servers": self.mcp.state_json() if self.mcp else []}
+
     def get_available_models(self, _p: Empty | None) -> m.ModelsResult:
         return m.ModelsResult(models=[_model(x) for x in self.agent.provider.models()])
 
-    def initialize(self, _params: m.InitializeParams | None) -> m.InitializeResult:
+    def initialize(self, params: m.InitializeParams | None) -> m.InitializeResult:
+        if params is not None and params.mcpServers is not None and self.mcp is not None:
+            self.mcp.update_client_servers(from_wire(params.mcpServers))
         return m.InitializeResult(
             protocolVersion=PROTOCOL_VERSION,
             serverInfo=m.ServerInfo(name="rpc-agent", version=__version__),
@@ -128,10 +136,8 @@ class Methods:
             methods=[spec.name for spec in self.registry.methods],
             state=self.agent.state(),
             client=(
-                self.on_capabilities(_params.capabilities)
-                if _params is not None
-                and _params.capabilities is not None
-                and self.on_capabilities is not None
+                self.on_capabilities(params.capabilities)
+                if params is not None and params.capabilities is not None and self.on_capabilities is not None
                 else None
             ),
         )
@@ -183,10 +189,27 @@ class Methods:
         return m.SetLabelResult(labelEntryId=await self.agent.set_label(p.entryId, p.label))
 
     async def new_session(self, p: m.NewSessionParams | None) -> m.SessionChangeResult:
-        return await self.agent.new_session(p.parentSession if p else None)
+        result = await self.agent.new_session(p.parentSession if p else None)
+        await self._restart_mcp(p.mcpServers if p else None)
+        return result
 
     async def switch_session(self, p: m.SwitchSessionParams) -> m.SessionChangeResult:
-        return await self.agent.switch_session(p.sessionPath)
+        before = self.agent.manager
+        result = await self.agent.switch_session(p.sessionPath)
+        if self.agent.manager is not before:
+            await self._restart_mcp(p.mcpServers)
+        return result
+
+    async def _restart_mcp(self, servers: list[m.McpServer] | None) -> None:
+        """MCP servers belong to a session: the next one gets fresh ones."""
+        if self.mcp is not None:
+            await self.mcp.replace(from_wire(servers) if servers is not None else None)
+
+    async def mcp_restart(self, p: m.McpRestartParams | None) -> JsonDict:
+        if self.mcp is None:
+            return {"servers": []}
+        await self.mcp.restart(p.name if p else None)
+        return {"servers": self.mcp.state_json()}
 
     async def list_sessions(self, p: m.ListSessionsParams | None) -> m.ListSessionsResult:
         import anyio.to_thread

@@ -99,11 +99,25 @@ class Tool(Protocol):
     async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput: ...
 
 
+def is_read_only(tool: Tool) -> bool:
+    """Whether a tool only reads (an approval policy may let it run unasked).
+
+    A tool says so with a ``read_only`` class attribute (MCP tools from their ``readOnlyHint``);
+    a tool without one is assumed to change things.
+    """
+    return bool(getattr(tool, "read_only", False))
+
+
 def tool_schema(tool: Tool) -> JsonDict:
-    """The JSON Schema of a tool's arguments, without pydantic's title noise."""
-    declared = getattr(tool, "parameters", None)
-    if isinstance(declared, dict):  # a host (client or MCP) tool brings its own schema
-        return dict(declared)
+    """The JSON Schema of a tool's arguments, without pydantic's title noise.
+
+    A tool whose schema comes from elsewhere brings its own: a client tool as ``parameters``,
+    an MCP server's tool as ``input_schema``.
+    """
+    for attribute in ("parameters", "input_schema"):
+        declared = getattr(tool, attribute, None)
+        if isinstance(declared, dict):
+            return dict(declared)
     schema = tool.Args.model_json_schema()
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():

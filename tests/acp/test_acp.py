@@ -69,7 +69,15 @@ async def test_prompt_asks_before_bash_and_runs_it_when_allowed(world: AcpWorld)
         assert client.tool_updates(sid, "call_2")[-1].status == "completed"
         await client.wait_for(lambda: any(isinstance(u, AvailableCommandsUpdate) for u in client.of(sid)))
         commands = next(u for u in client.of(sid) if isinstance(u, AvailableCommandsUpdate))
-        assert {c.name for c in commands.available_commands} == {"tree", "compact", "fork", "name", "label"}
+        assert {c.name for c in commands.available_commands} == {
+            "tree",
+            "compact",
+            "fork",
+            "name",
+            "label",
+            "mcp",
+            "mcp-restart",
+        }
 
 
 async def test_rejected_permission_goes_back_to_the_model_as_a_tool_error(world: AcpWorld) -> None:

@@ -569,5 +569,11 @@ class RpcAgentClient:
         result = await self.call("append_custom_entry", {"customType": custom_type, "data": data})
         return result.get("entryId") if isinstance(result, dict) else None
 
+    async def mcp_servers(self) -> m.McpServersResult:
+        return await self._typed(m.McpServersResult, "mcp_servers")
+
+    async def mcp_restart(self, name: str | None = None) -> m.McpServersResult:
+        return await self._typed(m.McpServersResult, "mcp_restart", {"name": name} if name else None)
+
     async def shutdown(self) -> None:
         await self.call("shutdown")

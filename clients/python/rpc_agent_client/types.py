@@ -533,6 +533,49 @@ class ListSessionsParams(BaseModel):
     ] = False
 
 
+class McpRestartParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    name: Annotated[
+        str | None, Field(description='the server to restart; all when left out')
+    ] = None
+
+
+class McpServerState(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    error: str | None = None
+    name: str
+    status: Literal['starting', 'ready', 'failed', 'stopped']
+    toolCount: int
+    transport: Literal['stdio', 'http', 'sse']
+
+
+class McpServerStatusEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    error: str | None = None
+    name: str
+    status: Literal['starting', 'ready', 'failed', 'stopped']
+    toolCount: int
+    transport: Literal['stdio', 'http', 'sse']
+    type: Literal['mcp_server_status'] = 'mcp_server_status'
+
+
+class McpServersResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    servers: list[McpServerState]
+
+
 class MessageUpdateEvent(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -594,6 +637,15 @@ class ModelsResult(BaseModel):
     models: list[ModelDescription]
 
 
+class NameValue(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    name: str
+    value: str
+
+
 class NavigateTreeParams(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -617,14 +669,6 @@ class NavigateTreeResult(BaseModel):
     ] = None
     leafId: str | None
     summaryEntryId: str | None = None
-
-
-class NewSessionParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    parentSession: str | None = None
 
 
 class Ok(BaseModel):
@@ -921,6 +965,7 @@ class State(BaseModel):
     isCompacting: bool
     isStreaming: bool
     leafId: str | None
+    mcpServers: list[McpServerState] | None = None
     messageCount: int
     model: ModelDescription | None
     pendingMessageCount: int
@@ -929,14 +974,6 @@ class State(BaseModel):
     sessionName: str | None
     steeringMode: Literal['all', 'one-at-a-time']
     thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
-
-
-class SwitchSessionParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    sessionPath: str
 
 
 class TextBlock(BaseModel):
@@ -1252,21 +1289,6 @@ class CycleModelResult(BaseModel):
     thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
 
 
-class InitializeParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    capabilities: Annotated[
-        ClientCapabilities | None,
-        Field(
-            description="what the client answers: approvals, hooks (pi's event names), its own tools"
-        ),
-    ] = None
-    clientInfo: ClientInfo | None = None
-    protocolVersion: str | None = None
-
-
 class InitializeResult(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -1291,6 +1313,29 @@ class ListSessionsResult(BaseModel):
         populate_by_name=True,
     )
     sessions: list[SessionInfoModel]
+
+
+class McpServerHttp(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    headers: list[NameValue] | None = None
+    name: Annotated[str, Field(min_length=1)]
+    type: Literal['http']
+    url: Annotated[str, Field(min_length=1)]
+
+
+class McpServerStdio(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    args: list[str] | None = None
+    command: Annotated[str, Field(min_length=1)]
+    env: list[NameValue] | None = None
+    name: Annotated[str, Field(min_length=1)]
+    type: Literal['stdio'] | None = None
 
 
 class MessageEndEvent(BaseModel):
@@ -1348,6 +1393,18 @@ class MessagesResult(BaseModel):
     ]
 
 
+class NewSessionParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    mcpServers: Annotated[
+        list[McpServerHttp | McpServerStdio] | None,
+        Field(description="replace the client's MCP servers for the new session"),
+    ] = None
+    parentSession: str | None = None
+
+
 class PromptResult(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -1392,6 +1449,18 @@ class SessionStats(BaseModel):
     toolResults: int
     totalMessages: int
     userMessages: int
+
+
+class SwitchSessionParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    mcpServers: Annotated[
+        list[McpServerHttp | McpServerStdio] | None,
+        Field(description="replace the client's MCP servers for the opened session"),
+    ] = None
+    sessionPath: str
 
 
 class ToolExecutionEndEvent(BaseModel):
@@ -1460,3 +1529,24 @@ class ContextResult(BaseModel):
         ]
         | None
     ) = None
+
+
+class InitializeParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    capabilities: Annotated[
+        ClientCapabilities | None,
+        Field(
+            description="what the client answers: approvals, hooks (pi's event names), its own tools"
+        ),
+    ] = None
+    clientInfo: ClientInfo | None = None
+    mcpServers: Annotated[
+        list[McpServerHttp | McpServerStdio] | None,
+        Field(
+            description="the client's MCP servers, added to those of the settings files"
+        ),
+    ] = None
+    protocolVersion: str | None = None
