@@ -10,7 +10,8 @@ from .errors import (
     SessionNotFoundError,
 )
 from .files import LoadReport, SessionInfo, list_all_sessions, list_sessions
-from .store import LEAF_MARKER, PendingAppend, SessionManager, TreeNode
+from .store import LEAF_MARKER, PendingAppend, SessionManager
+from .tree import TreeNode
 
 __all__ = [
     "LEAF_MARKER",

@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from .decoding import BLOB_MARK, StoredMessage, stub_of
 from .entries import CURRENT_SESSION_VERSION
 from .errors import InvalidSessionFileError, SessionLockedError
 
@@ -102,8 +103,8 @@ class RawFile:
     """The file ends in a complete JSON line that lacks its newline."""
     mentions_blobs: bool = False
     """Some line holds a blob reference (so restoring is worth a pass over the entries)."""
-    deferred: dict[int, bytes] = field(default_factory=dict)
-    """Raw lines of message entries read as stubs, keyed by ``id()`` of the stub dict."""
+    stored: dict[int, StoredMessage] = field(default_factory=dict)
+    """Message lines read as stubs, by position among the entries (``lines[1:]``)."""
 
 
 MESSAGE_PREFIX = re.compile(
@@ -122,11 +123,11 @@ def parse_lines(data: bytes, *, defer_messages: bool = False) -> RawFile:
     A crash can leave the last line without its newline. If what is there still parses, it is
     kept (only the newline is missing); otherwise it is cut off and reported.
 
-    With ``defer_messages``, a message line that starts the usual way becomes a stub dict
-    holding just ``type``, ``id``, ``parentId`` and ``timestamp`` (read from the line's
-    prefix), and its bytes are kept in ``deferred``: the tree is known at once, and the JSON
-    of a message is only parsed when somebody needs its content (most of a long session's
-    bytes are messages that are never looked at again).
+    With ``defer_messages``, a well-formed message line becomes a stub dict holding just
+    ``type``, ``id``, ``parentId`` and ``timestamp``, and its bytes are kept in ``stored``
+    (see ``decoding``). A message line whose prefix is right but whose JSON is broken stays
+    in the tree as such a stub, without bytes, and is reported in ``damaged_entries``; it
+    never reaches the model.
     """
     report = LoadReport()
     lines: list[JsonDict] = []
@@ -146,30 +147,36 @@ def parse_lines(data: bytes, *, defer_messages: bool = False) -> RawFile:
             report.torn_tail_bytes = len(tail)
             valid_length = cut
             body = data[:cut]
+    mentions_blobs = BLOB_MARK in body
     loads = orjson.loads
-    deferred: dict[int, bytes] = {}
-    match = MESSAGE_PREFIX.match if defer_messages else None
+    stored: dict[int, StoredMessage] = {}
     append = lines.append
     for number, raw in enumerate(body.split(b"\n"), start=1):
-        if match is not None:
-            prefix = match(raw)
-            if prefix is not None:
-                entry_id, parent, timestamp = prefix.groups()
-                stub = {
-                    "type": "message",
-                    "id": entry_id.decode(),
-                    "parentId": None if parent is None else parent.decode(),
-                    "timestamp": timestamp.decode(),
-                }
-                deferred[id(stub)] = raw
-                append(stub)
+        if defer_messages and not (mentions_blobs and BLOB_MARK in raw):
+            found = stub_of(raw)
+            if found is not None:
+                stored[len(lines) - 1] = found[1]  # the header is line 0
+                append(found[0])
                 continue
         if not raw or raw.isspace():
             continue
         try:
             value = loads(raw)
         except orjson.JSONDecodeError:
-            report.skipped_lines.append(number)
+            prefix = MESSAGE_PREFIX.match(raw) if defer_messages else None
+            if prefix is not None:
+                entry_id, parent, timestamp = prefix.groups()
+                append(
+                    {
+                        "type": "message",
+                        "id": entry_id.decode(),
+                        "parentId": None if parent is None else parent.decode(),
+                        "timestamp": timestamp.decode(),
+                    }
+                )
+                report.damaged_entries.append(entry_id.decode())
+            else:
+                report.skipped_lines.append(number)
             continue
         if isinstance(value, dict):
             append(value)
@@ -180,8 +187,8 @@ def parse_lines(data: bytes, *, defer_messages: bool = False) -> RawFile:
         report=report,
         valid_length=valid_length,
         needs_newline=needs_newline,
-        mentions_blobs=b"blob:sha256:" in body,
-        deferred=deferred,
+        mentions_blobs=mentions_blobs,
+        stored=stored,
     )
 
 

@@ -1,0 +1,227 @@
+"""Making a SessionManager: new, opened from a file, in memory, continued, or copied.
+
+Each constructor takes the file's lock before it reads or writes anything, and releases it
+again if it fails.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import files
+from .blobs import BlobStore, restore_blobs
+from .encoding import encode_for_disk, migrate_lines
+from .entries import CURRENT_SESSION_VERSION
+from .errors import SessionNotFoundError
+from .files import SessionLock
+
+if TYPE_CHECKING:
+    from .store import SessionManager
+
+JsonDict = dict[str, Any]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic collection while a file's entries are built (plain JSON makes no cycles).
+
+    Scoped: the collector's previous state comes back on exit, whatever it was.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def new_header(cwd: str, parent_session: str | None) -> JsonDict:
+    header: JsonDict = {
+        "type": "session",
+        "version": CURRENT_SESSION_VERSION,
+        "id": files.new_session_id(),
+        "timestamp": files.now_iso(),
+        "cwd": cwd,
+    }
+    if parent_session is not None:
+        header["parentSession"] = parent_session
+    return header
+
+
+def blob_folder(session_dir: Path, home: Path | None) -> Path:
+    """Blobs live beside ``sessions/`` in the agent home: ``<home>/blobs``.
+
+    For a session folder outside any home (a custom ``--session-dir``), the blobs go in
+    ``<session_dir>/blobs`` so that the folder stays self-contained.
+    """
+    root = files.sessions_root(home)
+    try:
+        session_dir.absolute().relative_to(root.absolute())
+    except ValueError:
+        return session_dir / "blobs"
+    return root.parent / "blobs"
+
+
+def create(
+    cls: type[SessionManager],
+    cwd: str,
+    session_dir: Path | str | None,
+    parent_session: str | None,
+    home: Path | None,
+) -> SessionManager:
+    folder = Path(session_dir) if session_dir is not None else files.default_session_dir(cwd, home)
+    header = new_header(cwd, parent_session)
+    path = folder / files.session_file_name(header["timestamp"], header["id"])
+    return fresh(cls, cwd, folder, path, header, home)
+
+
+def open_file(
+    cls: type[SessionManager],
+    path: Path | str,
+    session_dir: Path | str | None,
+    cwd: str | None,
+    home: Path | None,
+    must_exist: bool,
+) -> SessionManager:
+    path = Path(path).absolute()
+    folder = Path(session_dir) if session_dir is not None else path.parent
+    if must_exist and not path.is_file():
+        raise SessionNotFoundError(path)  # before the lock, which would create folders
+    lock = SessionLock(path)
+    lock.acquire()
+    try:
+        with gc_paused():
+            return _open_locked(cls, path, folder, lock, cwd, home, must_exist)
+    except BaseException:
+        lock.release()
+        raise
+
+
+def _open_locked(
+    cls: type[SessionManager],
+    path: Path,
+    folder: Path,
+    lock: SessionLock,
+    cwd: str | None,
+    home: Path | None,
+    must_exist: bool,
+) -> SessionManager:
+    raw = files.read_session_file(path)
+    if raw is None:
+        if must_exist:
+            raise SessionNotFoundError(path)
+        files.clear_blank_file(path)
+        header = new_header(cwd or os.getcwd(), None)
+        return fresh(cls, header["cwd"], folder, path, header, home, lock=lock)
+    blobs = BlobStore(blob_folder(folder, home))
+    files.repair_tail(path, raw)
+    lines = raw.lines
+    from_version = migrate_lines(lines)
+    if from_version is not None:
+        raw.report.migrated_from = from_version
+        files.atomic_write(path, encode_for_disk(lines, blobs))
+    header, entries = lines[0], lines[1:]
+    if raw.mentions_blobs:
+        for entry in entries:
+            restore_blobs(entry, blobs)
+    header_cwd = header.get("cwd")
+    return cls(
+        cwd=header_cwd if isinstance(header_cwd, str) and header_cwd else (cwd or os.getcwd()),
+        session_dir=folder,
+        session_file=path,
+        blobs=blobs,
+        header=header,
+        entries=entries,
+        on_disk=True,
+        report=raw.report,
+        lock=lock,
+        stored=raw.stored,
+    )
+
+
+def in_memory(cls: type[SessionManager], cwd: str | None) -> SessionManager:
+    cwd = cwd or os.getcwd()
+    return cls(
+        cwd=cwd,
+        session_dir=None,
+        session_file=None,
+        blobs=None,
+        header=new_header(cwd, None),
+        entries=[],
+        on_disk=False,
+    )
+
+
+def continue_recent(
+    cls: type[SessionManager], cwd: str, session_dir: Path | str | None, home: Path | None
+) -> SessionManager:
+    folder = Path(session_dir) if session_dir is not None else files.default_session_dir(cwd, home)
+    recent = files.most_recent_session(folder)
+    if recent is not None:
+        return open_file(cls, recent, folder, cwd, home, False)
+    return create(cls, cwd, folder, None, home)
+
+
+def fork_from(
+    cls: type[SessionManager],
+    source: Path | str,
+    target_cwd: str,
+    session_dir: Path | str | None,
+    home: Path | None,
+) -> SessionManager:
+    source = Path(source).absolute()
+    raw = files.read_session_file(source, defer_messages=False)  # every line is copied
+    if raw is None:
+        raise SessionNotFoundError(source)
+    lines = raw.lines
+    migrate_lines(lines)
+    source_blobs = BlobStore(blob_folder(source.parent, home))
+    entries = lines[1:]
+    for entry in entries:
+        restore_blobs(entry, source_blobs)
+    folder = Path(session_dir) if session_dir is not None else files.default_session_dir(target_cwd, home)
+    header = new_header(target_cwd, str(source))
+    path = folder / files.session_file_name(header["timestamp"], header["id"])
+    return fresh(cls, target_cwd, folder, path, header, home, entries=entries, write_now=True)
+
+
+def fresh(
+    cls: type[SessionManager],
+    cwd: str,
+    folder: Path,
+    path: Path,
+    header: JsonDict,
+    home: Path | None,
+    *,
+    lock: SessionLock | None = None,
+    entries: list[JsonDict] | None = None,
+    write_now: bool = False,
+) -> SessionManager:
+    """A new session at ``path``; written at once when ``write_now`` (copies), else deferred."""
+    if lock is None:
+        lock = SessionLock(path)
+        lock.acquire()
+    try:
+        blobs = BlobStore(blob_folder(folder, home))
+        entries = entries or []
+        if write_now:
+            files.atomic_write(path, encode_for_disk([header, *entries], blobs))
+        return cls(
+            cwd=cwd,
+            session_dir=folder,
+            session_file=path,
+            blobs=blobs,
+            header=header,
+            entries=entries,
+            on_disk=write_now,
+            lock=lock,
+        )
+    except BaseException:
+        lock.release()
+        raise
