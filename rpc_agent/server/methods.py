@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, cast
 
+import anyio.to_thread
 from pydantic import ValidationError
 
 from .. import __version__
@@ -28,9 +29,10 @@ from ..session.errors import (
     SessionLockedError,
     SessionNotFoundError,
 )
+from ..session.store import SessionManager
 from . import errors as codes
 from .errors import ERROR_CODES, RpcError
-from .router import MethodRegistry
+from .router import MethodRegistry, RawJson
 
 JsonDict = dict[str, Any]
 
@@ -164,10 +166,9 @@ class Methods:
         # reading
         add(
             "get_messages",
-            lambda _p: {"messages": a.messages()},
+            self.get_messages,
             params=None,
             result=m.MessagesResult,
-            inline=True,
             description="The context as the model sees it.",
         )
         add(
@@ -175,7 +176,6 @@ class Methods:
             self.get_entries,
             params=m.GetEntriesParams,
             result=m.EntriesResult,
-            inline=True,
             description="Raw session entries in file order, optionally only those after an entry id.",
         )
         add(
@@ -197,11 +197,11 @@ class Methods:
         # tree
         add(
             "get_tree",
-            lambda _p: a.tree(),
-            params=None,
+            self.get_tree,
+            params=m.GetTreeParams,
             result=m.TreeResult,
-            inline=True,
-            description="The whole tree as a flat depth-first list, children oldest first.",
+            description="The tree as a flat depth-first list, children oldest first; "
+            "optionally filtered, a subtree, depth-limited, or only what changed since a cursor.",
         )
         add(
             "navigate_tree",
@@ -401,11 +401,27 @@ class Methods:
     def follow_up(self, p: m.QueueParams) -> m.QueueResult:
         return self._queue("followUp", p)
 
-    def get_entries(self, p: m.GetEntriesParams | None) -> JsonDict:
-        """Raw entries can be a whole 75 MB session: returned in wire shape, not as a model."""
+    async def get_messages(self, _p: Empty | None) -> JsonDict:
+        manager = self.agent.manager
+        return {"messages": RawJson(await _off_loop(manager, manager.messages_json))}
+
+    async def get_entries(self, p: m.GetEntriesParams | None) -> JsonDict:
+        """Entries can be a whole 75 MB session: stored lines go out as they are."""
         manager = self.agent.manager
         since = p.since if p else None
-        return {"entries": manager.entries_since(since), "leafId": manager.leaf_id}
+        leaf = manager.leaf_id
+        entries = await _off_loop(manager, lambda: manager.entries_json(since))
+        return {"entries": RawJson(entries), "leafId": leaf}
+
+    async def get_tree(self, p: m.GetTreeParams | None) -> JsonDict:
+        manager = self.agent.manager
+        p = p or m.GetTreeParams()
+        leaf, cursor = manager.leaf_id, manager.tree_cursor
+        nodes = await _off_loop(
+            manager,
+            lambda: manager.tree_json(root=p.rootId, max_depth=p.maxDepth, keep=p.filter, since=p.since),
+        )
+        return {"leafId": leaf, "nodes": RawJson(nodes), "cursor": cursor}
 
     async def navigate_tree(self, p: m.NavigateTreeParams) -> m.NavigateTreeResult:
         return await self.agent.navigate_tree(p)
@@ -485,3 +501,14 @@ class Methods:
 
     async def export_html(self, p: m.ExportHtmlParams | None) -> m.ExportHtmlResult:
         return m.ExportHtmlResult(path=await self.agent.export_html(p.outputPath if p else None))
+
+
+OFF_LOOP_ENTRIES = 2000
+"""Reading a session at least this long runs in a worker thread, so that the loop keeps
+answering (get_state, abort) meanwhile; a short one is quicker read where it is."""
+
+
+async def _off_loop(manager: SessionManager, read: Callable[[], bytes]) -> bytes:
+    if manager.tree_cursor < OFF_LOOP_ENTRIES:
+        return read()
+    return await anyio.to_thread.run_sync(read)

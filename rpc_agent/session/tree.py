@@ -111,7 +111,8 @@ class SessionTree:
 
     def _build(self) -> None:
         """Group every visible entry under its visible parent, then set depths from the roots."""
-        for entry_id, entry in self._index.by_id.items():
+        # A snapshot: a reader in a worker thread may build while the loop appends.
+        for entry_id, entry in list(self._index.by_id.items()):
             if entry.get("type") not in PLAIN_TYPES and is_bookkeeping(entry):
                 continue
             self._place(entry_id, entry)
