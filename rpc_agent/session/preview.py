@@ -99,21 +99,40 @@ class _Message(msgspec.Struct):
 _decode_message = msgspec.json.Decoder(_Message).decode
 
 
+def _blocks_text(blocks: list[_Block], limit: int = PREVIEW_CHARS * 4) -> str:
+    """``head_text`` over decoded blocks."""
+    parts: list[str] = []
+    size = 0
+    for block in blocks:
+        if block.type == "text":
+            piece = str(block.text)[: limit - size]
+            parts.append(piece)
+            size += len(piece)
+            if size >= limit:
+                break
+    return "".join(parts)
+
+
 def preview_of_stored(message: Any) -> tuple[str | None, str] | None:
     """``preview_of`` for a message kept as JSON bytes; None when its shape needs a full parse."""
     try:
         head = _decode_message(message)
     except msgspec.DecodeError:
         return None
-    content: Any = head.content
-    if isinstance(content, list):
-        content = [{"type": b.type, "text": b.text, "name": b.name} for b in content]
-    fields = {
-        "role": head.role,
-        "content": content,
-        "toolName": head.toolName,
-        "command": head.command,
-        "errorMessage": head.errorMessage,
-        "stopReason": head.stopReason,
-    }
-    return preview_of({"type": "message", "message": fields})
+    role, content = head.role, head.content
+    if role == "assistant":
+        blocks = content if isinstance(content, list) else []
+        text = _blocks_text(blocks) or ", ".join(f"{b.name}(...)" for b in blocks if b.type == "toolCall")
+        if not text and head.errorMessage:
+            text = f"[{head.stopReason}] {head.errorMessage}"
+    elif role == "toolResult":
+        body = content[: PREVIEW_CHARS * 4] if isinstance(content, str) else _blocks_text(content or [])
+        text = f"{head.toolName}: {body}"
+    elif role == "bashExecution":
+        text = f"$ {head.command}"
+    elif isinstance(content, str):
+        text = content[: PREVIEW_CHARS * 4]
+    else:
+        text = _blocks_text(content or [])
+    line = " ".join(text[: PREVIEW_CHARS * 4].split())
+    return role, line[:PREVIEW_CHARS]

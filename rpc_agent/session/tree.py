@@ -59,6 +59,8 @@ class SessionTree:
         self._order: list[str] | None = None
         self._rows: dict[str, bytes] = {}
         """Each node's JSON without its closing ``label``/``depth``/``childCount`` fields."""
+        self._full: dict[str, bytes] = {}
+        """Each node's whole JSON, dropped when its label or child count changes."""
         self._roles: dict[str, str | None] = {}
 
     # --- keeping it up to date -----------------------------------------------------------
@@ -68,12 +70,32 @@ class SessionTree:
         if not self._built:
             return
         entry_id = entry.get("id")
-        if not isinstance(entry_id, str) or is_bookkeeping(entry):
+        if not isinstance(entry_id, str):
             return
-        self._place(entry_id, entry)
-        self._order = None
+        if is_bookkeeping(entry):
+            target = entry.get("targetId")
+            if entry.get("type") == "label" and isinstance(target, str):
+                self._full.pop(target, None)
+            return
+        in_order = self._place(entry_id, entry)
+        parent = self._parent[entry_id]
+        if parent is not None:
+            self._full.pop(parent, None)  # its childCount changed
+        order = self._order
+        if order is None or not in_order:
+            self._order = None
+        elif parent is None:
+            order.append(entry_id)
+        else:
+            # The newest child goes last under its parent: right after the parent's subtree.
+            at, depth = order.index(parent) + 1, self._depth
+            level = depth[parent]
+            while at < len(order) and depth[order[at]] > level:
+                at += 1
+            order.insert(at, entry_id)
 
-    def _place(self, entry_id: str, entry: JsonDict) -> None:
+    def _place(self, entry_id: str, entry: JsonDict) -> bool:
+        """Put an entry under its visible parent; False when that re-sorted its siblings."""
         by_id = self._index.by_id
         parent = entry.get("parentId")
         parent_entry = by_id.get(parent) if isinstance(parent, str) else None
@@ -86,10 +108,12 @@ class SessionTree:
         siblings = self._kids.get(visible)
         if siblings is None:
             self._kids[visible] = [entry_id]
-            return
+            return True
         siblings.append(entry_id)
-        if self._built and len(siblings) > 1 and self._key(siblings[-2]) > self._key(entry_id):
+        if self._built and self._key(siblings[-2]) > self._key(entry_id):
             siblings.sort(key=self._key)
+            return False
+        return True
 
     def _key(self, entry_id: str) -> tuple[str, int]:
         return sort_key(self._index.by_id[entry_id].get("timestamp")), self._index.position[entry_id]
@@ -271,11 +295,23 @@ class SessionTree:
 
     def encode(self, ids: list[str]) -> bytes:
         """The JSON array of the rows of ``ids``."""
-        row, labels, depth, kids = self._row, self._index.labels, self._depth, self._kids
+        full = self._full
+        try:
+            rows = [full[i] for i in ids]
+        except KeyError:
+            self._prepare(ids)
+            rows = [full[i] for i in ids]
+        return b"[" + b",".join(rows) + b"]"
+
+    def _prepare(self, ids: list[str]) -> None:
+        full, row, labels, depth, kids = self._full, self._row, self._index.labels, self._depth, self._kids
         dumps = orjson.dumps
-        parts = [
-            b'%b,"label":%b,"depth":%d,"childCount":%d}'
-            % (row(i), dumps(labels[i]) if i in labels else b"null", depth[i], len(kids.get(i, ())))
-            for i in ids
-        ]
-        return b"[" + b",".join(parts) + b"]"
+        for i in ids:
+            if i not in full:
+                label = labels.get(i)
+                full[i] = b'%b,"label":%b,"depth":%d,"childCount":%d}' % (
+                    row(i),
+                    b"null" if label is None else dumps(label),
+                    depth[i],
+                    len(kids.get(i, ())),
+                )
