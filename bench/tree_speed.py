@@ -106,6 +106,9 @@ class Wire:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self._reader.join(timeout=30)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 def ours(home: Path, *extra: str) -> Wire:

@@ -57,8 +57,6 @@ class SessionTree:
         self._parent: dict[str, str | None] = {}
         self._depth: dict[str, int] = {}
         self._order: list[str] | None = None
-        self._rows: dict[str, bytes] = {}
-        """Each node's JSON without its closing ``label``/``depth``/``childCount`` fields."""
         self._full: dict[str, bytes] = {}
         """Each node's whole JSON, dropped when its label or child count changes."""
         self._roles: dict[str, str | None] = {}
@@ -190,26 +188,23 @@ class SessionTree:
         ]
 
     def _row(self, entry_id: str) -> bytes:
-        row = self._rows.get(entry_id)
-        if row is None:
-            entry = self._index.by_id[entry_id]
-            stored = self._index.stored_of(entry)
-            role_preview = preview_of_stored(stored.message) if stored is not None else None
-            if role_preview is None:
-                role_preview = preview_of(self._complete(entry, stored))
-            role, preview = role_preview
-            self._roles[entry_id] = role
-            fields = {
-                "id": entry_id,
-                "parentId": self._parent[entry_id],
-                "type": entry.get("type"),
-                "role": role,
-                "preview": preview,
-                "timestamp": entry.get("timestamp", ""),
-            }
-            row = orjson.dumps(fields)[:-1]
-            self._rows[entry_id] = row
-        return row
+        """A node's JSON without its closing ``label``/``depth``/``childCount`` fields."""
+        entry = self._index.by_id[entry_id]
+        stored = self._index.stored_of(entry)
+        role_preview = preview_of_stored(stored.message) if stored is not None else None
+        if role_preview is None:
+            role_preview = preview_of(self._complete(entry, stored))
+        role, preview = role_preview
+        self._roles[entry_id] = role
+        fields = {
+            "id": entry_id,
+            "parentId": self._parent[entry_id],
+            "type": entry.get("type"),
+            "role": role,
+            "preview": preview,
+            "timestamp": entry.get("timestamp", ""),
+        }
+        return orjson.dumps(fields)[:-1]
 
     @staticmethod
     def _complete(entry: JsonDict, stored: StoredMessage | None) -> JsonDict:
@@ -288,7 +283,8 @@ class SessionTree:
         def is_user(entry_id: str) -> bool:
             if by_id[entry_id].get("type") != "message":
                 return False
-            self._row(entry_id)
+            if entry_id not in self._roles:
+                self._row(entry_id)
             return self._roles.get(entry_id) == "user"
 
         return is_user
