@@ -568,7 +568,7 @@ class RpcAgentAcp:
         rest = {key: value for key, value in params.items() if key != "sessionId"}
         try:
             if method == "rpc_agent/get_tree":
-                return agent.tree()
+                return agent.tree(m.GetTreeParams.model_validate(rest))
             if method == "rpc_agent/navigate_tree":
                 navigate = m.NavigateTreeParams.model_validate(rest)
                 return (await agent.navigate_tree(navigate)).model_dump(mode="json", exclude_none=True)

@@ -318,9 +318,12 @@ class AgentSession:
             cost=round(cost, 6),
         )
 
-    def tree(self) -> JsonDict:
+    def tree(self, params: m.GetTreeParams | None = None) -> JsonDict:
         """The flat tree as plain dicts (for fronts that want objects, not JSON bytes)."""
-        return {"leafId": self.manager.leaf_id, "nodes": orjson.loads(self.manager.tree_json())}
+        p = params or m.GetTreeParams()
+        manager = self.manager
+        nodes = manager.tree_json(root=p.rootId, max_depth=p.maxDepth, keep=p.filter, since=p.since)
+        return {"leafId": manager.leaf_id, "nodes": orjson.loads(nodes), "cursor": manager.tree_cursor}
 
     # --- the tree -----------------------------------------------------------------------
 
@@ -448,9 +451,17 @@ class AgentSession:
             # Checked here as well as in the store: taking the lock first would create the
             # missing folders of a mistyped path.
             raise SessionNotFoundError(target.absolute())
-        new = await anyio.to_thread.run_sync(
-            lambda: SessionManager.open(target, cwd=self.manager.cwd, home=self.home, must_exist=True)
-        )
+
+        def open_session() -> SessionManager:
+            opened = SessionManager.open(target, cwd=self.manager.cwd, home=self.home, must_exist=True)
+            try:
+                opened.warm_up()
+            except BaseException:
+                opened.close()
+                raise
+            return opened
+
+        new = await anyio.to_thread.run_sync(open_session)
         await self._replace_manager(new, "switch")
         return m.SessionChangeResult(**self._change_result())
 

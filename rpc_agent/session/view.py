@@ -48,6 +48,7 @@ class SessionView:
         self._context: SessionContext | None = None
         self._context_key: tuple[str | None, int] | None = None
         self._count: tuple[tuple[str | None, int], int] | None = None
+        self._settings: tuple[tuple[str | None, int], SessionContext] | None = None
 
     @property
     def load_report(self) -> LoadReport:
@@ -190,10 +191,23 @@ class SessionView:
     def context_settings(self) -> SessionContext:
         """Thinking level and model of the current leaf, without reading any message's content
         but the last assistant's (``messages`` holds only what is not a message entry)."""
-        index = self._index
-        return build_session_context(
-            index.entries, self._leaf, index.by_id, load=index.load, message_of=lambda _e: None
+        key = self._key()
+        if self._settings is None or self._settings[0] != key:
+            index = self._index
+            context = build_session_context(
+                index.entries, self._leaf, index.by_id, load=index.load, message_of=lambda _e: None
+            )
+            self._settings = (key, context)
+        cached = self._settings[1]
+        return SessionContext(
+            messages=list(cached.messages), thinkingLevel=cached.thinkingLevel, model=cached.model
         )
+
+    def warm_up(self) -> None:
+        """Walk the current path once for what every ``get_state`` asks (in a worker thread,
+        right after a long session is opened, so that the event loop never does)."""
+        self.context_settings()
+        self.context_message_count()
 
     def context_message_count(self) -> int:
         """How many messages the model would get, without reading them."""
