@@ -53,7 +53,36 @@ class StoredMessage:
         return value if isinstance(value, dict) else None
 
 
-def stub_of(line: bytes) -> tuple[JsonDict, StoredMessage] | None:
+class StoredLines:
+    """The lines of stub entries, by position among the entries.
+
+    Two plain dicts of bytes: the cyclic collector never has to visit them, where 100,000
+    small objects would be walked by every full collection for as long as the session is open.
+    """
+
+    __slots__ = ("lines", "messages")
+
+    def __init__(self) -> None:
+        self.lines: dict[int, bytes] = {}
+        self.messages: dict[int, msgspec.Raw] = {}
+
+    def add(self, position: int, line: bytes, message: msgspec.Raw) -> None:
+        self.lines[position] = line
+        self.messages[position] = message
+
+    def get(self, position: int) -> StoredMessage | None:
+        line = self.lines.get(position)
+        return None if line is None else StoredMessage(line, self.messages[position])
+
+    def pop(self, position: int) -> StoredMessage | None:
+        line = self.lines.pop(position, None)
+        return None if line is None else StoredMessage(line, self.messages.pop(position))
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+
+def stub_of(line: bytes) -> tuple[JsonDict, msgspec.Raw] | None:
     """The index fields of a well-formed message line and its stored bytes, else None.
 
     None means "parse this line the ordinary way": not a message, a message with odd fields,
@@ -74,4 +103,4 @@ def stub_of(line: bytes) -> tuple[JsonDict, StoredMessage] | None:
     ):
         return None
     stub = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": timestamp}
-    return stub, StoredMessage(line, message)
+    return stub, message

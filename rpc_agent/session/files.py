@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from .decoding import BLOB_MARK, StoredMessage, stub_of
+from .decoding import BLOB_MARK, StoredLines, stub_of
 from .entries import CURRENT_SESSION_VERSION
 from .errors import InvalidSessionFileError, SessionLockedError
 
@@ -103,7 +103,7 @@ class RawFile:
     """The file ends in a complete JSON line that lacks its newline."""
     mentions_blobs: bool = False
     """Some line holds a blob reference (so restoring is worth a pass over the entries)."""
-    stored: dict[int, StoredMessage] = field(default_factory=dict)
+    stored: StoredLines = field(default_factory=StoredLines)
     """Message lines read as stubs, by position among the entries (``lines[1:]``)."""
 
 
@@ -149,13 +149,13 @@ def parse_lines(data: bytes, *, defer_messages: bool = False) -> RawFile:
             body = data[:cut]
     mentions_blobs = BLOB_MARK in body
     loads = orjson.loads
-    stored: dict[int, StoredMessage] = {}
+    stored = StoredLines()
     append = lines.append
     for number, raw in enumerate(body.split(b"\n"), start=1):
         if defer_messages and not (mentions_blobs and BLOB_MARK in raw):
             found = stub_of(raw)
             if found is not None:
-                stored[len(lines) - 1] = found[1]  # the header is line 0
+                stored.add(len(lines) - 1, raw, found[1])  # the header is line 0
                 append(found[0])
                 continue
         if not raw or raw.isspace():

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .blobs import BlobStore, restore_blobs
-from .decoding import StoredMessage
+from .decoding import StoredLines, StoredMessage
 from .files import LoadReport
 
 JsonDict = dict[str, Any]
@@ -70,7 +70,7 @@ class EntryIndex:
     def __init__(
         self,
         *,
-        stored: dict[int, StoredMessage] | None = None,
+        stored: StoredLines | None = None,
         blobs: BlobStore | None = None,
         report: LoadReport | None = None,
         has_assistant: bool = False,
@@ -78,11 +78,13 @@ class EntryIndex:
         self.entries: list[JsonDict] = []
         self.by_id: dict[str, JsonDict] = {}
         self.position: dict[str, int] = {}
-        self.children: dict[str | None, list[str]] = {}
+        self.children: dict[str | None, str | list[str]] = {}
+        """Child ids by parent: one id as a plain string (a long chain would otherwise be
+        100,000 one-item lists for the cyclic collector to walk), several as a list."""
         self.labels: dict[str, str] = {}
         self.name: str | None = None
         self.has_assistant = has_assistant
-        self.stored: dict[int, StoredMessage] = stored if stored is not None else {}
+        self.stored = stored if stored is not None else StoredLines()
         """Lines of stub entries, by position in ``entries``."""
         self.blobs = blobs
         self.report = report or LoadReport()
@@ -97,7 +99,7 @@ class EntryIndex:
         self.entries.append(entry)
         self.by_id[entry_id] = entry
         parent = entry.get("parentId")
-        self.children.setdefault(parent if isinstance(parent, str) else None, []).append(entry_id)
+        self._link(parent if isinstance(parent, str) else None, entry_id)
         kind = entry.get("type")
         if kind == "label":
             target, label = entry.get("targetId"), entry.get("label")
@@ -132,9 +134,27 @@ class EntryIndex:
                 parent = None
             siblings = children.get(parent)
             if siblings is None:
-                children[parent] = [entry_id]
+                children[parent] = entry_id
+            elif siblings.__class__ is str:
+                children[parent] = [siblings, entry_id]
             else:
-                siblings.append(entry_id)
+                siblings.append(entry_id)  # type: ignore[union-attr]
+
+    def _link(self, parent: str | None, entry_id: str) -> None:
+        siblings = self.children.get(parent)
+        if siblings is None:
+            self.children[parent] = entry_id
+        elif isinstance(siblings, str):
+            self.children[parent] = [siblings, entry_id]
+        else:
+            siblings.append(entry_id)
+
+    def children_of(self, parent: str | None) -> list[str]:
+        """Child ids of ``parent`` in file order (None: the roots)."""
+        siblings = self.children.get(parent)
+        if siblings is None:
+            return []
+        return [siblings] if isinstance(siblings, str) else list(siblings)
 
     # --- the leaf a file records -----------------------------------------------------------
 
@@ -196,7 +216,7 @@ class EntryIndex:
         if not self.stored or "message" in entry or entry.get("type") != "message":
             return entry
         position = self.position_of(entry)
-        stored = self.stored.pop(position, None) if position is not None else None
+        stored = self.stored.pop(position) if position is not None else None
         if stored is None:
             return entry
         full = stored.parse()

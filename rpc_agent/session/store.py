@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from . import files, opening
 from .blobs import BlobStore
-from .decoding import StoredMessage
+from .decoding import StoredLines
 from .encoding import encode_for_disk
 from .entries import dump_message, parse_message
 from .errors import InvalidSessionFileError
@@ -76,7 +76,7 @@ class SessionManager(SessionView):
         on_disk: bool,
         report: LoadReport | None = None,
         lock: SessionLock | None = None,
-        stored: dict[int, StoredMessage] | None = None,
+        stored: StoredLines | None = None,
     ) -> None:
         index = EntryIndex(stored=stored, blobs=blobs, report=report, has_assistant=on_disk)
         index.add_all(entries)

@@ -53,7 +53,8 @@ class SessionTree:
     def __init__(self, index: EntryIndex) -> None:
         self._index = index
         self._built = False
-        self._kids: dict[str | None, list[str]] = {}
+        self._kids: dict[str | None, str | list[str]] = {}
+        """Visible children by visible parent: one as a plain string, several as a list."""
         self._parent: dict[str, str | None] = {}
         self._depth: dict[str, int] = {}
         self._order: list[str] | None = None
@@ -105,9 +106,12 @@ class SessionTree:
         self._depth[entry_id] = 0 if visible is None else self._depth.get(visible, -1) + 1
         siblings = self._kids.get(visible)
         if siblings is None:
-            self._kids[visible] = [entry_id]
+            self._kids[visible] = entry_id
             return True
-        siblings.append(entry_id)
+        if isinstance(siblings, str):
+            siblings = self._kids[visible] = [siblings, entry_id]
+        else:
+            siblings.append(entry_id)
         if self._built and self._key(siblings[-2]) > self._key(entry_id):
             siblings.sort(key=self._key)
             return False
@@ -139,7 +143,7 @@ class SessionTree:
                 continue
             self._place(entry_id, entry)
         for siblings in self._kids.values():
-            if len(siblings) > 1:
+            if not isinstance(siblings, str):
                 siblings.sort(key=self._key)
         # Depths in file order can see a child before its parent (an odd file): set them again
         # from the walk, which is the definition.
@@ -149,7 +153,7 @@ class SessionTree:
     def _walk(self) -> list[str]:
         kids, depth = self._kids, self._depth
         order: list[str] = []
-        stack: list[tuple[str, int]] = [(r, 0) for r in reversed(kids.get(None, []))]
+        stack: list[tuple[str, int]] = [(r, 0) for r in reversed(self._children(None))]
         seen: set[str] = set()
         while stack:
             entry_id, level = stack.pop()
@@ -159,7 +163,11 @@ class SessionTree:
             depth[entry_id] = level
             order.append(entry_id)
             children = kids.get(entry_id)
-            if children:
+            if children is None:
+                continue
+            if children.__class__ is str:
+                stack.append((children, level + 1))
+            else:
                 stack.extend((child, level + 1) for child in reversed(children))
         return order
 
@@ -169,6 +177,18 @@ class SessionTree:
         if self._order is None:
             self._order = self._walk()
         return self._order
+
+    def _children(self, parent: str | None) -> list[str]:
+        siblings = self._kids.get(parent)
+        if siblings is None:
+            return []
+        return [siblings] if isinstance(siblings, str) else siblings
+
+    def _count(self, entry_id: str) -> int:
+        siblings = self._kids.get(entry_id)
+        if siblings is None:
+            return 0
+        return 1 if isinstance(siblings, str) else len(siblings)
 
     def order_set(self) -> dict[str, str | None]:
         """The visible nodes (a mapping to their visible parents)."""
@@ -181,9 +201,9 @@ class SessionTree:
     def nodes(self) -> list[TreeNode]:
         """The whole tree, flattened depth-first, children oldest first (entries complete)."""
         order = self.order()
-        by_id, kids, labels, load = self._index.by_id, self._kids, self._index.labels, self._index.load
+        by_id, labels, load = self._index.by_id, self._index.labels, self._index.load
         return [
-            TreeNode(load(by_id[i]), self._depth[i], self._parent[i], len(kids.get(i, ())), labels.get(i))
+            TreeNode(load(by_id[i]), self._depth[i], self._parent[i], self._count(i), labels.get(i))
             for i in order
         ]
 
@@ -239,7 +259,6 @@ class SessionTree:
         return order
 
     def _subtree(self, root: str) -> list[str]:
-        kids = self._kids
         result: list[str] = []
         stack = [root]
         seen: set[str] = set()
@@ -249,9 +268,7 @@ class SessionTree:
                 continue
             seen.add(entry_id)
             result.append(entry_id)
-            children = kids.get(entry_id)
-            if children:
-                stack.extend(reversed(children))
+            stack.extend(reversed(self._children(entry_id)))
         return result
 
     def _changed_since(self, cursor: int) -> list[str]:
@@ -300,7 +317,7 @@ class SessionTree:
         return b"[" + b",".join(rows) + b"]"
 
     def _prepare(self, ids: list[str]) -> None:
-        full, row, labels, depth, kids = self._full, self._row, self._index.labels, self._depth, self._kids
+        full, row, labels, depth, count = self._full, self._row, self._index.labels, self._depth, self._count
         dumps = orjson.dumps
         for i in ids:
             if i not in full:
@@ -309,5 +326,5 @@ class SessionTree:
                     row(i),
                     b"null" if label is None else dumps(label),
                     depth[i],
-                    len(kids.get(i, ())),
+                    count(i),
                 )

@@ -118,12 +118,12 @@ class SessionView:
         start = self._start_after(entry_id)
         index = self._index
         entries = index.entries[start:]
-        stored, dumps = index.stored, orjson.dumps
+        stored, dumps = index.stored.lines, orjson.dumps
         parts: list[Any] = []
         append = parts.append
         for position, entry in enumerate(entries, start):
             line = stored.get(position) if stored else None
-            append(line.line if line is not None and "message" not in entry else dumps(entry))
+            append(line if line is not None and "message" not in entry else dumps(entry))
         return b"[" + b",".join(parts) + b"]"
 
     def get_children(self, parent_id: str | None) -> list[JsonDict]:
@@ -131,11 +131,11 @@ class SessionView:
         index = self._index
         by_id = index.by_id
         result: list[str] = []
-        pending = list(reversed(index.children.get(parent_id, [])))
+        pending = index.children_of(parent_id)[::-1]
         while pending:
             child = pending.pop()
             if is_bookkeeping(by_id[child]):
-                pending.extend(reversed(index.children.get(child, [])))
+                pending.extend(index.children_of(child)[::-1])
             else:
                 result.append(child)
         if len(result) > 1:
