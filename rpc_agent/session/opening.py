@@ -1,15 +1,14 @@
 """Making a SessionManager: new, opened from a file, in memory, continued, or copied.
 
 Each constructor takes the file's lock before it reads or writes anything, and releases it
-again if it fails.
+again if it fails. Opening does not pause the cyclic collector: a stub entry is a dict of
+strings, which the collector does not track, so a long file adds almost nothing for it to walk
+(pausing it around the load measured no difference on the 100,000-entry bench session).
 """
 
 from __future__ import annotations
 
-import gc
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,21 +23,6 @@ if TYPE_CHECKING:
     from .store import SessionManager
 
 JsonDict = dict[str, Any]
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic collection while a file's entries are built (plain JSON makes no cycles).
-
-    Scoped: the collector's previous state comes back on exit, whatever it was.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def new_header(cwd: str, parent_session: str | None) -> JsonDict:
@@ -96,8 +80,7 @@ def open_file(
     lock = SessionLock(path)
     lock.acquire()
     try:
-        with gc_paused():
-            return _open_locked(cls, path, folder, lock, cwd, home, must_exist)
+        return _open_locked(cls, path, folder, lock, cwd, home, must_exist)
     except BaseException:
         lock.release()
         raise
