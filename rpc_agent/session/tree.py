@@ -138,7 +138,9 @@ class SessionTree:
     def _build(self) -> None:
         """Group every visible entry under its visible parent, then set depths from the roots."""
         # A snapshot: a reader in a worker thread may build while the loop appends.
-        for entry_id, entry in list(self._index.by_id.items()):
+        by_id = self._index.by_id
+        for entry_id in list(by_id):  # ids only: 100,000 (id, entry) pairs would wake the collector
+            entry = by_id[entry_id]
             if entry.get("type") not in PLAIN_TYPES and is_bookkeeping(entry):
                 continue
             self._place(entry_id, entry)
