@@ -88,6 +88,9 @@ class EntryIndex:
         """Lines of stub entries, by position in ``entries``."""
         self.blobs = blobs
         self.report = report or LoadReport()
+        self.filled = 0
+        """Entries added whose id an earlier entry already named as its parent: only these can
+        change the path from an existing entry to the root (which a cached context relies on)."""
 
     def add(self, entry: JsonDict) -> None:
         entry_id = entry.get("id")
@@ -95,6 +98,8 @@ class EntryIndex:
             # Not a tree node (damaged or foreign line): kept in the file order, never indexed.
             self.entries.append(entry)
             return
+        if entry_id in self.children:
+            self.filled += 1
         self.position[entry_id] = len(self.entries)
         self.entries.append(entry)
         self.by_id[entry_id] = entry
@@ -126,6 +131,8 @@ class EntryIndex:
             if entry.get("type") != "message" or entry_id.__class__ is not str or not self.has_assistant:
                 add(entry)
                 continue
+            if entry_id in children:
+                self.filled += 1
             position[entry_id] = len(all_entries)
             all_entries.append(entry)
             by_id[entry_id] = entry

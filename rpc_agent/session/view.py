@@ -170,7 +170,9 @@ class SessionView:
         )
 
     def _key(self) -> tuple[str | None, int]:
-        return (self._leaf, len(self._index.entries))
+        """What the context depends on: the path from the leaf to the root, which appends
+        never change (entries are immutable) unless one fills in a parent that was missing."""
+        return (self._leaf, self._index.filled)
 
     def _cached_context(self) -> SessionContext:
         key = self._key()
