@@ -169,7 +169,10 @@ def copies(source: Path, folder: Path, count: int) -> list[Path]:
     paths = []
     for i in range(count):
         path = folder / f"copy{i}-{source.name}"
-        path.write_bytes(fixed)
+        with path.open("wb") as handle:
+            handle.write(fixed)
+            handle.flush()
+            os.fsync(handle.fileno())  # or the first fsynced append would pay for writing the copy
         paths.append(path)
     return paths
 
