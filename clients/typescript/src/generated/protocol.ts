@@ -45,8 +45,8 @@ export interface Methods {
   get_session_stats: { params: undefined; result: SessionStats };
   /** The session and agent state. */
   get_state: { params: undefined; result: State };
-  /** The whole tree as a flat depth-first list, children oldest first. */
-  get_tree: { params: undefined; result: TreeResult };
+  /** The tree as a flat depth-first list, children oldest first; optionally filtered, a subtree, depth-limited, or only what changed since a cursor. */
+  get_tree: { params: GetTreeParams; result: TreeResult };
   /** Handshake: protocol version, server info, capabilities, the method list and the state. */
   initialize: { params: InitializeParams; result: InitializeResult };
   /** Sessions of this working directory (or all), most recent first. */
@@ -872,6 +872,24 @@ export interface GetEntriesParams {
    */
   since?: string | null;
 }
+export interface GetTreeParams {
+  /**
+   * default: every node; no-custom: without extension entries (custom, custom_message); user-only: user messages; labeled-only: nodes with a label. Kept nodes keep their depth and parentId.
+   */
+  filter?: "default" | "no-custom" | "user-only" | "labeled-only";
+  /**
+   * only nodes at most this many levels below rootId (or the roots)
+   */
+  maxDepth?: number | null;
+  /**
+   * only this entry and what hangs under it
+   */
+  rootId?: string | null;
+  /**
+   * a cursor from an earlier result: only nodes added or relabelled since, and their parents (whose childCount changed), in file order
+   */
+  since?: number | null;
+}
 export interface InitializeParams {
   clientInfo?: ClientInfo | null;
   protocolVersion?: string | null;
@@ -1101,6 +1119,10 @@ export interface TreeNode {
   [k: string]: unknown;
 }
 export interface TreeResult {
+  /**
+   * pass as since to get only what changed after this result
+   */
+  cursor?: number | null;
   leafId: string | null;
   /**
    * depth-first, children oldest first; flat, never nested
