@@ -5,7 +5,7 @@ faux provider on its small-window model (32k tokens), each answer a few hundred 
 reports how many compactions ran, the largest context sent to the model (the provider's own
 input-token estimate of each request), the final file size and the time taken.
 
-    .venv/bin/python bench/long_session.py [--turns 2000] [--reply-chars 1600]
+    .venv/bin/python -m bench.long_session [--turns 2000] [--reply-chars 1600]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ reads every response, and prints requests/s. Also prints what jsonrpcserver cost
 (the response-building step the router delegates to it, next to the alternatives) and at import,
 and the time from spawn to the first response.
 
-    .venv/bin/python bench/rpc_transport.py [-n 100000] [--repeat 3]
+    .venv/bin/python -m bench.rpc_transport [-n 100000] [--repeat 3]
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Run from the project root::
 
-    .venv/bin/python bench/session_store.py [--sizes 1000,10000,100000] [--baseline/--no-baseline]
+    .venv/bin/python -m bench.session_store [--sizes 1000,10000,100000] [--baseline/--no-baseline]
 
 What it does:
 
@@ -59,6 +59,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 DEFAULT_DATA_DIR = BENCH_DIR / ".data"
 NODE_PREFIX = BENCH_DIR / ".node"
 PI_PACKAGE = "@mariozechner/pi-coding-agent"
+PI_VERSION = "0.73.1"
+"""Pinned, as tests/compat pins it: a baseline that moves would make the ratios meaningless."""
 PI_SCRIPT = BENCH_DIR / "pi_baseline.mjs"
 GENERATOR_VERSION = 1
 """Part of the data file names: bump it when the generator changes so old files are not reused."""
@@ -668,7 +670,15 @@ def ensure_pi(log: Callable[[str], None]) -> Path | None:
     NODE_PREFIX.mkdir(parents=True, exist_ok=True)
     try:
         done = subprocess.run(
-            [npm, "install", "--prefix", str(NODE_PREFIX), "--no-audit", "--no-fund", PI_PACKAGE],
+            [
+                npm,
+                "install",
+                "--prefix",
+                str(NODE_PREFIX),
+                "--no-audit",
+                "--no-fund",
+                f"{PI_PACKAGE}@{PI_VERSION}",
+            ],
             capture_output=True,
             text=True,
             timeout=900,

@@ -1,6 +1,6 @@
 """What the server adds on top of the model's stream: per streamed delta and per tool call.
 
-    .venv/bin/python bench/stream.py [--small 200] [--large 4000] [--runs 5]
+    .venv/bin/python -m bench.stream [--small 200] [--large 4000] [--runs 5]
 
 A local fake Messages API (tests/fake_anthropic.py) streams a reply of N text deltas. The same
 reply is consumed twice:

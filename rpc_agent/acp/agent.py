@@ -22,6 +22,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 import anyio.to_thread
+import orjson
 from acp.interfaces import Client
 from acp.schema import (
     AcpMcpServer,
@@ -715,7 +716,7 @@ class RpcAgentAcp:
         assert spec is not None, name
         rest = {key: value for key, value in params.items() if key != "sessionId"}
         try:
-            result: dict[str, Any] = await spec.invoke(rest)
+            result = await spec.invoke(rest)
         except RpcError as exc:
             raise RequestError(exc.code, exc.message, exc.data) from exc
         except Exception as exc:
@@ -723,7 +724,9 @@ class RpcAgentAcp:
             if mapped is None:
                 raise
             raise RequestError(mapped.code, mapped.message, mapped.data) from exc
-        return result
+        # Stored JSON sent as it is (orjson fragments) becomes plain data for the SDK's encoder.
+        plain: dict[str, Any] = orjson.loads(orjson.dumps(result))
+        return plain
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         return None

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import anyio
 import anyio.to_thread
+import orjson
 from pydantic import BaseModel
 
 from .. import export
@@ -35,7 +36,7 @@ from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ToolSpec
 from ..quoting import quote
 from ..session import files
-from ..session.store import SessionManager, TreeNode
+from ..session.store import SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool, ToolOutput, tool_schema
 from ..tools.temp_files import TempFiles
 from . import hooks
@@ -84,71 +85,6 @@ def message_text(content: Any) -> str:
     if isinstance(content, list):
         return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
     return ""
-
-
-PREVIEW_CHARS = 200
-
-
-def head_text(content: Any, limit: int = PREVIEW_CHARS * 4) -> str:
-    """The first ``limit`` characters of a message's text, without joining all of it."""
-    if isinstance(content, str):
-        return content[:limit]
-    parts: list[str] = []
-    size = 0
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                piece = str(block.get("text", ""))[: limit - size]
-                parts.append(piece)
-                size += len(piece)
-                if size >= limit:
-                    break
-    return "".join(parts)
-
-
-def preview_of(entry: JsonDict) -> tuple[str | None, str]:
-    """Role and a one-line preview of an entry for the tree view."""
-    kind = entry.get("type")
-    role: str | None = None
-    text = ""
-    if kind == "message":
-        message = entry.get("message") or {}
-        role = message.get("role")
-        if role == "assistant":
-            parts = [b for b in message.get("content") or [] if isinstance(b, dict)]
-            text = head_text(parts) or ", ".join(
-                f"{b.get('name')}(...)" for b in parts if b.get("type") == "toolCall"
-            )
-            if not text and message.get("errorMessage"):
-                text = f"[{message.get('stopReason')}] {message.get('errorMessage')}"
-        elif role == "toolResult":
-            text = f"{message.get('toolName')}: {head_text(message.get('content'))}"
-        elif role == "bashExecution":
-            text = f"$ {message.get('command')}"
-        else:
-            text = head_text(message.get("content"))
-    elif kind in ("branch_summary", "compaction"):
-        text = str(entry.get("summary", ""))[: PREVIEW_CHARS * 4]
-    elif kind == "custom_message":
-        text = head_text(entry.get("content"))
-    elif kind == "label":
-        text = f"{entry.get('targetId')} = {entry.get('label')}"
-    elif kind == "session_info":
-        text = str(entry.get("name", ""))
-    elif kind == "model_change":
-        text = (
-            f"{entry.get('provider')}/{entry.get('modelId')}"
-            if entry.get("modelId")
-            else str(entry.get("model"))
-        )
-    elif kind == "thinking_level_change":
-        text = str(entry.get("thinkingLevel"))
-    elif kind == "custom":
-        text = str(entry.get("customType", ""))
-    # Only the head matters: folding whitespace of a 50 KB tool output for 200 characters
-    # would make get_tree on a big session pay for every byte of it.
-    line = " ".join(text[: PREVIEW_CHARS * 4].split())
-    return role, line[:PREVIEW_CHARS]
 
 
 class AgentSession:
@@ -205,7 +141,7 @@ class AgentSession:
         self._gate = ApprovalGate(
             self.policy, lambda: self.host, lambda e: self.emit(e), lambda: Path(self.manager.cwd)
         )
-        context = manager.build_session_context()
+        context = manager.context_settings()
         chosen = model_id or (context.model.modelId if context.model else None)
         self.model: ModelInfo = provider.resolve_model(chosen) if chosen else provider.models()[0]
         self.thinking_level = thinking_level or context.thinkingLevel or "off"
@@ -532,26 +468,12 @@ class AgentSession:
             cost=round(cost, 6),
         )
 
-    def tree(self) -> JsonDict:
-        """The flat tree as a plain dict (a 100k-node tree skips per-node model validation)."""
-        nodes = [self._node(n) for n in self.manager.get_tree()]
-        return {"leafId": self.manager.leaf_id, "nodes": nodes}
-
-    @staticmethod
-    def _node(node: TreeNode) -> JsonDict:
-        entry = node.entry
-        role, preview = preview_of(entry)
-        return {
-            "id": entry["id"],
-            "parentId": node.parentId,
-            "type": entry.get("type"),
-            "role": role,
-            "preview": preview,
-            "label": node.label,
-            "timestamp": entry.get("timestamp", ""),
-            "depth": node.depth,
-            "childCount": node.childCount,
-        }
+    def tree(self, params: m.GetTreeParams | None = None) -> JsonDict:
+        """The flat tree as plain dicts (for fronts that want objects, not JSON bytes)."""
+        p = params or m.GetTreeParams()
+        manager = self.manager
+        nodes = manager.tree_json(root=p.rootId, max_depth=p.maxDepth, keep=p.filter, since=p.since)
+        return {"leafId": manager.leaf_id, "nodes": orjson.loads(nodes), "cursor": manager.tree_cursor}
 
     # --- the tree -----------------------------------------------------------------------
 
@@ -660,7 +582,7 @@ class AgentSession:
         try:
             await old.aclose()
         finally:
-            context = new.build_session_context()
+            context = new.context_settings()
             self.thinking_level = context.thinkingLevel
             if context.model is not None:
                 self.model = self.provider.resolve_model(context.model.modelId)
@@ -719,9 +641,17 @@ class AgentSession:
             "session_before_switch", {"reason": "resume", "targetSessionFile": str(target.absolute())}
         ):
             return self._unchanged()
-        new = await anyio.to_thread.run_sync(
-            lambda: SessionManager.open(target, cwd=self.manager.cwd, home=self.home, must_exist=True)
-        )
+
+        def open_session() -> SessionManager:
+            opened = SessionManager.open(target, cwd=self.manager.cwd, home=self.home, must_exist=True)
+            try:
+                opened.warm_up()
+            except BaseException:
+                opened.close()
+                raise
+            return opened
+
+        new = await anyio.to_thread.run_sync(open_session)
         await self._replace_manager(new, "switch")
         return m.SessionChangeResult(**self._change_result())
 

@@ -224,9 +224,30 @@ class TreeNode(Result):
     childCount: int
 
 
+class GetTreeParams(Params):
+    filter: Literal["default", "no-custom", "user-only", "labeled-only"] = Field(
+        default="default",
+        description="default: every node; no-custom: without extension entries (custom, custom_message); "
+        "user-only: user messages; labeled-only: nodes with a label. Kept nodes keep their depth and parentId.",
+    )
+    rootId: str | None = Field(default=None, description="only this entry and what hangs under it")
+    maxDepth: int | None = Field(
+        default=None, ge=0, description="only nodes at most this many levels below rootId (or the roots)"
+    )
+    since: int | None = Field(
+        default=None,
+        ge=0,
+        description="a cursor from an earlier result: only nodes added or relabelled since, and their "
+        "parents (whose childCount changed), in file order",
+    )
+
+
 class TreeResult(Result):
     leafId: str | None
     nodes: list[TreeNode] = Field(description="depth-first, children oldest first; flat, never nested")
+    cursor: int | None = Field(
+        default=None, description="pass as since to get only what changed after this result"
+    )
 
 
 class NavigateTreeParams(Params):

@@ -100,9 +100,10 @@ METHODS: tuple[Method, ...] = (
     ),
     Method(
         "get_tree",
-        None,
+        m.GetTreeParams,
         m.TreeResult,
-        "The whole tree as a flat depth-first list, children oldest first.",
+        "The tree as a flat depth-first list, children oldest first; "
+        "optionally filtered, a subtree, depth-limited, or only what changed since a cursor.",
     ),
     Method(
         "navigate_tree",

@@ -12,6 +12,8 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+import anyio.to_thread
+
 from rpc_agent.errors import AgentError
 
 from .. import __version__
@@ -24,8 +26,9 @@ from ..protocol.base import Empty, Ok
 from ..protocol.table import METHODS
 from ..providers.base import ModelInfo
 from ..session import files
+from ..session.store import SessionManager
 from .errors import ERROR_CODES, RpcError
-from .router import MethodRegistry
+from .router import MethodRegistry, RawJson
 
 if TYPE_CHECKING:
     from .host_bridge import JsonRpcHost
@@ -101,17 +104,11 @@ class Methods:
     def abort_bash(self, _p: Empty | None) -> m.AbortResult:
         return m.AbortResult(aborted=self.agent.abort_bash())
 
-    def get_messages(self, _p: Empty | None) -> JsonDict:
-        return {"messages": self.agent.messages()}
-
     def get_last_assistant_text(self, _p: Empty | None) -> m.LastAssistantTextResult:
         return m.LastAssistantTextResult(text=self.agent.last_assistant_text())
 
     def get_session_stats(self, _p: Empty | None) -> m.SessionStats:
         return self.agent.session_stats()
-
-    def get_tree(self, _p: Empty | None) -> JsonDict:
-        return self.agent.tree()
 
     def get_fork_messages(self, _p: Empty | None) -> m.ForkMessagesResult:
         return m.ForkMessagesResult(messages=self.agent.fork_messages())
@@ -176,11 +173,27 @@ class Methods:
     def follow_up(self, p: m.QueueParams) -> m.QueueResult:
         return self._queue("followUp", p)
 
-    def get_entries(self, p: m.GetEntriesParams | None) -> JsonDict:
-        """Raw entries can be a whole 75 MB session: returned in wire shape, not as a model."""
+    async def get_messages(self, _p: Empty | None) -> JsonDict:
+        manager = self.agent.manager
+        return {"messages": RawJson(await _off_loop(manager, manager.messages_json))}
+
+    async def get_entries(self, p: m.GetEntriesParams | None) -> JsonDict:
+        """Entries can be a whole 75 MB session: stored lines go out as they are."""
         manager = self.agent.manager
         since = p.since if p else None
-        return {"entries": manager.entries_since(since), "leafId": manager.leaf_id}
+        leaf = manager.leaf_id
+        entries = await _off_loop(manager, lambda: manager.entries_json(since))
+        return {"entries": RawJson(entries), "leafId": leaf}
+
+    async def get_tree(self, p: m.GetTreeParams | None) -> JsonDict:
+        manager = self.agent.manager
+        p = p or m.GetTreeParams()
+        leaf, cursor = manager.leaf_id, manager.tree_cursor
+        nodes = await _off_loop(
+            manager,
+            lambda: manager.tree_json(root=p.rootId, max_depth=p.maxDepth, keep=p.filter, since=p.since),
+        )
+        return {"leafId": leaf, "nodes": RawJson(nodes), "cursor": cursor}
 
     async def navigate_tree(self, p: m.NavigateTreeParams) -> m.NavigateTreeResult:
         return await self.agent.navigate_tree(p)
@@ -277,3 +290,14 @@ class Methods:
 
     async def export_html(self, p: m.ExportHtmlParams | None) -> m.ExportHtmlResult:
         return m.ExportHtmlResult(path=await self.agent.export_html(p.outputPath if p else None))
+
+
+OFF_LOOP_ENTRIES = 2000
+"""Reading a session at least this long runs in a worker thread, so that the loop keeps
+answering (get_state, abort) meanwhile; a short one is quicker read where it is."""
+
+
+async def _off_loop(manager: SessionManager, read: Callable[[], bytes]) -> bytes:
+    if manager.tree_cursor < OFF_LOOP_ENTRIES:
+        return read()
+    return await anyio.to_thread.run_sync(read)

@@ -197,6 +197,14 @@ class MethodRegistry:
 # --- outcomes -> response objects (jsonrpcserver) --------------------------------------------
 
 
+RawJson = orjson.Fragment
+"""JSON that is already encoded, anywhere in a result: written into the response as it is.
+
+A handler that holds stored JSON (a session's message lines) returns it wrapped in RawJson
+instead of parsing it only to encode it again; the bytes must be one valid JSON value.
+"""
+
+
 def _success_response(request_id: Any, payload: Any) -> JsonObject:
     return serialize_success(SuccessResponse(payload, request_id))
 
@@ -244,7 +252,7 @@ def _dump_result(method: str, value: Any) -> Any:
         return value.model_dump(mode="json", by_alias=True, exclude_none=False, warnings=False)
     if value is None:
         return {}
-    if isinstance(value, dict):
+    if isinstance(value, dict | RawJson):
         # A hot handler (get_state) may return its result already in wire shape; the
         # registered result model still documents it.
         return value

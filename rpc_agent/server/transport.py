@@ -266,7 +266,7 @@ class LineWriter:
             self._wakeup = anyio.Event()
             while self._queue:
                 queued, self._queue = self._queue, []
-                data = b"".join(queued)
+                data = queued[0] if len(queued) == 1 else b"".join(queued)  # no copy of a big one
                 if _LS[0] in data:  # 0xE2 starts both U+2028 and U+2029 (and other characters)
                     data = data.replace(_LS, b"\\u2028").replace(_PS, b"\\u2029")
                 try:

@@ -11,7 +11,8 @@ from rpc_agent.errors import (
 
 from .context import ModelRef, SessionContext, build_session_context
 from .files import LoadReport, SessionInfo, list_all_sessions, list_sessions
-from .store import LEAF_MARKER, PendingAppend, SessionManager, TreeNode
+from .store import LEAF_MARKER, PendingAppend, SessionManager
+from .tree import TreeNode
 
 __all__ = [
     "LEAF_MARKER",

@@ -104,6 +104,7 @@ def build_session_context(
     *,
     leaf_is_explicit: bool = True,
     load: Callable[[JsonDict], JsonDict] | None = None,
+    message_of: Callable[[JsonDict], Any] | None = None,
 ) -> SessionContext:
     """Build the model's context for the branch ending at ``leaf_id``.
 
@@ -116,9 +117,13 @@ def build_session_context(
 
     ``load`` completes a message entry that is still a stub (see ``files.parse_lines``); it is
     called only for the messages whose content is read: those that reach the context, and
-    those passed while looking for the latest assistant message's model.
+    those passed while looking for the latest assistant message's model. ``message_of``, when
+    given, is what a message entry contributes instead of its parsed message (the stored JSON
+    of a stub, for a reader that sends the context on as JSON); it returns None to leave the
+    entry out.
     """
     full = load or _same
+    take = message_of or (lambda entry: _dict_or_none(full(entry).get("message")))
     if by_id is None:
         by_id = {e["id"]: e for e in entries if isinstance(e.get("id"), str)}
     if leaf_id is None and leaf_is_explicit:
@@ -161,7 +166,7 @@ def build_session_context(
 
     messages = context.messages
     if compaction_at < 0:
-        _extend(messages, backwards, len(backwards) - 1, -1, full)
+        _extend(messages, backwards, len(backwards) - 1, -1, take)
         return context
     compaction = backwards[compaction_at]
     summary: JsonDict = {"role": "compactionSummary", "summary": compaction.get("summary", "")}
@@ -172,9 +177,9 @@ def build_session_context(
     first_kept = compaction.get("firstKeptEntryId")
     for index in range(compaction_at + 1, len(backwards)):
         if backwards[index].get("id") == first_kept:
-            _extend(messages, backwards, index, compaction_at, full)
+            _extend(messages, backwards, index, compaction_at, take)
             break
-    _extend(messages, backwards, compaction_at - 1, -1, full)
+    _extend(messages, backwards, compaction_at - 1, -1, take)
     return context
 
 
@@ -206,20 +211,24 @@ def _same(entry: JsonDict) -> JsonDict:
     return entry
 
 
+def _dict_or_none(message: Any) -> JsonDict | None:
+    return message if isinstance(message, dict) else None
+
+
 def _extend(
     messages: list[JsonDict],
     backwards: list[JsonDict],
     start: int,
     stop: int,
-    full: Callable[[JsonDict], JsonDict],
+    take: Callable[[JsonDict], Any],
 ) -> None:
     """Messages of ``backwards[start]`` down to ``backwards[stop + 1]`` (root-to-leaf order)."""
     append = messages.append
     for index in range(start, stop, -1):
         entry = backwards[index]
         if entry.get("type") == "message":
-            message = full(entry).get("message")
-            if isinstance(message, dict):
+            message = take(entry)
+            if message is not None:
                 append(message)
         else:
             message = entry_to_message(entry)

@@ -15,7 +15,7 @@ import re
 import stat
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +26,7 @@ import orjson
 from rpc_agent.errors import InvalidSessionFileError, ProtectedPathError, SessionLockedError
 
 from ..protocol.entries import CURRENT_SESSION_VERSION
+from .decoding import BLOB_MARK, StoredLines, stub_of
 
 JsonDict = dict[str, Any]
 
@@ -171,8 +172,8 @@ class RawFile:
     """The file ends in a complete JSON line that lacks its newline."""
     mentions_blobs: bool = False
     """Some line holds a blob reference (so restoring is worth a pass over the entries)."""
-    deferred: dict[int, bytes] = field(default_factory=dict)
-    """Raw lines of message entries read as stubs, keyed by ``id()`` of the stub dict."""
+    stored: StoredLines = field(default_factory=StoredLines)
+    """Message lines read as stubs, by position among the entries (``lines[1:]``)."""
 
 
 MESSAGE_PREFIX = re.compile(
@@ -191,11 +192,11 @@ def parse_lines(data: bytes, *, defer_messages: bool = False) -> RawFile:
     A crash can leave the last line without its newline. If what is there still parses, it is
     kept (only the newline is missing); otherwise it is cut off and reported.
 
-    With ``defer_messages``, a message line that starts the usual way becomes a stub dict
-    holding just ``type``, ``id``, ``parentId`` and ``timestamp`` (read from the line's
-    prefix), and its bytes are kept in ``deferred``: the tree is known at once, and the JSON
-    of a message is only parsed when somebody needs its content (most of a long session's
-    bytes are messages that are never looked at again).
+    With ``defer_messages``, a well-formed message line becomes a stub dict holding just
+    ``type``, ``id``, ``parentId`` and ``timestamp``, and its bytes are kept in ``stored``
+    (see ``decoding``). A message line whose prefix is right but whose JSON is broken stays
+    in the tree as such a stub, without bytes, and is reported in ``damaged_entries``; it
+    never reaches the model.
     """
     report = LoadReport()
     lines: list[JsonDict] = []
@@ -215,30 +216,36 @@ def parse_lines(data: bytes, *, defer_messages: bool = False) -> RawFile:
             report.torn_tail_bytes = len(tail)
             valid_length = cut
             body = data[:cut]
+    mentions_blobs = BLOB_MARK in body
     loads = orjson.loads
-    deferred: dict[int, bytes] = {}
-    match = MESSAGE_PREFIX.match if defer_messages else None
+    stored = StoredLines()
     append = lines.append
-    for number, raw in enumerate(body.split(b"\n"), start=1):
-        if match is not None:
-            prefix = match(raw)
-            if prefix is not None:
-                entry_id, parent, timestamp = prefix.groups()
-                stub = {
-                    "type": "message",
-                    "id": entry_id.decode(),
-                    "parentId": None if parent is None else parent.decode(),
-                    "timestamp": timestamp.decode(),
-                }
-                deferred[id(stub)] = raw
-                append(stub)
+    for number, raw in enumerate(_split_lines(body), start=1):
+        if defer_messages and not (mentions_blobs and BLOB_MARK in raw):
+            found = stub_of(raw)
+            if found is not None:
+                stored.add(len(lines) - 1, raw, found[1])  # the header is line 0
+                append(found[0])
                 continue
         if not raw or raw.isspace():
             continue
         try:
             value = loads(raw)
         except orjson.JSONDecodeError:
-            report.skipped_lines.append(number)
+            prefix = MESSAGE_PREFIX.match(raw) if defer_messages else None
+            if prefix is not None:
+                entry_id, parent, timestamp = prefix.groups()
+                append(
+                    {
+                        "type": "message",
+                        "id": entry_id.decode(),
+                        "parentId": None if parent is None else parent.decode(),
+                        "timestamp": timestamp.decode(),
+                    }
+                )
+                report.damaged_entries.append(entry_id.decode())
+            else:
+                report.skipped_lines.append(number)
             continue
         if isinstance(value, dict):
             append(value)
@@ -249,9 +256,24 @@ def parse_lines(data: bytes, *, defer_messages: bool = False) -> RawFile:
         report=report,
         valid_length=valid_length,
         needs_newline=needs_newline,
-        mentions_blobs=b"blob:sha256:" in body,
-        deferred=deferred,
+        mentions_blobs=mentions_blobs,
+        stored=stored,
     )
+
+
+def _split_lines(body: bytes, chunk: int = 1 << 20) -> Iterator[bytes]:
+    """``body.split(b"\\n")`` (without its empty last piece) a megabyte at a time.
+
+    One split of a 75 MB file is one long C call that holds the GIL, and so keeps a server's
+    event loop from answering anything while a worker thread opens the file.
+    """
+    start, size = 0, len(body)
+    while start < size:
+        end = body.find(b"\n", min(start + chunk, size))
+        if end < 0:
+            end = size
+        yield from body[start:end].split(b"\n")
+        start = end + 1
 
 
 def lazy_disabled() -> bool:

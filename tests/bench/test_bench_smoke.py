@@ -6,26 +6,12 @@ from rotting. It runs on a 200-entry session without the node baseline.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
-
-BENCH_SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "session_store.py"
-
-
-def _load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_session_store", BENCH_SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve their annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_bench_runs_on_a_small_session(tmp_path: Path) -> None:
-    bench = _load_bench()
+    from bench import session_store as bench
+
     lines: list[str] = []
     argv = ["--sizes", "200", "--no-baseline", "--runs", "2", "--append-runs", "1"]
     argv += ["--sequential", "10", "--tasks", "4", "--per-task", "5", "--data-dir", str(tmp_path)]

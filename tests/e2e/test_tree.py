@@ -268,3 +268,74 @@ async def test_nothing_else_runs_while_a_branch_summary_is_written(e2e: E2E) -> 
         assert await entries_now(client) == before
         # Idle again: everything works.
         assert (await client.navigate_tree(a1)).leafId == a1
+
+
+def _long_session(folder: Path, cwd: Path, turns: int) -> Path:
+    """A session file of ``2 * turns`` message entries in one chain, written directly."""
+    lines = [
+        orjson.dumps(
+            {
+                "type": "session",
+                "version": 3,
+                "id": "s-long",
+                "timestamp": "2025-01-01T00:00:00.000Z",
+                "cwd": str(cwd),
+            }
+        )
+    ]
+    parent: str | None = None
+    for turn in range(turns):
+        for role in ("user", "assistant"):
+            entry_id = f"{len(lines):08x}"
+            content: Any = (
+                f"question {turn} " + "x" * 300
+                if role == "user"
+                else [{"type": "text", "text": f"answer {turn}"}]
+            )
+            message: JsonDict = {
+                "role": role,
+                "content": content,
+                "timestamp": 1_735_689_600_000 + len(lines),
+            }
+            if role == "assistant":
+                message |= {"provider": "faux", "model": "faux-1", "stopReason": "stop"}
+            entry = {
+                "type": "message",
+                "id": entry_id,
+                "parentId": parent,
+                "timestamp": "2025-01-01T00:00:01.000Z",
+                "message": message,
+            }
+            lines.append(orjson.dumps(entry))
+            parent = entry_id
+    path = folder / "long.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+async def test_a_big_read_leaves_the_server_answering_and_sends_the_entries_as_stored(e2e: E2E) -> None:
+    path = _long_session(e2e.root, e2e.cwd, 10_000)
+    stored = [orjson.loads(line) for line in path.read_bytes().splitlines()[1:]]
+    async with e2e.server("--no-session") as client:
+        await client.call("switch_session", {"sessionPath": str(path)})
+        finished: list[str] = []
+
+        async def call(method: str, params: JsonDict | None = None) -> Any:
+            result = await client.call(method, params)
+            finished.append(method)
+            return result
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call, "get_tree")  # the first one builds the rows: the slow one
+            await anyio.sleep(0.01)
+            group.start_soon(call, "get_state")
+        assert finished == ["get_state", "get_tree"]  # answered while the tree was built
+        entries = await client.call("get_entries")
+        assert entries["entries"] == stored
+        messages = await client.call("get_messages")
+        assert messages["messages"] == [e["message"] for e in stored]
+        tree = await client.call("get_tree", {"filter": "user-only", "maxDepth": 5})
+        assert [n["preview"][:10] for n in tree["nodes"]] == ["question 0", "question 1", "question 2"]
+        since = await client.call("get_tree", {"since": tree["cursor"]})
+        assert since["nodes"] == []
+        await expect_error(client.call("get_tree", {"rootId": "nope"}), codes.ENTRY_NOT_FOUND)

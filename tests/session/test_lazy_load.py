@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+import orjson
 import pytest
 from session_testlib import assistant, eid, user
 
@@ -31,11 +32,43 @@ async def _branchy_session(folder: Path) -> Path:
     return manager.session_file
 
 
+def _json_paths(manager: SessionManager) -> tuple[object, ...]:
+    """What the wire readers send, parsed back (stored lines go out as they are)."""
+    settings = manager.context_settings()
+    return (
+        orjson.loads(manager.messages_json()),
+        orjson.loads(manager.entries_json()),
+        orjson.loads(manager.tree_json()),
+        orjson.loads(manager.tree_json(keep="user-only")),
+        orjson.loads(manager.tree_json(keep="labeled-only")),
+        orjson.loads(manager.tree_json(keep="no-custom", max_depth=3)),
+        orjson.loads(manager.tree_json(since=10)),
+        manager.context_message_count(),
+        settings.thinkingLevel,
+        settings.model,
+    )
+
+
 def _snapshot(path: Path) -> tuple[object, ...]:
     with SessionManager.open(path) as manager:
+        wire = _json_paths(manager)
+    with SessionManager.open(path) as manager:
+        root = manager.get_branch()[0]["id"]
+        subtree = orjson.loads(manager.tree_json(root=root, max_depth=5))
+        since = orjson.loads(manager.entries_json(root))
         context = manager.build_session_context()
         tree = [(n.entry, n.depth, n.childCount, n.label) for n in manager.get_tree()]
-        return (context.messages, context.model, manager.leaf_id, manager.entries_since(None), tree)
+        return (
+            context.messages,
+            context.model,
+            manager.leaf_id,
+            manager.entries_since(None),
+            tree,
+            wire,
+            subtree,
+            since,
+            _json_paths(manager),  # the same readers once every entry is parsed
+        )
 
 
 @pytest.mark.anyio
@@ -44,14 +77,19 @@ async def test_lazy_open_gives_exactly_what_an_eager_parse_gives(
 ) -> None:
     path = await _branchy_session(tmp_path)
     with SessionManager.open(path) as manager:
-        assert manager._deferred, "store-written message lines should be read as stubs"
-        stubs = len(manager._deferred)
+        stored = manager._index.stored
+        assert stored, "store-written message lines should be read as stubs"
+        stubs = len(stored)
+        manager.messages_json()
+        manager.tree_json()
+        manager.entries_json()
+        assert len(stored) >= stubs - 1  # the JSON readers parse no message (but the model's)
         manager.build_session_context()
-        assert 0 < len(manager._deferred) < stubs  # the context parsed only its own path
+        assert 0 < len(stored) < stubs  # the context parsed only its own path
     lazy = _snapshot(path)
     monkeypatch.setenv("RPC_AGENT_EAGER_LOAD", "1")
     with SessionManager.open(path) as manager:
-        assert not manager._deferred
+        assert not manager._index.stored
     eager = _snapshot(path)
     assert lazy == eager
 
@@ -73,6 +111,9 @@ async def test_a_damaged_message_line_with_a_good_prefix_is_reported_and_kept_ou
         assert texts[:2] == ["first", [{"type": "text", "text": "one"}]]
         assert victim_id in manager.load_report.damaged_entries
         assert manager.get_entry(victim_id) is not None
+        sent = orjson.loads(manager.messages_json())  # the broken line is never sent as JSON
+        assert [m.get("content") for m in sent] == texts
+        assert victim_id in [n["id"] for n in orjson.loads(manager.tree_json())]
 
 
 @pytest.mark.anyio
@@ -93,7 +134,11 @@ async def test_blob_references_in_lazy_lines_are_restored_when_read(tmp_path: Pa
     assert manager.session_file is not None
     assert b"blob:sha256:" in manager.session_file.read_bytes()
     with SessionManager.open(manager.session_file) as reopened:
-        assert reopened._deferred
+        assert reopened._index.stored
+        sent = orjson.loads(reopened.messages_json())
+        assert sent[0]["content"][1]["data"] == picture  # restored, not sent as a reference
+        sent_entries = orjson.loads(reopened.entries_json())
+        assert sent_entries[0]["message"]["content"][1]["data"] == picture
         entry = reopened.get_entry(image_id)
         assert entry is not None
         assert entry["message"]["content"][1]["data"] == picture

@@ -439,8 +439,23 @@ class RpcAgentClient:
     async def get_entries(self, since: str | None = None) -> m.EntriesResult:
         return await self._typed(m.EntriesResult, "get_entries", {"since": since} if since else None)
 
-    async def get_tree(self) -> m.TreeResult:
-        return await self._typed(m.TreeResult, "get_tree")
+    async def get_tree(
+        self,
+        *,
+        filter: str = "default",
+        root_id: str | None = None,
+        max_depth: int | None = None,
+        since: int | None = None,
+    ) -> m.TreeResult:
+        """The tree; ``since`` takes the ``cursor`` of an earlier result (see GetTreeParams)."""
+        params: dict[str, Any] = {"filter": filter} if filter != "default" else {}
+        if root_id is not None:
+            params["rootId"] = root_id
+        if max_depth is not None:
+            params["maxDepth"] = max_depth
+        if since is not None:
+            params["since"] = since
+        return await self._typed(m.TreeResult, "get_tree", params or None)
 
     async def navigate_tree(
         self,

@@ -429,6 +429,54 @@ class GetEntriesParams(BaseModel):
     ] = None
 
 
+class MaxDepth(RootModel[int]):
+    root: Annotated[
+        int,
+        Field(
+            description='only nodes at most this many levels below rootId (or the roots)',
+            ge=0,
+        ),
+    ]
+
+
+class Since(RootModel[int]):
+    root: Annotated[
+        int,
+        Field(
+            description='a cursor from an earlier result: only nodes added or relabelled since, and their parents (whose childCount changed), in file order',
+            ge=0,
+        ),
+    ]
+
+
+class GetTreeParams(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+        populate_by_name=True,
+    )
+    filter: Annotated[
+        Literal['default', 'no-custom', 'user-only', 'labeled-only'],
+        Field(
+            description='default: every node; no-custom: without extension entries (custom, custom_message); user-only: user messages; labeled-only: nodes with a label. Kept nodes keep their depth and parentId.'
+        ),
+    ] = 'default'
+    maxDepth: Annotated[
+        MaxDepth | None,
+        Field(
+            description='only nodes at most this many levels below rootId (or the roots)'
+        ),
+    ] = None
+    rootId: Annotated[
+        str | None, Field(description='only this entry and what hangs under it')
+    ] = None
+    since: Annotated[
+        Since | None,
+        Field(
+            description='a cursor from an earlier result: only nodes added or relabelled since, and their parents (whose childCount changed), in file order'
+        ),
+    ] = None
+
+
 class HookCustomMessage(BaseModel):
     model_config = ConfigDict(
         populate_by_name=True,
@@ -1147,6 +1195,10 @@ class TreeResult(BaseModel):
         extra='allow',
         populate_by_name=True,
     )
+    cursor: Annotated[
+        int | None,
+        Field(description='pass as since to get only what changed after this result'),
+    ] = None
     leafId: str | None
     nodes: Annotated[
         list[TreeNode],

@@ -58,6 +58,7 @@ import type {
   State,
   ThinkingLevelResult,
   TreeResult,
+  GetTreeParams,
 } from "./generated/protocol.js";
 import { PROTOCOL_VERSION } from "./generated/protocol.js";
 
@@ -685,9 +686,10 @@ export class RpcAgentClient {
     return this.call("get_session_stats");
   }
 
-  /** The whole tree as a flat depth-first list, children oldest first. */
-  getTree(): Promise<TreeResult> {
-    return this.call("get_tree");
+  /** The tree as a flat depth-first list, children oldest first; optionally filtered, a subtree,
+   * depth-limited, or only what changed since the `cursor` of an earlier result. */
+  getTree(params: GetTreeParams = {}): Promise<TreeResult> {
+    return this.call("get_tree", params);
   }
 
   /** Move the leaf to any entry, optionally summarizing the branch left behind. */

@@ -1,0 +1,432 @@
+"""Big sessions over the wire, next to the reference agent: one table, seven rows.
+
+    .venv/bin/python -m bench.tree_speed [--sizes 1000,10000,100000] [--runs 3] [--quick]
+
+For each size, on the synthetic sessions of ``bench/session_store.py`` (pi 0.73.1 installed
+pinned into ``bench/.node``), in one run:
+
+1. open + context: ``switch_session`` + ``get_messages`` over our stdio protocol, until the
+   client has parsed both responses, against pi's in-process ``SessionManager.open`` +
+   ``buildSessionContext()``; the messages must equal pi's, message for message;
+2. ``get_tree`` (every node) over the wire, against pi's in-process ``getTree()``;
+3. ``get_entries`` (all) over the wire, against our own ``get_messages``;
+4. the slowest ``get_state`` / ``abort`` answer sent while a ``switch_session``, ``get_tree``
+   or ``get_entries`` of that session is being served, against the 50 ms target;
+5. resident memory of the server with the session open (after ``get_messages``), against
+   pi's RPC process with the same session open the same way;
+6. spawn -> first response, against pi's RPC mode (the same for every size);
+7. fsynced appends per second: 64 concurrent appenders in-process (the same for every size),
+   and a pipelined batch of ``set_label`` over the wire on the session, against 30,000/s.
+
+Medians of ``--runs``. A benchmark, not a test: nothing fails on a slow number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+
+from bench.session_store import DEFAULT_DATA_DIR, _concurrent_run, ensure_pi, ensure_session_file, run_pi
+
+SERVER = [sys.executable, "-m", "rpc_agent", "--provider", "faux"]
+BLOCK_TARGET_MS = 50.0
+APPEND_TARGET = 30_000.0
+
+
+# --- a client over real pipes ---------------------------------------------------------------
+
+
+class Wire:
+    """A spawned server and a reader thread that parses each line and stamps its arrival."""
+
+    def __init__(self, command: list[str], env: dict[str, str], key: str) -> None:
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
+        self._key = key
+        self._arrived: dict[Any, tuple[float, Any]] = {}
+        self._cond = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            message = orjson.loads(line)  # the client's parse is part of every timing
+            at = time.perf_counter()
+            if isinstance(message, dict) and self._key in message:
+                with self._cond:
+                    self._arrived[message[self._key]] = (at, message)
+                    self._cond.notify_all()
+        with self._cond:
+            self._cond.notify_all()
+
+    def send(self, *lines: bytes) -> float:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"".join(lines))
+        self.proc.stdin.flush()
+        return time.perf_counter()
+
+    def wait(self, req_id: Any, timeout: float = 600) -> tuple[float, Any]:
+        deadline = time.perf_counter() + timeout
+        with self._cond:
+            while req_id not in self._arrived:
+                if self.proc.poll() is not None or time.perf_counter() > deadline:
+                    raise RuntimeError(f"no response to {req_id!r}")
+                self._cond.wait(0.5)
+            return self._arrived.pop(req_id)
+
+    def rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._reader.join(timeout=30)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def ours(home: Path, *extra: str) -> Wire:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["RPC_AGENT_HOME"] = str(home)
+    return Wire([*SERVER, "--no-session", *extra], env, "id")
+
+
+def rpc(req_id: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": req_id, "method": method}
+    if params is not None:
+        body["params"] = params
+    return orjson.dumps(body, option=orjson.OPT_APPEND_NEWLINE)
+
+
+def pi_wire(package: Path, home: Path, cwd: Path) -> Wire:
+    env = dict(os.environ)
+    env["HOME"] = str(home)
+    node = shutil.which("node") or "node"
+    command = [node, str(package / "dist" / "cli.js"), "--mode", "rpc", "--no-session"]
+    wire = Wire(command, env, "id")
+    return wire
+
+
+def pi_cmd(req_id: str, kind: str, **fields: Any) -> bytes:
+    return orjson.dumps({"id": req_id, "type": kind, **fields}, option=orjson.OPT_APPEND_NEWLINE)
+
+
+# --- measurements ----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SizeResult:
+    entries: int
+    open_ms: float = float("nan")
+    pi_open_ms: float = float("nan")
+    tree_ms: float = float("nan")
+    pi_tree_ms: float = float("nan")
+    entries_ms: float = float("nan")
+    messages_ms: float = float("nan")
+    blocked_ms: float = float("nan")
+    rss_mb: float = float("nan")
+    pi_rss_mb: float = float("nan")
+    labels_per_s: float = float("nan")
+    nodes: int = 0
+    messages: int = 0
+    matches_pi: bool | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def copies(source: Path, folder: Path, count: int) -> list[Path]:
+    """Copies of a session whose header names an existing cwd (pi refuses any other)."""
+    data = source.read_bytes()
+    head, rest = data.split(b"\n", 1)
+    header = orjson.loads(head)
+    header["cwd"] = str(folder)
+    fixed = orjson.dumps(header) + b"\n" + rest
+    paths = []
+    for i in range(count):
+        path = folder / f"copy{i}-{source.name}"
+        with path.open("wb") as handle:
+            handle.write(fixed)
+            handle.flush()
+            os.fsync(handle.fileno())  # or the first fsynced append would pay for writing the copy
+        paths.append(path)
+    return paths
+
+
+def measure_ours(result: SizeResult, paths: list[Path], home: Path, runs: int, pi_dump: Path | None) -> None:
+    wire = ours(home)
+    try:
+        wire.send(rpc(0, "initialize"))
+        wire.wait(0)
+        opens: list[float] = []
+        trees: list[float] = []
+        entries: list[float] = []
+        messages: list[float] = []
+        blocked: list[float] = []
+        last_messages: Any = None
+        req = 1
+        for run in range(runs):
+            path = paths[run % len(paths)]
+            sent = wire.send(
+                rpc(req, "switch_session", {"sessionPath": str(path)}), rpc(req + 1, "get_messages")
+            )
+            time.sleep(0.005)
+            probe = wire.send(rpc(req + 2, "get_state"))
+            probe_at, _ = wire.wait(req + 2)
+            _, switched = wire.wait(req)
+            done, reply = wire.wait(req + 1)
+            if "error" in switched or "error" in reply:
+                raise RuntimeError(
+                    f"switch/get_messages failed: {switched.get('error') or reply.get('error')}"
+                )
+            opens.append((done - sent) * 1000)
+            blocked.append((probe_at - probe) * 1000)
+            last_messages = reply["result"]["messages"]
+            if run == 0:
+                result.rss_mb = wire.rss_mb()
+            req += 3
+            for method, samples in (
+                ("get_tree", trees),
+                ("get_entries", entries),
+                ("get_messages", messages),
+            ):
+                sent = wire.send(rpc(req, method))
+                time.sleep(0.005)
+                probe = wire.send(rpc(req + 1, "abort" if run % 2 else "get_state"))
+                probe_at, _ = wire.wait(req + 1)
+                done, reply = wire.wait(req)
+                samples.append((done - sent) * 1000)
+                if method != "get_messages":
+                    blocked.append((probe_at - probe) * 1000)
+                if method == "get_tree":
+                    result.nodes = len(reply["result"]["nodes"])
+                req += 2
+        result.open_ms = statistics.median(opens)
+        result.tree_ms = statistics.median(trees)
+        result.entries_ms = statistics.median(entries)
+        result.messages_ms = statistics.median(messages)
+        result.blocked_ms = max(blocked)
+        result.messages = len(last_messages)
+        if pi_dump is not None and pi_dump.exists():
+            result.matches_pi = orjson.loads(pi_dump.read_bytes())["messages"] == last_messages
+        # Pipelined set_label: every request written at once, each answered once fsynced.
+        ids = [node["id"] for node in wire.wait(_tree_probe(wire, req))[1]["result"]["nodes"][:200]]
+        req += 1
+        count = max(200, min(2000, len(ids) * 10))
+        batch = [
+            rpc(req + i, "set_label", {"entryId": ids[i % len(ids)], "label": f"l{i}"}) for i in range(count)
+        ]
+        sent = wire.send(*batch)
+        last = 0.0
+        for i in range(count):
+            last, reply = wire.wait(req + i)
+            if "error" in reply:
+                raise RuntimeError(f"set_label failed: {reply['error']}")
+        result.labels_per_s = count / (last - sent)
+    finally:
+        wire.close()
+
+
+def _tree_probe(wire: Wire, req: int) -> int:
+    wire.send(rpc(req, "get_tree", {"maxDepth": 300}))
+    return req
+
+
+def measure_pi_rss(result: SizeResult, package: Path, path: Path, home: Path) -> None:
+    wire = pi_wire(package, home, path.parent)
+    try:
+        wire.send(pi_cmd("s", "switch_session", sessionPath=str(path)))
+        _, reply = wire.wait("s")
+        if not reply.get("success"):
+            result.notes.append(f"pi switch_session failed: {str(reply.get('error'))[:80]}")
+            return
+        wire.send(pi_cmd("m", "get_messages"))
+        wire.wait("m")
+        result.pi_rss_mb = wire.rss_mb()
+    finally:
+        wire.close()
+
+
+def startup(home: Path, package: Path | None, runs: int) -> tuple[float, float]:
+    ours_ms, pi_ms = [], []
+    for _ in range(runs + 1):
+        wire = ours(home)
+        wire.send(rpc(1, "initialize"))
+        at, _ = wire.wait(1)
+        ours_ms.append((at - wire.started) * 1000)
+        wire.close()
+        if package is not None:
+            pw = pi_wire(package, home, home)
+            pw.send(pi_cmd("1", "get_state"))
+            at, _ = pw.wait("1")
+            pi_ms.append((at - pw.started) * 1000)
+            pw.close()
+    # The first start may still be writing byte-code caches.
+    return statistics.median(ours_ms[1:]), statistics.median(pi_ms[1:]) if pi_ms else float("nan")
+
+
+def appends_in_process(folder: Path, tasks: int, per_task: int, runs: int) -> float:
+    rates = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory(dir=folder, prefix="appends-") as tmp:
+            elapsed, _fsyncs = anyio.run(
+                _concurrent_run, Path(tmp), tasks, per_task, backend_options={"use_uvloop": True}
+            )
+        rates.append(tasks * per_task / elapsed)
+    return float(statistics.median(rates))
+
+
+# --- the table -------------------------------------------------------------------------------
+
+
+def _ms(value: float) -> str:
+    return "-" if value != value else (f"{value:,.0f} ms" if value >= 10 else f"{value:.1f} ms")
+
+
+def _ratio(ours_value: float, theirs: float) -> str:
+    if ours_value != ours_value or theirs != theirs or theirs == 0:
+        return "-"
+    return f"{ours_value / theirs:.2f}"
+
+
+def table(results: list[SizeResult], start_ours: float, start_pi: float, appends: float) -> str:
+    def cell(ours_text: str, theirs_text: str, ratio: str) -> str:
+        return f"{ours_text} / {theirs_text} ({ratio})"
+
+    rows: list[list[str]] = []
+
+    def row(name: str, target: str, make: Callable[[SizeResult], str]) -> None:
+        rows.append([name, *(make(r) for r in results), target])
+
+    row(
+        "1. open + context (ours wire / pi in-process)",
+        "≤ 0.5",
+        lambda r: cell(_ms(r.open_ms), _ms(r.pi_open_ms), _ratio(r.open_ms, r.pi_open_ms)),
+    )
+    row(
+        "2. get_tree, all nodes (ours wire / pi getTree())",
+        "≤ 1",
+        lambda r: cell(_ms(r.tree_ms), _ms(r.pi_tree_ms), _ratio(r.tree_ms, r.pi_tree_ms)),
+    )
+    row(
+        "3. get_entries, all (ours / our get_messages)",
+        "≤ 1",
+        lambda r: cell(_ms(r.entries_ms), _ms(r.messages_ms), _ratio(r.entries_ms, r.messages_ms)),
+    )
+    row(
+        "4. slowest get_state/abort while busy (ours / target)",
+        "≤ 1",
+        lambda r: cell(_ms(r.blocked_ms), _ms(BLOCK_TARGET_MS), _ratio(r.blocked_ms, BLOCK_TARGET_MS)),
+    )
+    row(
+        "5. RSS, session open (ours / pi RPC)",
+        "≤ 0.5",
+        lambda r: cell(f"{r.rss_mb:.0f} MB", f"{r.pi_rss_mb:.0f} MB", _ratio(r.rss_mb, r.pi_rss_mb)),
+    )
+    row(
+        "6. spawn -> first response (ours / pi RPC)",
+        "≤ 0.15",
+        lambda _r: cell(_ms(start_ours), _ms(start_pi), _ratio(start_ours, start_pi)),
+    )
+    row(
+        "7. fsynced appends/s: 64 in-process; set_label batch over the wire (/ target)",
+        "≥ 1",
+        lambda r: (
+            f"{appends:,.0f}; {r.labels_per_s:,.0f} / {APPEND_TARGET:,.0f} "
+            f"({appends / APPEND_TARGET:.2f}; {r.labels_per_s / APPEND_TARGET:.2f})"
+        ),
+    )
+    headers = ["ours / theirs (ratio)", *(f"{r.entries:,} entries" for r in results), "target"]
+    widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(headers)]
+
+    def join(cells: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    lines = [join(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines += [join(r) for r in rows]
+    checks = ", ".join(
+        f"{r.entries:,}: {r.messages:,} messages, {r.nodes:,} nodes, "
+        + (
+            "same as pi"
+            if r.matches_pi
+            else "NOT the same as pi"
+            if r.matches_pi is False
+            else "not compared"
+        )
+        for r in results
+    )
+    lines.append("")
+    lines.append(f"contexts: {checks}")
+    for r in results:
+        lines += [f"note ({r.entries:,}): {n}" for n in r.notes]
+    return "\n".join(lines)
+
+
+def _sizes(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def main(argv: list[str] | None = None, *, log: Callable[[str], None] = print) -> str:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--sizes", type=_sizes, default=[1000, 10000, 100000])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="small sizes, one run, no pi: a smoke test")
+    parser.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.sizes, args.runs, args.baseline = [100, 300], 1, False
+    package = ensure_pi(log) if args.baseline else None
+    with tempfile.TemporaryDirectory(prefix="tree-speed-") as tmp:
+        work = Path(tmp)
+        home = work / "home"
+        home.mkdir()
+        results = []
+        for size in args.sizes:
+            log(f"{size:,} entries ...")
+            result = SizeResult(size)
+            paths = copies(ensure_session_file(args.data_dir, size), work, 2)
+            dump: Path | None = None
+            if package is not None:
+                dump = work / f"pi-{size}.json"
+                pi = run_pi(package, paths[0], args.runs, dump, log)
+                if pi is not None:
+                    result.pi_open_ms, result.pi_tree_ms = pi.open_ms, pi.tree_ms
+                measure_pi_rss(result, package, paths[1], home)
+            measure_ours(result, paths, home, max(args.runs, 2), dump)
+            results.append(result)
+            for path in paths:
+                path.unlink()
+        start_ours, start_pi = startup(home, package, args.runs)
+        per_task = 40 if args.quick else 200
+        appends = appends_in_process(work, 64, per_task, 1 if args.quick else args.runs)
+    report = table(results, start_ours, start_pi, appends)
+    log(report)
+    return report
+
+
+if __name__ == "__main__":
+    main()

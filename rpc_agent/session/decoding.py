@@ -1,0 +1,106 @@
+"""Reading a message line without building it: its head for the index, its bytes for readers.
+
+A long session is mostly message lines that nobody looks at again, and the lines that are
+looked at (the current path's messages, a whole ``get_entries``) go straight back out as
+JSON. So a message line is decoded only as far as the index needs (type, id, parent,
+timestamp), its message is located as a raw slice of the line, and the line's bytes are kept:
+a reader that wants JSON gets those bytes, a reader that wants the dict parses them once.
+
+msgspec skips the message without building it but still checks every byte of it, so a line
+that would not parse is found here, at open, and never sent on as JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import orjson
+
+JsonDict = dict[str, Any]
+
+BLOB_MARK = b"blob:sha256:"
+"""Lines holding blob references are parsed at once: their images are restored, never sent raw."""
+
+
+class _Head(msgspec.Struct):
+    type: Any = None
+    id: Any = None
+    parentId: Any = None
+    timestamp: Any = None
+    message: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
+_decode_head = msgspec.json.Decoder(_Head).decode
+
+
+class StoredMessage:
+    """A message entry held as its line: the bytes and the slice of them that is the message."""
+
+    __slots__ = ("line", "message")
+
+    def __init__(self, line: bytes, message: msgspec.Raw) -> None:
+        self.line = line
+        self.message = message
+        """A view into ``line`` (no copy)."""
+
+    def parse(self) -> JsonDict | None:
+        """The whole entry as a dict; None if the line does not parse after all."""
+        try:
+            value = orjson.loads(self.line)
+        except orjson.JSONDecodeError:
+            return None
+        return value if isinstance(value, dict) else None
+
+
+class StoredLines:
+    """The lines of stub entries, by position among the entries.
+
+    Two plain dicts of bytes: the cyclic collector never has to visit them, where 100,000
+    small objects would be walked by every full collection for as long as the session is open.
+    """
+
+    __slots__ = ("lines", "messages")
+
+    def __init__(self) -> None:
+        self.lines: dict[int, bytes] = {}
+        self.messages: dict[int, msgspec.Raw] = {}
+
+    def add(self, position: int, line: bytes, message: msgspec.Raw) -> None:
+        self.lines[position] = line
+        self.messages[position] = message
+
+    def get(self, position: int) -> StoredMessage | None:
+        line = self.lines.get(position)
+        return None if line is None else StoredMessage(line, self.messages[position])
+
+    def pop(self, position: int) -> StoredMessage | None:
+        line = self.lines.pop(position, None)
+        return None if line is None else StoredMessage(line, self.messages.pop(position))
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+
+def stub_of(line: bytes) -> tuple[JsonDict, msgspec.Raw] | None:
+    """The index fields of a well-formed message line and its stored bytes, else None.
+
+    None means "parse this line the ordinary way": not a message, a message with odd fields,
+    blob references, or bytes that are not JSON (which the ordinary way reports).
+    """
+    try:
+        head = _decode_head(line)
+    except msgspec.DecodeError:
+        return None
+    message, entry_id, parent, timestamp = head.message, head.id, head.parentId, head.timestamp
+    if (
+        head.type != "message"
+        or message is msgspec.UNSET
+        or entry_id.__class__ is not str
+        or not (parent is None or parent.__class__ is str)
+        or timestamp.__class__ is not str
+        or memoryview(message)[0] != 0x7B  # "{": an object
+    ):
+        return None
+    stub = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": timestamp}
+    return stub, message

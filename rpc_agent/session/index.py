@@ -1,0 +1,251 @@
+"""The index of one session: entries in file order, by id, by parent, and their stored bytes.
+
+Entries are plain dicts. A message entry read from disk may still be a stub (type, id,
+parent, timestamp) whose line is held in ``stored``; ``load`` completes it in place from
+those bytes and lets the bytes go, so that nothing is kept twice.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Iterable
+from typing import Any
+
+from .blobs import BlobStore, restore_blobs
+from .decoding import StoredLines, StoredMessage
+from .files import LoadReport
+
+JsonDict = dict[str, Any]
+
+LEAF_MARKER = "rpc-agent.leaf"
+"""``customType`` of the entries that record a leaf move which appended nothing."""
+
+PLAIN_TYPES = frozenset(
+    {
+        "message",
+        "compaction",
+        "branch_summary",
+        "custom_message",
+        "model_change",
+        "thinking_level_change",
+        "session_info",
+    }
+)
+"""Entry types that are never bookkeeping (a fast path for the tree walk)."""
+
+
+def is_leaf_marker(entry: JsonDict) -> bool:
+    return entry.get("type") == "custom" and entry.get("customType") == LEAF_MARKER
+
+
+def is_bookkeeping(entry: JsonDict) -> bool:
+    """Label entries and leaf markers: part of the chain, but not steps of the conversation.
+
+    The tree shows through them (their children hang under their parent, the label itself is
+    a field of the node it names), and the leaf recorded in a file looks through trailing ones.
+    """
+    return entry.get("type") == "label" or is_leaf_marker(entry)
+
+
+_ids = random.Random(secrets.randbits(64))
+
+
+def new_entry_id(taken: Iterable[str] | dict[str, Any] | set[str]) -> str:
+    """8 hex characters, unique in the file (retried on collision).
+
+    Ids only need to be unique within one file, not unpredictable: a seeded PRNG is enough
+    and costs a fraction of a system call per append.
+    """
+    for _ in range(100):
+        candidate = f"{_ids.getrandbits(32):08x}"
+        if candidate not in taken:
+            return candidate
+    return secrets.token_hex(16)
+
+
+class EntryIndex:
+    """Entries, their ids and parents, labels and the session name, kept as entries arrive."""
+
+    def __init__(
+        self,
+        *,
+        stored: StoredLines | None = None,
+        blobs: BlobStore | None = None,
+        report: LoadReport | None = None,
+        has_assistant: bool = False,
+    ) -> None:
+        self.entries: list[JsonDict] = []
+        self.by_id: dict[str, JsonDict] = {}
+        self.position: dict[str, int] = {}
+        self.children: dict[str | None, str | list[str]] = {}
+        """Child ids by parent: one id as a plain string (a long chain would otherwise be
+        100,000 one-item lists for the cyclic collector to walk), several as a list."""
+        self.labels: dict[str, str] = {}
+        self.name: str | None = None
+        self.has_assistant = has_assistant
+        self.stored = stored if stored is not None else StoredLines()
+        """Lines of stub entries, by position in ``entries``."""
+        self.blobs = blobs
+        self.report = report or LoadReport()
+        self.filled = 0
+        """Entries added whose id an earlier entry already named as its parent: only these can
+        change the path from an existing entry to the root (which a cached context relies on)."""
+
+    def add(self, entry: JsonDict) -> None:
+        entry_id = entry.get("id")
+        if not isinstance(entry_id, str):
+            # Not a tree node (damaged or foreign line): kept in the file order, never indexed.
+            self.entries.append(entry)
+            return
+        if entry_id in self.children:
+            self.filled += 1
+        self.position[entry_id] = len(self.entries)
+        self.entries.append(entry)
+        self.by_id[entry_id] = entry
+        parent = entry.get("parentId")
+        self._link(parent if isinstance(parent, str) else None, entry_id)
+        kind = entry.get("type")
+        if kind == "label":
+            target, label = entry.get("targetId"), entry.get("label")
+            if isinstance(target, str):
+                if isinstance(label, str) and label:
+                    self.labels[target] = label
+                else:
+                    self.labels.pop(target, None)
+        elif kind == "session_info":
+            # The latest session_info is the name, and an empty one clears it (as in pi).
+            name = entry.get("name")
+            self.name = (name.strip() or None) if isinstance(name, str) else None
+        elif kind == "message" and not self.has_assistant:
+            message = entry.get("message")
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                self.has_assistant = True
+
+    def add_all(self, entries: Iterable[JsonDict]) -> None:
+        """``add`` for many entries, with the common case (a message) kept short."""
+        all_entries, by_id, position, children = self.entries, self.by_id, self.position, self.children
+        add = self.add
+        for entry in entries:
+            entry_id = entry.get("id")
+            if entry.get("type") != "message" or entry_id.__class__ is not str or not self.has_assistant:
+                add(entry)
+                continue
+            if entry_id in children:
+                self.filled += 1
+            position[entry_id] = len(all_entries)
+            all_entries.append(entry)
+            by_id[entry_id] = entry
+            parent = entry.get("parentId")
+            if parent.__class__ is not str:
+                parent = None
+            siblings = children.get(parent)
+            if siblings is None:
+                children[parent] = entry_id
+            elif siblings.__class__ is str:
+                children[parent] = [siblings, entry_id]
+            else:
+                siblings.append(entry_id)  # type: ignore[union-attr]
+
+    def _link(self, parent: str | None, entry_id: str) -> None:
+        siblings = self.children.get(parent)
+        if siblings is None:
+            self.children[parent] = entry_id
+        elif isinstance(siblings, str):
+            self.children[parent] = [siblings, entry_id]
+        else:
+            siblings.append(entry_id)
+
+    def children_of(self, parent: str | None) -> list[str]:
+        """Child ids of ``parent`` in file order (None: the roots)."""
+        siblings = self.children.get(parent)
+        if siblings is None:
+            return []
+        return [siblings] if isinstance(siblings, str) else list(siblings)
+
+    # --- the leaf a file records -----------------------------------------------------------
+
+    def leaf_from_file(self) -> str | None:
+        """The leaf as the file says it: the last entry, looking through trailing bookkeeping.
+
+        A trailing leaf marker or label points at the conversation's position with its
+        ``parentId``; the reference agent, which takes the last line as its leaf, reaches the
+        same context through it because neither kind ever reaches the model.
+        """
+        for entry in reversed(self.entries):
+            entry_id = entry.get("id")
+            if not isinstance(entry_id, str):
+                continue
+            if is_bookkeeping(entry):
+                parent = entry.get("parentId")
+                if parent is None:
+                    return None
+                if parent in self.by_id:
+                    return self.through_bookkeeping(parent)
+            return entry_id
+        return None
+
+    def through_bookkeeping(self, entry_id: str) -> str | None:
+        """The nearest ancestor-or-self of ``entry_id`` that is a conversation step."""
+        current: str | None = entry_id
+        seen: set[str] = set()
+        while current is not None and current not in seen:
+            seen.add(current)
+            entry = self.by_id.get(current)
+            if entry is None or not is_bookkeeping(entry):
+                return current
+            parent = entry.get("parentId")
+            current = parent if isinstance(parent, str) else None
+        return current
+
+    # --- stored lines ----------------------------------------------------------------------
+
+    def position_of(self, entry: JsonDict) -> int | None:
+        """Where ``entry`` (this very dict) sits in file order."""
+        entry_id = entry.get("id")
+        position = self.position.get(entry_id) if isinstance(entry_id, str) else None
+        if position is not None and self.entries[position] is entry:
+            return position
+        for index, candidate in enumerate(self.entries):  # a duplicated id: rare, corrupt files
+            if candidate is entry:
+                return index
+        return None
+
+    def stored_of(self, entry: JsonDict) -> StoredMessage | None:
+        """The line of a stub entry, None for an entry that is complete."""
+        if not self.stored or entry.get("type") != "message" or "message" in entry:
+            return None
+        position = self.position_of(entry)
+        return self.stored.get(position) if position is not None else None
+
+    def load(self, entry: JsonDict) -> JsonDict:
+        """Complete a stub entry from its stored line, in place, so every reference sees it."""
+        if not self.stored or "message" in entry or entry.get("type") != "message":
+            return entry
+        position = self.position_of(entry)
+        stored = self.stored.pop(position) if position is not None else None
+        if stored is None:
+            return entry
+        full = stored.parse()
+        if full is None or full.get("id") != entry.get("id"):
+            self.report.damaged_entries.append(str(entry.get("id")))
+            return entry
+        entry.update(full)
+        return entry
+
+    def load_all(self, entries: Iterable[JsonDict]) -> list[JsonDict]:
+        if not self.stored:
+            return entries if isinstance(entries, list) else list(entries)
+        load = self.load
+        return [load(entry) for entry in entries]
+
+
+__all__ = [
+    "LEAF_MARKER",
+    "PLAIN_TYPES",
+    "EntryIndex",
+    "is_bookkeeping",
+    "is_leaf_marker",
+    "new_entry_id",
+    "restore_blobs",
+]

@@ -1,0 +1,332 @@
+"""The tree as a client shows it, kept up to date as entries are appended.
+
+Label entries and leaf markers are folded away (a label is a field of the node it names, a
+marker is invisible), so every entry hangs under its nearest visible ancestor. The grouping
+under visible parents, the depths and the rows' text are built once, on the first request,
+and then extended by each append; a request only walks the groups in order and joins rows
+that are already encoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import orjson
+
+from .context import iso_to_ms
+from .decoding import StoredMessage
+from .index import PLAIN_TYPES, EntryIndex, is_bookkeeping
+from .preview import preview_of, preview_of_stored
+
+JsonDict = dict[str, Any]
+
+TreeFilter = Literal["default", "no-custom", "user-only", "labeled-only"]
+"""``default``: every visible node; ``no-custom``: without extension entries (``custom`` and
+``custom_message``); ``user-only``: user messages; ``labeled-only``: nodes with a label."""
+
+
+@dataclass(slots=True)
+class TreeNode:
+    """One row of the flattened tree: depth-first, children oldest first."""
+
+    entry: JsonDict
+    depth: int
+    parentId: str | None
+    childCount: int
+    label: str | None
+
+
+def sort_key(timestamp: Any) -> str:
+    """Canonical ISO string for ordering siblings; odd formats are normalised, not trusted."""
+    if isinstance(timestamp, str) and len(timestamp) == 24 and timestamp.endswith("Z"):
+        return timestamp
+    millis = iso_to_ms(timestamp)
+    return datetime.fromtimestamp(millis / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+class SessionTree:
+    """Visible parents, children in order, depths and encoded rows of one index."""
+
+    def __init__(self, index: EntryIndex) -> None:
+        self._index = index
+        self._built = False
+        self._kids: dict[str | None, str | list[str]] = {}
+        """Visible children by visible parent: one as a plain string, several as a list."""
+        self._parent: dict[str, str | None] = {}
+        self._depth: dict[str, int] = {}
+        self._order: list[str] | None = None
+        self._full: dict[str, bytes] = {}
+        """Each node's whole JSON, dropped when its label or child count changes."""
+        self._roles: dict[str, str | None] = {}
+
+    # --- keeping it up to date -----------------------------------------------------------
+
+    def added(self, entry: JsonDict) -> None:
+        """Called for each entry appended after the tree was built."""
+        if not self._built:
+            return
+        entry_id = entry.get("id")
+        if not isinstance(entry_id, str):
+            return
+        if is_bookkeeping(entry):
+            target = entry.get("targetId")
+            if entry.get("type") == "label" and isinstance(target, str):
+                self._full.pop(target, None)
+            return
+        in_order = self._place(entry_id, entry)
+        parent = self._parent[entry_id]
+        if parent is not None:
+            self._full.pop(parent, None)  # its childCount changed
+        order = self._order
+        if order is None or not in_order:
+            self._order = None
+        elif parent is None:
+            order.append(entry_id)
+        else:
+            # The newest child goes last under its parent: right after the parent's subtree.
+            at, depth = order.index(parent) + 1, self._depth
+            level = depth[parent]
+            while at < len(order) and depth[order[at]] > level:
+                at += 1
+            order.insert(at, entry_id)
+
+    def _place(self, entry_id: str, entry: JsonDict) -> bool:
+        """Put an entry under its visible parent; False when that re-sorted its siblings."""
+        by_id = self._index.by_id
+        parent = entry.get("parentId")
+        parent_entry = by_id.get(parent) if isinstance(parent, str) else None
+        if parent_entry is not None and parent != entry_id and parent_entry.get("type") in PLAIN_TYPES:
+            visible: str | None = parent  # the common case: a plain parent, no walk
+        else:
+            visible = self._visible_parent(entry_id, entry)
+        self._parent[entry_id] = visible
+        self._depth[entry_id] = 0 if visible is None else self._depth.get(visible, -1) + 1
+        siblings = self._kids.get(visible)
+        if siblings is None:
+            self._kids[visible] = entry_id
+            return True
+        if isinstance(siblings, str):
+            siblings = self._kids[visible] = [siblings, entry_id]
+        else:
+            siblings.append(entry_id)
+        if self._built and self._key(siblings[-2]) > self._key(entry_id):
+            siblings.sort(key=self._key)
+            return False
+        return True
+
+    def _key(self, entry_id: str) -> tuple[str, int]:
+        return sort_key(self._index.by_id[entry_id].get("timestamp")), self._index.position[entry_id]
+
+    def _visible_parent(self, entry_id: str, entry: JsonDict) -> str | None:
+        """The nearest ancestor the tree shows (None for a root or an orphan)."""
+        by_id = self._index.by_id
+        parent = entry.get("parentId")
+        for _ in range(len(by_id)):
+            if not isinstance(parent, str) or parent == entry_id:
+                return None
+            parent_entry = by_id.get(parent)
+            if parent_entry is None:
+                return None
+            if not is_bookkeeping(parent_entry):
+                return parent
+            parent = parent_entry.get("parentId")
+        return None
+
+    def _build(self) -> None:
+        """Group every visible entry under its visible parent, then set depths from the roots."""
+        # A snapshot: a reader in a worker thread may build while the loop appends.
+        by_id = self._index.by_id
+        for entry_id in list(by_id):  # ids only: 100,000 (id, entry) pairs would wake the collector
+            entry = by_id[entry_id]
+            if entry.get("type") not in PLAIN_TYPES and is_bookkeeping(entry):
+                continue
+            self._place(entry_id, entry)
+        for siblings in self._kids.values():
+            if not isinstance(siblings, str):
+                siblings.sort(key=self._key)
+        # Depths in file order can see a child before its parent (an odd file): set them again
+        # from the walk, which is the definition.
+        self._order = self._walk()
+        self._built = True
+
+    def _walk(self) -> list[str]:
+        kids, depth = self._kids, self._depth
+        order: list[str] = []
+        stack: list[tuple[str, int]] = [(r, 0) for r in reversed(self._children(None))]
+        seen: set[str] = set()
+        while stack:
+            entry_id, level = stack.pop()
+            if entry_id in seen:
+                continue
+            seen.add(entry_id)
+            depth[entry_id] = level
+            order.append(entry_id)
+            children = kids.get(entry_id)
+            if children is None:
+                continue
+            if children.__class__ is str:
+                stack.append((children, level + 1))
+            else:
+                stack.extend((child, level + 1) for child in reversed(children))
+        return order
+
+    def order(self) -> list[str]:
+        if not self._built:
+            self._build()
+        if self._order is None:
+            self._order = self._walk()
+        return self._order
+
+    def _children(self, parent: str | None) -> list[str]:
+        siblings = self._kids.get(parent)
+        if siblings is None:
+            return []
+        return [siblings] if isinstance(siblings, str) else siblings
+
+    def _count(self, entry_id: str) -> int:
+        siblings = self._kids.get(entry_id)
+        if siblings is None:
+            return 0
+        return 1 if isinstance(siblings, str) else len(siblings)
+
+    def order_set(self) -> dict[str, str | None]:
+        """The visible nodes (a mapping to their visible parents)."""
+        if not self._built:
+            self._build()
+        return self._parent
+
+    # --- reading -------------------------------------------------------------------------
+
+    def nodes(self) -> list[TreeNode]:
+        """The whole tree, flattened depth-first, children oldest first (entries complete)."""
+        order = self.order()
+        by_id, labels, load = self._index.by_id, self._index.labels, self._index.load
+        return [
+            TreeNode(load(by_id[i]), self._depth[i], self._parent[i], self._count(i), labels.get(i))
+            for i in order
+        ]
+
+    def _row(self, entry_id: str) -> bytes:
+        """A node's JSON without its closing ``label``/``depth``/``childCount`` fields."""
+        entry = self._index.by_id[entry_id]
+        stored = self._index.stored_of(entry)
+        role_preview = preview_of_stored(stored.message) if stored is not None else None
+        if role_preview is None:
+            role_preview = preview_of(self._complete(entry, stored))
+        role, preview = role_preview
+        self._roles[entry_id] = role
+        fields = {
+            "id": entry_id,
+            "parentId": self._parent[entry_id],
+            "type": entry.get("type"),
+            "role": role,
+            "preview": preview,
+            "timestamp": entry.get("timestamp", ""),
+        }
+        return orjson.dumps(fields)[:-1]
+
+    @staticmethod
+    def _complete(entry: JsonDict, stored: StoredMessage | None) -> JsonDict:
+        """The entry with its message, parsed for this once and not kept (the line is kept)."""
+        if stored is None:
+            return entry
+        full = stored.parse()
+        return full if full is not None else entry
+
+    def select(
+        self,
+        *,
+        root: str | None = None,
+        max_depth: int | None = None,
+        keep: TreeFilter = "default",
+        since: int | None = None,
+    ) -> list[str]:
+        """Ids of the nodes asked for, depth-first (with ``since``: new or relabelled, file order)."""
+        order = self.order()
+        if since is not None:
+            order = self._changed_since(since)
+        elif root is not None:
+            order = self._subtree(root)
+        if max_depth is not None:
+            base = self._depth[root] if root is not None and since is None else 0
+            limit = base + max_depth
+            depth = self._depth
+            order = [i for i in order if depth[i] <= limit]
+        if keep != "default":
+            test = self._filter(keep)
+            order = [i for i in order if test(i)]
+        return order
+
+    def _subtree(self, root: str) -> list[str]:
+        result: list[str] = []
+        stack = [root]
+        seen: set[str] = set()
+        while stack:
+            entry_id = stack.pop()
+            if entry_id in seen:
+                continue
+            seen.add(entry_id)
+            result.append(entry_id)
+            stack.extend(reversed(self._children(entry_id)))
+        return result
+
+    def _changed_since(self, cursor: int) -> list[str]:
+        index = self._index
+        changed: dict[str, None] = {}
+        for entry in index.entries[max(cursor, 0) :]:
+            entry_id = entry.get("id")
+            if not isinstance(entry_id, str):
+                continue
+            if entry.get("type") == "label":
+                target = entry.get("targetId")
+                if isinstance(target, str) and target in self._parent:
+                    changed[target] = None
+                continue
+            if entry_id in self._parent:
+                parent = self._parent[entry_id]
+                if parent is not None:
+                    changed[parent] = None  # its childCount changed
+                changed[entry_id] = None
+        return list(changed)
+
+    def _filter(self, keep: TreeFilter) -> Callable[[str], bool]:
+        by_id, labels = self._index.by_id, self._index.labels
+        if keep == "labeled-only":
+            return lambda i: i in labels
+        if keep == "no-custom":
+            return lambda i: by_id[i].get("type") not in ("custom", "custom_message")
+
+        def is_user(entry_id: str) -> bool:
+            if by_id[entry_id].get("type") != "message":
+                return False
+            if entry_id not in self._roles:
+                self._row(entry_id)
+            return self._roles.get(entry_id) == "user"
+
+        return is_user
+
+    def encode(self, ids: list[str]) -> bytes:
+        """The JSON array of the rows of ``ids``."""
+        full = self._full
+        try:
+            rows = [full[i] for i in ids]
+        except KeyError:
+            self._prepare(ids)
+            rows = [full[i] for i in ids]
+        return b"[" + b",".join(rows) + b"]"
+
+    def _prepare(self, ids: list[str]) -> None:
+        full, row, labels, depth, count = self._full, self._row, self._index.labels, self._depth, self._count
+        dumps = orjson.dumps
+        for i in ids:
+            if i not in full:
+                label = labels.get(i)
+                full[i] = b'%b,"label":%b,"depth":%d,"childCount":%d}' % (
+                    row(i),
+                    b"null" if label is None else dumps(label),
+                    depth[i],
+                    count(i),
+                )

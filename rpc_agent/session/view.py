@@ -1,0 +1,271 @@
+"""Reading a session: entries, paths, the model's context and the tree, never changing them.
+
+``SessionView`` is what readers get; ``SessionManager`` (store.py) adds appends, leaf moves
+and the file's lifetime on top. Readers that send what they read on as JSON (the wire's
+``get_messages``, ``get_entries``, ``get_tree``) ask for ``*_json`` bytes: a message that is
+still a stored line goes out as the bytes it was stored as, never parsed and encoded again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from rpc_agent.errors import EntryNotFoundError
+
+from .blobs import BlobStore
+from .context import SessionContext, build_session_context, path_to_root
+from .files import LoadReport
+from .index import EntryIndex, is_bookkeeping
+from .tree import SessionTree, TreeFilter, TreeNode, sort_key
+
+JsonDict = dict[str, Any]
+
+
+class SessionView:
+    """One session's entries, leaf, labels and name, read-only."""
+
+    def __init__(
+        self,
+        *,
+        cwd: str,
+        session_dir: Path | None,
+        session_file: Path | None,
+        blobs: BlobStore | None,
+        header: JsonDict,
+        index: EntryIndex,
+    ) -> None:
+        self.cwd = cwd
+        self.session_dir = session_dir
+        self.session_file = session_file
+        self.blobs = blobs
+        self.header = header
+        self._index = index
+        self._tree = SessionTree(index)
+        self._leaf: str | None = index.leaf_from_file()
+        self._context: SessionContext | None = None
+        self._context_key: tuple[str | None, int] | None = None
+        self._count: tuple[tuple[str | None, int], int] | None = None
+        self._settings: tuple[tuple[str | None, int], SessionContext] | None = None
+
+    @property
+    def load_report(self) -> LoadReport:
+        return self._index.report
+
+    @property
+    def session_id(self) -> str:
+        return str(self.header["id"])
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self._leaf
+
+    @property
+    def is_persisted(self) -> bool:
+        return self.session_file is not None
+
+    @property
+    def session_name(self) -> str | None:
+        return self._index.name
+
+    # --- entries ---------------------------------------------------------------------------
+
+    @property
+    def entries(self) -> list[JsonDict]:
+        """Every entry in file order (not a copy: do not mutate)."""
+        index = self._index
+        if index.stored:
+            index.load_all(index.entries)
+        return index.entries
+
+    def get_entry(self, entry_id: str) -> JsonDict | None:
+        entry = self._index.by_id.get(entry_id)
+        return self._index.load(entry) if entry is not None else None
+
+    def require_entry(self, entry_id: str) -> JsonDict:
+        entry = self._index.by_id.get(entry_id)
+        if entry is None:
+            raise EntryNotFoundError(entry_id)
+        return self._index.load(entry)
+
+    def get_leaf_entry(self) -> JsonDict | None:
+        return self.get_entry(self._leaf) if self._leaf is not None else None
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self._index.labels.get(entry_id)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return dict(self._index.labels)
+
+    def _start_after(self, entry_id: str | None) -> int:
+        if entry_id is None:
+            return 0
+        position = self._index.position.get(entry_id)
+        if position is None:
+            raise EntryNotFoundError(entry_id)
+        return position + 1
+
+    def entries_since(self, entry_id: str | None) -> list[JsonDict]:
+        """Entries after ``entry_id`` in file order (all of them for None): a catch-up cursor."""
+        start = self._start_after(entry_id)
+        return self._index.load_all(self._index.entries[start:])
+
+    def entries_json(self, entry_id: str | None = None) -> bytes:
+        """``entries_since`` as a JSON array: stored lines as they are, the rest encoded."""
+        start = self._start_after(entry_id)
+        index = self._index
+        entries = index.entries[start:]
+        stored, dumps = index.stored.lines, orjson.dumps
+        parts: list[Any] = []
+        append = parts.append
+        for position, entry in enumerate(entries, start):
+            line = stored.get(position) if stored else None
+            append(line if line is not None and "message" not in entry else dumps(entry))
+        return b"[" + b",".join(parts) + b"]"
+
+    def get_children(self, parent_id: str | None) -> list[JsonDict]:
+        """Direct children as the tree shows them (leaf markers are see-through), oldest first."""
+        index = self._index
+        by_id = index.by_id
+        result: list[str] = []
+        pending = index.children_of(parent_id)[::-1]
+        while pending:
+            child = pending.pop()
+            if is_bookkeeping(by_id[child]):
+                pending.extend(index.children_of(child)[::-1])
+            else:
+                result.append(child)
+        if len(result) > 1:
+            result.sort(key=lambda i: (sort_key(by_id[i].get("timestamp")), index.position[i]))
+        return [index.load(by_id[i]) for i in result]
+
+    def get_branch(self, from_id: str | None = None) -> list[JsonDict]:
+        """The path from the root to ``from_id`` (default: the leaf)."""
+        start = self._leaf if from_id is None else from_id
+        if start is None:
+            return []
+        if start not in self._index.by_id:
+            raise EntryNotFoundError(start)
+        return self._index.load_all(path_to_root(self._index.by_id, start))
+
+    def iter_path_ids(self, from_id: str | None = None) -> Iterator[str]:
+        for entry in self.get_branch(from_id):
+            yield entry["id"]
+
+    # --- the model's context ---------------------------------------------------------------
+
+    def build_session_context(self) -> SessionContext:
+        """The model's context for the current leaf.
+
+        Cached until the next append or leaf move: every turn asks for it, and walking a long
+        branch each time would dominate. The message list is a fresh copy; the messages
+        themselves are shared and must not be mutated.
+        """
+        cached = self._cached_context()
+        return SessionContext(
+            messages=list(cached.messages), thinkingLevel=cached.thinkingLevel, model=cached.model
+        )
+
+    def _key(self) -> tuple[str | None, int]:
+        """What the context depends on: the path from the leaf to the root, which appends
+        never change (entries are immutable) unless one fills in a parent that was missing."""
+        return (self._leaf, self._index.filled)
+
+    def _cached_context(self) -> SessionContext:
+        key = self._key()
+        if self._context_key != key or self._context is None:
+            index = self._index
+            self._context = build_session_context(index.entries, self._leaf, index.by_id, load=index.load)
+            self._context_key = key
+        return self._context
+
+    def _stored_or_message(self, entry: JsonDict) -> Any:
+        """What a message entry gives a JSON reader: its stored bytes, or its parsed message."""
+        message = entry.get("message")
+        if message is None:
+            stored = self._index.stored_of(entry)
+            return stored.message if stored is not None else None
+        return message if isinstance(message, dict) else None
+
+    def context_settings(self) -> SessionContext:
+        """Thinking level and model of the current leaf, without reading any message's content
+        but the last assistant's (``messages`` holds only what is not a message entry)."""
+        key = self._key()
+        if self._settings is None or self._settings[0] != key:
+            index = self._index
+            context = build_session_context(
+                index.entries, self._leaf, index.by_id, load=index.load, message_of=lambda _e: None
+            )
+            self._settings = (key, context)
+        cached = self._settings[1]
+        return SessionContext(
+            messages=list(cached.messages), thinkingLevel=cached.thinkingLevel, model=cached.model
+        )
+
+    def warm_up(self) -> None:
+        """Walk the current path once for what every ``get_state`` asks (in a worker thread,
+        right after a long session is opened, so that the event loop never does)."""
+        self.context_settings()
+        self.context_message_count()
+
+    def context_message_count(self) -> int:
+        """How many messages the model would get, without reading them."""
+        key = self._key()
+        if self._context_key == key and self._context is not None:
+            return len(self._context.messages)
+        if self._count is None or self._count[0] != key:
+            index = self._index
+            context = build_session_context(
+                index.entries, self._leaf, index.by_id, load=index.load, message_of=self._counted
+            )
+            self._count = (key, len(context.messages))
+        return self._count[1]
+
+    def _counted(self, entry: JsonDict) -> bool | None:
+        """A message entry counts when it holds (or stores) a message object."""
+        if "message" in entry:
+            return True if isinstance(entry["message"], dict) else None
+        return True if self._index.stored_of(entry) is not None else None
+
+    def messages_json(self) -> bytes:
+        """The context's messages as a JSON array; stored messages are copied as they are."""
+        if self._context_key == self._key() and self._context is not None:
+            return orjson.dumps(self._context.messages)
+        index = self._index
+        context = build_session_context(
+            index.entries, self._leaf, index.by_id, load=index.load, message_of=self._stored_or_message
+        )
+        dumps = orjson.dumps
+        parts: list[Any] = [m if m.__class__ is not dict else dumps(m) for m in context.messages]
+        return b"[" + b",".join(parts) + b"]"
+
+    # --- the tree --------------------------------------------------------------------------
+
+    def get_tree(self) -> list[TreeNode]:
+        """The whole tree, flattened depth-first, children oldest first."""
+        return self._tree.nodes()
+
+    @property
+    def tree_cursor(self) -> int:
+        """A position to pass back as ``since``: what was appended after it is "changed"."""
+        return len(self._index.entries)
+
+    def tree_json(
+        self,
+        *,
+        root: str | None = None,
+        max_depth: int | None = None,
+        keep: TreeFilter = "default",
+        since: int | None = None,
+    ) -> bytes:
+        """The rows asked for as a JSON array (see ``SessionTree.select``)."""
+        if root is not None and root not in self._index.by_id:
+            raise EntryNotFoundError(root)
+        tree = self._tree
+        if root is not None and root not in tree.order_set():
+            raise EntryNotFoundError(root)
+        return tree.encode(tree.select(root=root, max_depth=max_depth, keep=keep, since=since))
