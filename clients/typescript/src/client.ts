@@ -59,6 +59,7 @@ import type {
   ThinkingLevelResult,
   TreeResult,
   GetTreeParams,
+  McpServersResult,
 } from "./generated/protocol.js";
 import { PROTOCOL_VERSION } from "./generated/protocol.js";
 
@@ -787,6 +788,16 @@ export class RpcAgentClient {
   /** Turn automatic compaction on or off. */
   setAutoCompaction(enabled: boolean): Promise<Ok> {
     return this.call("set_auto_compaction", { enabled });
+  }
+
+  /** The session's MCP servers: transport, status, tool count, last error. */
+  mcpServers(): Promise<McpServersResult> {
+    return this.call("mcp_servers");
+  }
+
+  /** Restart one MCP server (or all of them); resolves once it is ready or has failed. */
+  mcpRestart(name?: string): Promise<McpServersResult> {
+    return this.call("mcp_restart", name === undefined ? {} : { name });
   }
 
   /** Turn automatic retries on or off. */

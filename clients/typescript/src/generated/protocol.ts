@@ -47,12 +47,16 @@ export interface Methods {
   get_session_stats: { params: undefined; result: SessionStats };
   /** The session and agent state. */
   get_state: { params: undefined; result: State };
-  /** The whole tree as a flat depth-first list, children oldest first. */
-  get_tree: { params: undefined; result: TreeResult };
+  /** The tree as a flat depth-first list, children oldest first; optionally filtered, a subtree, depth-limited, or only what changed since a cursor. */
+  get_tree: { params: GetTreeParams; result: TreeResult };
   /** Handshake: protocol version, server info, capabilities, the method list and the state. */
   initialize: { params: InitializeParams; result: InitializeResult };
   /** Sessions of this working directory (or all), most recent first. */
   list_sessions: { params: ListSessionsParams; result: ListSessionsResult };
+  /** Restart one MCP server (or all); resolves once it is ready or has failed. */
+  mcp_restart: { params: McpRestartParams; result: McpServersResult };
+  /** The session's MCP servers: transport, status, tool count, last error. */
+  mcp_servers: { params: undefined; result: McpServersResult };
   /** Move the leaf to any entry, optionally summarizing the branch left behind. */
   navigate_tree: { params: NavigateTreeParams; result: NavigateTreeResult };
   /** Start a new session. */
@@ -114,6 +118,8 @@ export const METHOD_NAMES = [
   "get_tree",
   "initialize",
   "list_sessions",
+  "mcp_restart",
+  "mcp_servers",
   "navigate_tree",
   "new_session",
   "prompt",
@@ -152,6 +158,7 @@ export const AGENT_EVENT_TYPES = [
   "compaction_start",
   "host_request_failed",
   "input_handled",
+  "mcp_server_status",
   "message_end",
   "message_start",
   "message_update",
@@ -245,7 +252,8 @@ export type EventSchema =
   | HostRequestFailedEvent
   | SessionTreeEvent
   | SessionCompactEvent
-  | InputHandledEvent;
+  | InputHandledEvent
+  | McpServerStatusEvent;
 /**
  * A message as stored and as returned by get_messages.
  */
@@ -1020,6 +1028,17 @@ export interface InputHandledEvent {
   text: string;
   type: "input_handled";
 }
+/**
+ * An MCP server started, failed to start, died, or was stopped.
+ */
+export interface McpServerStatusEvent {
+  error?: string | null;
+  name: string;
+  status: "starting" | "ready" | "failed" | "stopped";
+  toolCount: number;
+  transport: "stdio" | "http" | "sse";
+  type: "mcp_server_status";
+}
 export interface ExportHtmlParams {
   outputPath?: string | null;
 }
@@ -1059,6 +1078,24 @@ export interface GetEntriesParams {
    */
   since?: string | null;
 }
+export interface GetTreeParams {
+  /**
+   * default: every node; no-custom: without extension entries (custom, custom_message); user-only: user messages; labeled-only: nodes with a label. Kept nodes keep their depth and parentId.
+   */
+  filter?: "default" | "no-custom" | "user-only" | "labeled-only";
+  /**
+   * only nodes at most this many levels below rootId (or the roots)
+   */
+  maxDepth?: number | null;
+  /**
+   * only this entry and what hangs under it
+   */
+  rootId?: string | null;
+  /**
+   * a cursor from an earlier result: only nodes added or relabelled since, and their parents (whose childCount changed), in file order
+   */
+  since?: number | null;
+}
 /**
  * ``hook/<name>`` params: the pi event of that name as JSON (``type`` is the hook name).
  */
@@ -1086,7 +1123,34 @@ export interface InitializeParams {
    */
   capabilities?: ClientCapabilities | null;
   clientInfo?: ClientInfo | null;
+  /**
+   * the client's MCP servers, added to those of the settings files
+   */
+  mcpServers?: (McpServerHttp | McpServerStdio)[] | null;
   protocolVersion?: string | null;
+}
+/**
+ * An MCP server reached over streamable HTTP (ACP's shape).
+ */
+export interface McpServerHttp {
+  headers?: NameValue[];
+  name: string;
+  type: "http";
+  url: string;
+}
+export interface NameValue {
+  name: string;
+  value: string;
+}
+/**
+ * An MCP server run as a subprocess speaking over its stdin/stdout (ACP's shape).
+ */
+export interface McpServerStdio {
+  args?: string[];
+  command: string;
+  env?: NameValue[];
+  name: string;
+  type?: "stdio" | null;
 }
 export interface InitializeResult {
   capabilities: Capabilities;
@@ -1113,6 +1177,7 @@ export interface State {
   isCompacting: boolean;
   isStreaming: boolean;
   leafId: string | null;
+  mcpServers?: McpServerState[];
   messageCount: number;
   model: ModelDescription | null;
   pendingMessageCount: number;
@@ -1121,6 +1186,14 @@ export interface State {
   sessionName: string | null;
   steeringMode: "all" | "one-at-a-time";
   thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  [k: string]: unknown;
+}
+export interface McpServerState {
+  error?: string | null;
+  name: string;
+  status: "starting" | "ready" | "failed" | "stopped";
+  toolCount: number;
+  transport: "stdio" | "http" | "sse";
   [k: string]: unknown;
 }
 export interface InputResult {
@@ -1158,6 +1231,16 @@ export interface SessionInfoModel {
   path: string;
   [k: string]: unknown;
 }
+export interface McpRestartParams {
+  /**
+   * the server to restart; all when left out
+   */
+  name?: string | null;
+}
+export interface McpServersResult {
+  servers: McpServerState[];
+  [k: string]: unknown;
+}
 export interface MessagesResult {
   messages: (
     | UserMessage
@@ -1192,6 +1275,10 @@ export interface NavigateTreeResult {
   [k: string]: unknown;
 }
 export interface NewSessionParams {
+  /**
+   * replace the client's MCP servers for the new session
+   */
+  mcpServers?: (McpServerHttp | McpServerStdio)[] | null;
   parentSession?: string | null;
 }
 /**
@@ -1359,6 +1446,10 @@ export interface SetThinkingLevelParams {
   level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
 }
 export interface SwitchSessionParams {
+  /**
+   * replace the client's MCP servers for the opened session
+   */
+  mcpServers?: (McpServerHttp | McpServerStdio)[] | null;
   sessionPath: string;
 }
 export interface TextBlock {
@@ -1417,6 +1508,10 @@ export interface TreeNode {
   [k: string]: unknown;
 }
 export interface TreeResult {
+  /**
+   * pass as since to get only what changed after this result
+   */
+  cursor?: number | null;
   leafId: string | null;
   /**
    * depth-first, children oldest first; flat, never nested
