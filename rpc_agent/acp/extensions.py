@@ -13,7 +13,6 @@ import orjson
 
 from acp import RequestError
 
-from ..server.errors import RpcError
 from ..server.methods import map_error
 from .session import AcpSession
 
@@ -45,10 +44,8 @@ async def call_extension(session: AcpSession, name: str, params: dict[str, Any])
     rest = {key: value for key, value in params.items() if key != "sessionId"}
     try:
         result = await spec.invoke(rest)
-    except RpcError as exc:
-        raise RequestError(exc.code, exc.message, exc.data) from exc
     except Exception as exc:
-        mapped = map_error(exc)
+        mapped = map_error(exc)  # our errors keep their codes; a bug of ours stays internal
         if mapped is None:
             raise
         raise RequestError(mapped.code, mapped.message, mapped.data) from exc

@@ -83,8 +83,7 @@ async def authorize(
             )
         except ConnectionError:
             # The editor is gone and nobody will answer: stop the run (stored as aborted).
-            session.cancelled = True
-            session.agent.abort()
+            session.cancel()
             await anyio.lowlevel.checkpoint()
             allowed = False
         except RequestError as exc:

@@ -77,6 +77,11 @@ class AcpSession:
                 except Exception as exc:  # a gone client must not stop the agent
                     logger.warning("session/update failed: %s", exc)
 
+    def cancel(self) -> None:
+        """Stop the run; the prompt it answers ends as cancelled."""
+        self.cancelled = True
+        self.agent.abort()
+
     def move_to(self, cwd: str) -> None:
         """Run the tools in ``cwd`` from now on (the file's own header stays as written)."""
         self.agent.manager.cwd = cwd

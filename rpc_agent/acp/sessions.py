@@ -233,15 +233,13 @@ class Sessions:
     def cancel(self, session_id: str) -> None:
         session = self.open_sessions.get(session_id)
         if session is not None:
-            session.cancelled = True
-            session.agent.abort()
+            session.cancel()
 
     async def stop_all(self) -> None:
         """The editor is gone: abort every run and wait (a bounded time) until each has stored
         what it had, while the connection can still carry the answers."""
         for session in self.open_sessions.values():
-            session.cancelled = True
-            session.agent.abort()
+            session.cancel()
         with anyio.move_on_after(STOP_SECONDS):
             for session in list(self.open_sessions.values()):
                 await session.agent.wait_idle()
