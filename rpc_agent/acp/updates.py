@@ -52,9 +52,6 @@ Update = (
     | SessionInfoUpdate
 )
 
-PERMISSION_TOOLS = frozenset({"write", "edit", "bash"})
-"""Tools that change the machine: the client is asked before they run."""
-
 _KINDS: dict[str, ToolKind] = {
     "read": "read",
     "write": "edit",

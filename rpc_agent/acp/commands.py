@@ -1,0 +1,144 @@
+"""Slash commands typed in the editor's prompt box (``/tree``, ``/compact``, ``/fork``, ...).
+
+ACP has no methods for the tree, compaction or labels, so the editor's user reaches them as
+commands, announced with ``available_commands_update``; each one is a call of the same
+AgentSession API the JSON-RPC methods use, and its answer comes back as agent text.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from acp.schema import (
+    AvailableCommand,
+    AvailableCommandInput,
+    AvailableCommandsUpdate,
+    SessionInfoUpdate,
+    TextContentBlock,
+    UnstructuredCommandInput,
+)
+
+from ..agent.session import AgentSession
+from ..mcp import McpManager
+from ..protocol import methods as m
+from .prompt import PromptBlock
+from .session import AcpSession
+from .sessions import Sessions
+
+JsonDict = dict[str, Any]
+
+COMMANDS: list[tuple[str, str, str | None]] = [
+    ("tree", "Show the conversation tree; /tree <entry-id> moves to that entry", "entry id (optional)"),
+    ("compact", "Summarize older messages to free context", "custom instructions (optional)"),
+    ("fork", "Copy this conversation (current branch) into a new session", None),
+    ("name", "Name this session", "session name"),
+    ("label", "Label an entry of the tree (no label clears it)", "entry id and label"),
+    ("mcp", "Show the MCP servers: status, tool count, last error", None),
+    (
+        "mcp-restart",
+        "Restart an MCP server (all without a name) and show their status",
+        "server name (optional)",
+    ),
+]
+"""Name, description and input hint of each command."""
+
+
+def announce_commands(session: AcpSession) -> None:
+    commands = [
+        AvailableCommand(
+            name=name,
+            description=description,
+            input=AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None,
+        )
+        for name, description, hint in COMMANDS
+    ]
+    update = AvailableCommandsUpdate(session_update="available_commands_update", available_commands=commands)
+    session.push(update)  # held back until the client has the answer naming the session
+
+
+def slash_command(prompt: list[PromptBlock]) -> str | None:
+    """``/name args`` at the start of a text block of the prompt, for a command we have.
+
+    Editors put context (files, selections) in blocks of their own, before or after what the
+    user typed, so only the block's own start counts, not the start of the joined prompt.
+    """
+    known = {name for name, _, _ in COMMANDS}
+    for block in prompt:
+        if isinstance(block, TextContentBlock):
+            text = block.text.strip()
+            words = text[1:].split(None, 1) if text.startswith("/") else []
+            if words and words[0] in known:
+                return text
+    return None
+
+
+async def run_command(sessions: Sessions, session: AcpSession, command: str) -> str:
+    """Run ``/name args``; the reply (or why it failed) is what the user reads."""
+    name, _, rest = command[1:].partition(" ")
+    rest = rest.strip()
+    agent = session.agent
+    try:
+        if name == "tree":
+            if rest:
+                result = await agent.navigate_tree(m.NavigateTreeParams(targetId=rest))
+                return f"Moved to {result.leafId or 'the root'}." + (
+                    f"\n\nEditor text: {result.editorText}" if result.editorText else ""
+                )
+            return format_tree(agent.tree())
+        if name == "compact":
+            compacted = await agent.compact(rest or None)
+            return f"Compacted {compacted.tokensBefore} tokens into a summary."
+        if name == "fork":
+            fork = await sessions.fork(session, announced=True)
+            announce_commands(fork)
+            return f"Forked into session {fork.id}; load it to continue there."
+        if name == "name":
+            if not rest:
+                return "Usage: /name <session name>"
+            await agent.set_session_name(rest)
+            session.push(SessionInfoUpdate(session_update="session_info_update", title=rest))
+            return f"Session named {rest!r}."
+        if name == "mcp":
+            return format_mcp(agent)
+        if name == "mcp-restart":
+            mcp = agent.mcp
+            if isinstance(mcp, McpManager):
+                await mcp.restart(rest or None)
+            return format_mcp(agent)
+        if name == "label":
+            words = shlex.split(rest) if rest else []
+            if not words:
+                return "Usage: /label <entry-id> [label]"
+            label = " ".join(words[1:]) or None
+            await agent.set_label(words[0], label)
+            return f"Label of {words[0]} {'set to ' + repr(label) if label else 'cleared'}."
+    except Exception as exc:
+        return f"/{name} failed: {exc}"
+    return f"Unknown command /{name}"
+
+
+def format_mcp(agent: AgentSession) -> str:
+    servers = agent.mcp.state_json() if agent.mcp is not None else []
+    if not servers:
+        return "No MCP servers."
+    return "\n".join(
+        f"- {s['name']} ({s['transport']}): {s['status']}, {s['toolCount']} tools"
+        + (f" ({s['error']})" if s.get("error") else "")
+        for s in servers
+    )
+
+
+def format_tree(tree: JsonDict) -> str:
+    leaf = tree.get("leafId")
+    lines = []
+    for node in tree.get("nodes", []):
+        if node.get("type") not in ("message", "branch_summary", "compaction"):
+            continue
+        marker = "*" if node["id"] == leaf else " "
+        label = f" [{node['label']}]" if node.get("label") else ""
+        role = node.get("role") or node.get("type")
+        lines.append(
+            f"{marker} {'  ' * int(node.get('depth') or 0)}{node['id']} {role}{label}: {node.get('preview')}"
+        )
+    return "```\n" + ("\n".join(lines) or "(empty)") + "\n```"

@@ -1,0 +1,76 @@
+"""The session's config options (ACP's ``configOptions``): model, thinking level, approval.
+
+Every answer that opens a session, and every ``session/set_config_option``, carries the whole
+list with the current values, so the editor's pickers always show what the agent uses.
+"""
+
+from __future__ import annotations
+
+from acp.schema import SessionConfigOptionBoolean, SessionConfigOptionSelect, SessionConfigSelectOption
+
+from acp import RequestError
+from rpc_agent.errors import InvalidRequestError
+
+from ..agent.policy import ApprovalMode
+from ..agent.session import THINKING_LEVELS
+from .permissions import APPROVAL_POLICIES
+from .session import AcpSession
+
+ConfigOption = SessionConfigOptionSelect | SessionConfigOptionBoolean
+
+
+def config_options(session: AcpSession) -> list[ConfigOption]:
+    agent = session.agent
+    models = agent.provider.models()
+    model_options = [SessionConfigSelectOption(value=model.id, name=model.name) for model in models]
+    if agent.model.id not in {model.id for model in models}:
+        model_options.insert(0, SessionConfigSelectOption(value=agent.model.id, name=agent.model.name))
+    return [
+        SessionConfigOptionSelect(
+            type="select",
+            id="model",
+            name="Model",
+            category="model",
+            current_value=agent.model.id,
+            options=model_options,
+        ),
+        SessionConfigOptionSelect(
+            type="select",
+            id="thinking_level",
+            name="Thinking level",
+            category="thought_level",
+            current_value=agent.thinking_level,
+            options=[SessionConfigSelectOption(value=level, name=level) for level in THINKING_LEVELS],
+        ),
+        SessionConfigOptionSelect(
+            type="select",
+            id="approval_policy",
+            name="Approval",
+            description="When to ask before a tool runs",
+            category="mode",
+            current_value=session.policy.mode,
+            options=[
+                SessionConfigSelectOption(value=value, name=name, description=description)
+                for value, (name, description) in APPROVAL_POLICIES.items()
+            ],
+        ),
+    ]
+
+
+async def set_config_option(session: AcpSession, config_id: str, value: str | bool) -> None:
+    """Change one option; an unknown option or value is the client's mistake."""
+    try:
+        if config_id == "model" and isinstance(value, str):
+            await session.agent.set_model(value)
+        elif config_id == "thinking_level" and isinstance(value, str):
+            await session.agent.set_thinking_level(value)
+        elif config_id == "approval_policy" and (mode := _approval_mode(value)) is not None:
+            session.policy.mode = mode
+        else:
+            raise RequestError.invalid_params({"details": f"unknown config option {config_id}={value!r}"})
+    except (InvalidRequestError, ValueError, KeyError) as exc:
+        raise RequestError.invalid_params({"details": str(exc)}) from exc
+
+
+def _approval_mode(value: str | bool) -> ApprovalMode | None:
+    return next((mode for mode in APPROVAL_POLICIES if mode == value), None)
