@@ -124,7 +124,10 @@ def import_ms(statement: str) -> float:
         f"{statement}\n"
         "print(time.perf_counter() - t)"
     )
-    runs = [float(subprocess.check_output([sys.executable, "-c", code])) * 1000 for _ in range(5)]
+    runs = [
+        float(subprocess.check_output([sys.executable, "-c", code], stderr=subprocess.DEVNULL)) * 1000
+        for _ in range(5)
+    ]
     return statistics.median(runs)
 
 
