@@ -2,9 +2,9 @@
 
 Spawns a tiny server built from ``rpc_agent.server`` (one inline ``ping`` method returning a
 small pydantic model, like ``get_state``), writes N pipelined requests from a writer thread,
-reads every response, and prints requests/s. Also prints what jsonrpcserver costs: per request
-(the response-building step the router delegates to it, next to the alternatives) and at import,
-and the time from spawn to the first response.
+reads every response, and prints requests/s. Also prints the time from spawn to the first
+response and what importing the server package costs, next to importing jsonrpcserver (which the
+router does not use, for that cost; see the README).
 
     .venv/bin/python -m bench.rpc_transport [-n 100000] [--repeat 3]
 """
@@ -18,14 +18,9 @@ import subprocess
 import sys
 import threading
 import time
-import timeit
-import warnings
-from collections.abc import Callable
-from typing import IO, Any
+from typing import IO
 
 import orjson
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def serve() -> None:
@@ -119,32 +114,6 @@ def first_response_ms() -> float:
     return elapsed * 1000
 
 
-def response_step_us() -> dict[str, float]:
-    """µs per request to build one success response object: the router's way and alternatives."""
-    from rpc_agent.server._jsonrpcserver import SuccessResponse, serialize_success
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from jsonrpcserver.dispatcher import to_response
-        from jsonrpcserver.request import Request
-        from jsonrpcserver.response import to_serializable_one
-        from jsonrpcserver.result import Success
-
-    payload: Any = {"sessionId": "x", "isStreaming": False, "messageCount": 42, "model": None}
-    candidates: dict[str, Callable[[], object]] = {
-        "router: SuccessResponse + serialize_success": lambda: serialize_success(SuccessResponse(payload, 7)),
-        "the same dict by hand": lambda: {"jsonrpc": "2.0", "result": payload, "id": 7},
-        "Success + to_response + to_serializable_one": lambda: to_serializable_one(
-            to_response(Request("ping", [], 7), Success(payload))
-        ),
-    }
-    number = 200_000
-    return {
-        label: min(timeit.repeat(fn, number=number, repeat=5)) / number * 1e6
-        for label, fn in candidates.items()
-    }
-
-
 def import_ms(statement: str) -> float:
     """Median wall time of ``statement`` in a fresh interpreter that already has the server's deps."""
     code = (
@@ -155,16 +124,11 @@ def import_ms(statement: str) -> float:
         f"{statement}\n"
         "print(time.perf_counter() - t)"
     )
-    runs = [float(subprocess.check_output([sys.executable, "-c", code])) * 1000 for _ in range(5)]
+    runs = [
+        float(subprocess.check_output([sys.executable, "-c", code], stderr=subprocess.DEVNULL)) * 1000
+        for _ in range(5)
+    ]
     return statistics.median(runs)
-
-
-def load_file_statement(path: str) -> str:
-    """Python that executes one module file without running its package's ``__init__``."""
-    return (
-        f"spec = importlib.util.spec_from_file_location('_measured', {path!r})\n"
-        "spec.loader.exec_module(importlib.util.module_from_spec(spec))"
-    )
 
 
 def main() -> None:
@@ -193,18 +157,13 @@ def main() -> None:
     )
     spawn = [first_response_ms() for _ in range(3)]
     print(f"spawn -> first response (this bench's server): median {statistics.median(spawn):.0f} ms")
-    print("building one success response object, µs/request:")
-    for label, micros in response_step_us().items():
-        print(f"  {label}: {micros:.2f}")
-    submodules = os.path.normpath(os.path.join(HERE, os.pardir, "rpc_agent", "server", "_jsonrpcserver.py"))
-    full = import_ms("import jsonrpcserver")
-    light = import_ms(load_file_statement(submodules))
     server = import_ms("import rpc_agent.server")
-    print(
-        "import time on top of anyio/pydantic/orjson (median of 5): "
-        f"the jsonrpcserver package {full:.0f} ms, the jsonrpcserver submodules the router loads "
-        f"{light:.0f} ms, all of rpc_agent.server {server:.0f} ms"
-    )
+    print(f"import time on top of anyio/pydantic/orjson (median of 5): rpc_agent.server {server:.0f} ms")
+    try:
+        full = import_ms("import jsonrpcserver")
+    except subprocess.CalledProcessError:
+        return  # not installed: nothing to compare with
+    print(f"  and the jsonrpcserver package, for comparison: {full:.0f} ms")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, cast
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..tools.base import Tool, ToolContext, ToolOutput
@@ -18,7 +17,7 @@ JsonDict = dict[str, Any]
 
 
 class _HostArgs(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
     schema_validator: ClassVar[Any] = None
 
     @model_validator(mode="before")
@@ -52,12 +51,24 @@ class ClientToolBase:
         return ToolOutput(content=answer.content, details=answer.details, is_error=answer.is_error)
 
 
-def check_schema(parameters: JsonDict) -> None:
-    """Raise jsonschema's SchemaError when a declared schema is itself invalid."""
-    jsonschema.validators.validator_for(parameters).check_schema(parameters)
+def check_schema(parameters: JsonDict) -> str | None:
+    """Why a declared schema is itself invalid, or None.
+
+    jsonschema is imported here, not at the top: it costs more than the server's whole start-up
+    and only a client that declares tools needs it.
+    """
+    import jsonschema
+
+    try:
+        jsonschema.validators.validator_for(parameters).check_schema(parameters)
+    except jsonschema.SchemaError as exc:
+        return exc.message
+    return None
 
 
 def make_client_tool(spec: ClientToolSpec, host: Host) -> Tool:
+    import jsonschema
+
     validator_class = jsonschema.validators.validator_for(spec.parameters)
     args = type(
         f"{spec.name}_Args",

@@ -57,7 +57,7 @@ class McpConfigError(SettingsError):
 class _FileServer(BaseModel):
     """One entry of a file's ``mcpServers`` object (Claude Code's shape)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     type: Literal["stdio", "http", "sse", "streamable-http"] | None = None
     command: str | None = None
@@ -69,7 +69,7 @@ class _FileServer(BaseModel):
 
 
 class _File(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     mcpServers: dict[str, _FileServer] = Field(default_factory=dict)
     mcpStartupTimeoutMs: int | None = Field(default=None, gt=0)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import jsonschema
-
 from ..agent.client_tools import check_schema, make_client_tool
 from ..agent.host import HOOK_NAMES, ClientToolSpec
 from ..errors import InvalidRequestError, NotAvailableError
@@ -23,10 +21,9 @@ def _tool_specs(methods: Methods, tools: list[h.ClientTool], rejected: list[str]
         if tool.name in builtin or any(t.name == tool.name for t in accepted):
             rejected.append(f"tool {tool.name}: the name is already taken")
             continue
-        try:
-            check_schema(tool.parameters)
-        except jsonschema.SchemaError as exc:
-            rejected.append(f"tool {tool.name}: invalid JSON Schema: {exc.message}")
+        problem = check_schema(tool.parameters)
+        if problem is not None:
+            rejected.append(f"tool {tool.name}: invalid JSON Schema: {problem}")
             continue
         accepted.append(ClientToolSpec(tool.name, tool.description, tool.parameters, tool.readOnly))
     return accepted

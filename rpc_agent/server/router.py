@@ -16,13 +16,11 @@ loop, so a pipelined burst of ``get_state`` costs no task switches. Every other 
 its own task, so a long ``prompt`` never holds up ``abort``, ``get_state`` or ``steer`` sent
 after it, and can be cancelled (its client then gets a ``CANCELLED`` error, not silence).
 
-jsonrpcserver does the last step of every dispatch: each outcome becomes one of its response
-types (``SuccessResponse``/``ErrorResponse``) and its serializers build the response object
-(~0.5-1 µs a request more than a dict literal; ``bench/rpc_transport.py`` measures it). Its
-front end (``dispatch``) is not used: it costs ~50-140 µs a request, answers a batch with one
-bad item by a single error, does not check param types and cannot route client responses. Its
-``Success``/``Error`` results with ``to_response`` would add ~3-6 µs a request, a third of the
-inline fast path, for an Either monad that has no public way to unwrap it again.
+The response objects are built here, as the two dict shapes the spec gives, and not with
+jsonrpcserver: importing it (its ``__init__`` loads jsonschema, http.server and oslash) costs
+more start-up than the server's whole budget from spawn to the ``initialize`` response, and its
+front end (``dispatch``) answers a batch with one bad item by a single error, does not check
+param types and cannot route client responses. The README gives the measurements.
 """
 
 from __future__ import annotations
@@ -42,7 +40,6 @@ from pydantic import BaseModel, ValidationError
 
 from rpc_agent.quoting import bound, quote, shorten
 
-from ._jsonrpcserver import NODATA, ErrorResponse, SuccessResponse, serialize_error, serialize_success
 from .errors import (
     CANCELLED,
     INTERNAL_ERROR,
@@ -194,7 +191,7 @@ class MethodRegistry:
         return len(self._by_name)
 
 
-# --- outcomes -> response objects (jsonrpcserver) --------------------------------------------
+# --- outcomes -> response objects ------------------------------------------------------------
 
 
 RawJson = orjson.Fragment
@@ -206,13 +203,14 @@ instead of parsing it only to encode it again; the bytes must be one valid JSON 
 
 
 def _success_response(request_id: Any, payload: Any) -> JsonObject:
-    return serialize_success(SuccessResponse(payload, request_id))
+    return {"jsonrpc": "2.0", "result": payload, "id": request_id}
 
 
 def _error_response(request_id: Any, error: RpcError) -> JsonObject:
-    data = NODATA if error.data is None else bound(error.data, _ERROR_TEXT_LIMIT)
-    message = shorten(error.message, _ERROR_TEXT_LIMIT)
-    return serialize_error(ErrorResponse(error.code, message, data, request_id))
+    body: JsonObject = {"code": error.code, "message": shorten(error.message, _ERROR_TEXT_LIMIT)}
+    if error.data is not None:
+        body["data"] = bound(error.data, _ERROR_TEXT_LIMIT)
+    return {"jsonrpc": "2.0", "error": body, "id": request_id}
 
 
 def _exact_ids(line: bytes, message: Any) -> None:

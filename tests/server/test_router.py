@@ -153,21 +153,15 @@ def test_every_error_code_is_published_once_with_a_description() -> None:
         assert "\n" not in description
 
 
-def test_importing_the_server_package_stays_cheap_and_leaves_jsonrpcserver_usable() -> None:
+def test_importing_the_server_package_stays_cheap() -> None:
     code = (
         "import sys\n"
         "import rpc_agent.server\n"
         "heavy = ['anthropic', 'jsonschema', 'http.server', 'jsonrpcserver']\n"
         "print([name for name in heavy if name in sys.modules])\n"
-        "import warnings\n"
-        "warnings.simplefilter('ignore', DeprecationWarning)\n"
-        "import jsonrpcserver\n"
-        "assert jsonrpcserver.response.SuccessResponse and jsonrpcserver.result.Success\n"
-        'print(jsonrpcserver.dispatch(\'{"jsonrpc": "2.0", "method": "m", "id": 1}\','
-        " methods={'m': lambda: jsonrpcserver.Success(3)}))\n"
     )
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert output.splitlines() == ["[]", '{"jsonrpc": "2.0", "result": 3, "id": 1}']
+    assert output.splitlines() == ["[]"]
 
 
 # --- router -------------------------------------------------------------------------------------

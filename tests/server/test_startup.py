@@ -1,0 +1,56 @@
+"""What the server loads before its first answer: only what answering needs.
+
+``-X importtime`` makes the interpreter name every module it imports, on stderr, as the import
+completes; the server is killed as soon as it has answered ``initialize``, so the list is what
+start-up paid for. The heavy libraries behind a feature stay out until the feature is used.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+LAZY = (
+    "anthropic",  # the SDK: the first call to an Anthropic model, or its warm-up
+    "jsonschema",  # client tools: the first client that declares one
+    "jsonrpcserver",  # not used by the router (see the README)
+    "http.server",
+    "mcp",  # the SDK: the first MCP server started
+    "acp",  # the ACP front only
+    "rpc_agent.acp",
+)
+
+
+def test_the_first_response_does_not_import_the_lazy_libraries(tmp_path: Path) -> None:
+    env = {**os.environ, "RPC_AGENT_HOME": str(tmp_path)}
+    process = subprocess.Popen(
+        [sys.executable, "-X", "importtime", "-m", "rpc_agent", "--provider", "faux", "--no-session"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        process.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize"}\n')
+        process.stdin.flush()
+        response = orjson.loads(process.stdout.readline())
+    finally:
+        process.kill()
+        _, stderr = process.communicate(timeout=30)
+    assert response["id"] == 1
+    assert response["result"]["serverInfo"]["name"] == "rpc-agent"
+    imported = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in stderr.decode().splitlines()
+        if line.startswith("import time:")
+    }
+    assert "rpc_agent.server.router" in imported  # the listing works
+    loaded = sorted(name for name in imported for lazy in LAZY if name == lazy or name.startswith(lazy + "."))
+    assert loaded == []
