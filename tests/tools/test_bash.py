@@ -249,8 +249,8 @@ async def test_a_detached_background_job_holds_nothing_of_ours(ctx: ToolContext)
         assert out.details["exitCode"] == 0
         assert "background process" not in text_of(out)  # the job did not keep the output open
         assert sorted(fds) == ["0", "1", "2", "3"]  # stdio, and the directory ls is listing
-        # Right after the fork the job is still bash, and
-        # while sleep is being loaded ld.so holds libc open: look until the job has settled.
+        # Right after the fork the job is still bash, and while sleep is being loaded ld.so
+        # holds libc open: look until the job has settled.
         fds_of_job: list[str] = []
         for _ in range(500):  # /proc has nothing to wait on: look again a little later
             fds_of_job = sorted(os.listdir(f"/proc/{pid}/fd"))
