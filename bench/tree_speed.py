@@ -408,7 +408,7 @@ def main(argv: list[str] | None = None, *, log: Callable[[str], None] = print) -
         for size in args.sizes:
             log(f"{size:,} entries ...")
             result = SizeResult(size)
-            paths = copies(ensure_session_file(args.data_dir, size), work, 2)
+            paths = copies(ensure_session_file(args.data_dir, size, branchy=True), work, 2)
             dump: Path | None = None
             if package is not None:
                 dump = work / f"pi-{size}.json"

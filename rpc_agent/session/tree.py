@@ -9,6 +9,7 @@ that are already encoded.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -61,6 +62,9 @@ class SessionTree:
         self._full: dict[str, bytes] = {}
         """Each node's whole JSON, dropped when its label or child count changes."""
         self._roles: dict[str, str | None] = {}
+        self._lock = threading.Lock()
+        """Between readers: the rows may be built in a background thread right after an open
+        while a request's worker thread asks for them; the second waits and finds them built."""
 
     # --- keeping it up to date -----------------------------------------------------------
 
@@ -175,7 +179,9 @@ class SessionTree:
 
     def order(self) -> list[str]:
         if not self._built:
-            self._build()
+            with self._lock:
+                if not self._built:
+                    self._build()
         if self._order is None:
             self._order = self._walk()
         return self._order
@@ -194,9 +200,18 @@ class SessionTree:
 
     def order_set(self) -> dict[str, str | None]:
         """The visible nodes (a mapping to their visible parents)."""
-        if not self._built:
-            self._build()
+        self.order()
         return self._parent
+
+    def prepare(self) -> None:
+        """Build the tree and encode every row now, so that a later ``get_tree`` only joins.
+
+        Called in a background thread right after a long session is opened: the rows are what
+        an editor asks for next, and building them then keeps the request itself a copy.
+        """
+        order = self.order()
+        with self._lock:
+            self._prepare(order)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -314,8 +329,9 @@ class SessionTree:
         try:
             rows = [full[i] for i in ids]
         except KeyError:
-            self._prepare(ids)
-            rows = [full[i] for i in ids]
+            with self._lock:
+                self._prepare(ids)
+                rows = [full[i] for i in ids]
         return b"[" + b",".join(rows) + b"]"
 
     def _prepare(self, ids: list[str]) -> None:
