@@ -24,6 +24,9 @@ from .preview import preview_of, preview_of_stored
 
 JsonDict = dict[str, Any]
 
+PREPARE_SLICE = 2000
+"""Rows encoded per hold of the lock when the whole tree is prepared in the background."""
+
 TreeFilter = Literal["default", "no-custom", "user-only", "labeled-only"]
 """``default``: every visible node; ``no-custom``: without extension entries (``custom`` and
 ``custom_message``); ``user-only``: user messages; ``labeled-only``: nodes with a label."""
@@ -69,11 +72,20 @@ class SessionTree:
     # --- keeping it up to date -----------------------------------------------------------
 
     def added(self, entry: JsonDict) -> None:
-        """Called for each entry appended after the tree was built."""
+        """Called for each entry appended (after it is in the index).
+
+        Under the lock: a build in a background thread may have taken its snapshot of the ids
+        before this entry (then it is placed here, once the build is done) or after it (then
+        it is already placed), and no row is encoded from a state half-way through an append.
+        """
+        with self._lock:
+            self._added(entry)
+
+    def _added(self, entry: JsonDict) -> None:
         if not self._built:
             return
         entry_id = entry.get("id")
-        if not isinstance(entry_id, str):
+        if not isinstance(entry_id, str) or entry_id in self._parent:
             return
         if is_bookkeeping(entry):
             target = entry.get("targetId")
@@ -210,8 +222,9 @@ class SessionTree:
         an editor asks for next, and building them then keeps the request itself a copy.
         """
         order = self.order()
-        with self._lock:
-            self._prepare(order)
+        for start in range(0, len(order), PREPARE_SLICE):
+            with self._lock:  # in slices: an append waits for one slice, not for the whole tree
+                self._prepare(order[start : start + PREPARE_SLICE])
 
     # --- reading -------------------------------------------------------------------------
 

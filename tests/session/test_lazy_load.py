@@ -6,6 +6,8 @@ Whatever is read lazily must come out exactly as an eager parse would give it.
 from __future__ import annotations
 
 import base64
+import threading
+import time
 from pathlib import Path
 
 import orjson
@@ -13,6 +15,7 @@ import pytest
 from session_testlib import assistant, eid, user
 
 from rpc_agent.session import SessionManager, view
+from rpc_agent.session.tree import SessionTree
 
 
 async def _branchy_session(folder: Path) -> Path:
@@ -160,3 +163,26 @@ async def test_tree_rows_built_in_the_background_after_open_are_the_rows_a_reque
     assert prepared == on_request
     assert nodes[-1]["preview"] == "after the open"
     assert len(nodes) == len(on_request[0]) + 1
+
+
+@pytest.mark.anyio
+async def test_an_entry_appended_while_the_tree_is_built_in_the_background_is_in_the_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = await _branchy_session(tmp_path)
+    walking = threading.Event()
+    walk = SessionTree._walk
+
+    def slow_walk(tree: SessionTree) -> list[str]:
+        walking.set()  # the ids are taken: an append now comes after the build's snapshot
+        time.sleep(0.3)
+        return walk(tree)
+
+    monkeypatch.setattr(SessionTree, "_walk", slow_walk)
+    monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)
+    with SessionManager.open(path) as manager:
+        manager.warm_up()
+        assert walking.wait(5)
+        await manager.append_message(user("while building"))
+        nodes = orjson.loads(manager.tree_json())
+    assert [n["preview"] for n in nodes].count("while building") == 1
