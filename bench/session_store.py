@@ -65,6 +65,9 @@ PI_SCRIPT = BENCH_DIR / "pi_baseline.mjs"
 GENERATOR_VERSION = 1
 """Part of the data file names: bump it when the generator changes so old files are not reused."""
 
+BRANCH_EVERY = 500
+"""Entries per branch in the branchy shape (see ``ensure_session_file``)."""
+
 TARGET_LOAD_RATIO = 0.5
 """Open + build context of the largest session in at most this fraction of pi's time."""
 TARGET_CONCURRENT_APPENDS = 30_000
@@ -121,8 +124,10 @@ class SessionGenerator:
     The last line is the last entry of the current path: the leaf for both implementations.
     """
 
-    def __init__(self, entries: int, seed: int = 20261121) -> None:
+    def __init__(self, entries: int, seed: int = 20261121, *, branchy: bool = False) -> None:
         self.target = entries
+        self.branchy = branchy
+        self.fork_point = -1
         self.rng = random.Random(seed + entries)
         self.ids: set[str] = set()
         self.path: list[_Node] = []
@@ -146,7 +151,15 @@ class SessionGenerator:
             0.90: "compaction",
             0.93: "label_clear",
         }
+        if self.branchy:
+            del fractions[0.50], fractions[0.90]
         plan = {max(4, int(self.target * f)): name for f, name in fractions.items()}
+        if self.branchy:
+            # Every BRANCH_EVERY entries the path alternately marks a fork point and goes back
+            # to it, so each block of that many entries is a branch and about half of the file
+            # is on the current path.
+            for block, at in enumerate(range(BRANCH_EVERY, self.target, BRANCH_EVERY)):
+                plan[at] = "fork_back" if block % 2 else "fork_mark"
         step = max(self.target // 20, 8)
         for at in range(step // 2, self.target, step):
             plan.setdefault(at, "label" if (at // step) % 2 else "custom")
@@ -349,7 +362,13 @@ class SessionGenerator:
 
     def _event(self, name: str) -> None:
         rng = self.rng
-        if name in ("branch", "branch_summary"):
+        if name == "fork_mark":
+            self.fork_point = len(self.path) - 1  # events come between turns: a turn's end
+        elif name == "fork_back":
+            if 0 <= self.fork_point < len(self.path):
+                del self.path[self.fork_point + 1 :]
+            self.fork_point = -1
+        elif name in ("branch", "branch_summary"):
             index = self._turn_end_back(rng.randint(2, 5))
             if index < 0:
                 return
@@ -440,12 +459,17 @@ class SessionGenerator:
         return b"".join(self.lines)
 
 
-def ensure_session_file(folder: Path, entries: int) -> Path:
-    """The synthetic session of ``entries`` entries (about; a turn is never cut), made once."""
+def ensure_session_file(folder: Path, entries: int, *, branchy: bool = False) -> Path:
+    """The synthetic session of ``entries`` entries (about; a turn is never cut), made once.
+
+    ``branchy``: the long-session shape of issue 13 (a branch every ``BRANCH_EVERY`` entries,
+    about half of the entries on the current path, no compaction) instead of the default mix.
+    """
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"session-{entries}-g{GENERATOR_VERSION}.jsonl"
+    shape = "-branchy" if branchy else ""
+    path = folder / f"session-{entries}{shape}-g{GENERATOR_VERSION}.jsonl"
     if not path.exists():
-        data = SessionGenerator(entries).build()
+        data = SessionGenerator(entries, branchy=branchy).build()
         tmp = path.with_suffix(".tmp")
         tmp.write_bytes(data)
         tmp.replace(path)

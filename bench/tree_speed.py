@@ -2,8 +2,10 @@
 
     .venv/bin/python -m bench.tree_speed [--sizes 1000,10000,100000] [--runs 3] [--quick]
 
-For each size, on the synthetic sessions of ``bench/session_store.py`` (pi 0.73.1 installed
-pinned into ``bench/.node``), in one run:
+For each size, on the synthetic sessions of ``bench/session_store.py`` in the shape issue 13
+measured (``branchy``: a branch every 500 entries, about half of the entries on the current
+path, no compaction; 100,000 entries are 75 MB, 50,000 messages on the path), with pi 0.73.1
+installed pinned into ``bench/.node``, in one run:
 
 1. open + context: ``switch_session`` + ``get_messages`` over our stdio protocol, until the
    client has parsed both responses, against pi's in-process ``SessionManager.open`` +
@@ -408,7 +410,7 @@ def main(argv: list[str] | None = None, *, log: Callable[[str], None] = print) -
         for size in args.sizes:
             log(f"{size:,} entries ...")
             result = SizeResult(size)
-            paths = copies(ensure_session_file(args.data_dir, size), work, 2)
+            paths = copies(ensure_session_file(args.data_dir, size, branchy=True), work, 2)
             dump: Path | None = None
             if package is not None:
                 dump = work / f"pi-{size}.json"

@@ -9,6 +9,7 @@ that are already encoded.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,6 +23,9 @@ from .index import PLAIN_TYPES, EntryIndex, is_bookkeeping
 from .preview import preview_of, preview_of_stored
 
 JsonDict = dict[str, Any]
+
+PREPARE_SLICE = 2000
+"""Rows encoded per hold of the lock when the whole tree is prepared in the background."""
 
 TreeFilter = Literal["default", "no-custom", "user-only", "labeled-only"]
 """``default``: every visible node; ``no-custom``: without extension entries (``custom`` and
@@ -61,15 +65,27 @@ class SessionTree:
         self._full: dict[str, bytes] = {}
         """Each node's whole JSON, dropped when its label or child count changes."""
         self._roles: dict[str, str | None] = {}
+        self._lock = threading.Lock()
+        """Between readers: the rows may be built in a background thread right after an open
+        while a request's worker thread asks for them; the second waits and finds them built."""
 
     # --- keeping it up to date -----------------------------------------------------------
 
     def added(self, entry: JsonDict) -> None:
-        """Called for each entry appended after the tree was built."""
+        """Called for each entry appended (after it is in the index).
+
+        Under the lock: a build in a background thread may have taken its snapshot of the ids
+        before this entry (then it is placed here, once the build is done) or after it (then
+        it is already placed), and no row is encoded from a state half-way through an append.
+        """
+        with self._lock:
+            self._added(entry)
+
+    def _added(self, entry: JsonDict) -> None:
         if not self._built:
             return
         entry_id = entry.get("id")
-        if not isinstance(entry_id, str):
+        if not isinstance(entry_id, str) or entry_id in self._parent:
             return
         if is_bookkeeping(entry):
             target = entry.get("targetId")
@@ -175,7 +191,9 @@ class SessionTree:
 
     def order(self) -> list[str]:
         if not self._built:
-            self._build()
+            with self._lock:
+                if not self._built:
+                    self._build()
         if self._order is None:
             self._order = self._walk()
         return self._order
@@ -194,9 +212,19 @@ class SessionTree:
 
     def order_set(self) -> dict[str, str | None]:
         """The visible nodes (a mapping to their visible parents)."""
-        if not self._built:
-            self._build()
+        self.order()
         return self._parent
+
+    def prepare(self) -> None:
+        """Build the tree and encode every row now, so that a later ``get_tree`` only joins.
+
+        Called in a background thread right after a long session is opened: the rows are what
+        an editor asks for next, and building them then keeps the request itself a copy.
+        """
+        order = self.order()
+        for start in range(0, len(order), PREPARE_SLICE):
+            with self._lock:  # in slices: an append waits for one slice, not for the whole tree
+                self._prepare(order[start : start + PREPARE_SLICE])
 
     # --- reading -------------------------------------------------------------------------
 
@@ -314,19 +342,49 @@ class SessionTree:
         try:
             rows = [full[i] for i in ids]
         except KeyError:
-            self._prepare(ids)
-            rows = [full[i] for i in ids]
+            with self._lock:
+                self._prepare(ids)
+                rows = [full[i] for i in ids]
         return b"[" + b",".join(rows) + b"]"
 
     def _prepare(self, ids: list[str]) -> None:
-        full, row, labels, depth, count = self._full, self._row, self._index.labels, self._depth, self._count
+        """Encode the rows of ``ids`` not encoded yet: one dict and one ``dumps`` per row.
+
+        The loop is ``_row`` inlined, since it runs once per node of a 100,000-node tree: a
+        stored message is previewed from its bytes found by position, without building it.
+        """
+        full, roles, index = self._full, self._roles, self._index
+        by_id, labels, position, raw = index.by_id, index.labels, index.position, index.stored.messages
+        depth, parent_of, kids = self._depth, self._parent, self._kids
         dumps = orjson.dumps
         for i in ids:
-            if i not in full:
-                label = labels.get(i)
-                full[i] = b'%b,"label":%b,"depth":%d,"childCount":%d}' % (
-                    row(i),
-                    b"null" if label is None else dumps(label),
-                    depth[i],
-                    count(i),
-                )
+            if i in full:
+                continue
+            entry = by_id[i]
+            role_preview = None
+            if "message" not in entry and entry.get("type") == "message":
+                message = raw.get(position[i])
+                if message is not None and index.entries[position[i]] is entry:
+                    role_preview = preview_of_stored(message)
+            if role_preview is None:
+                role_preview = preview_of(self._complete(entry, index.stored_of(entry)))
+            role, preview = role_preview
+            roles[i] = role
+            children = kids.get(i)
+            full[i] = dumps(
+                {
+                    "id": i,
+                    "parentId": parent_of[i],
+                    "type": entry.get("type"),
+                    "role": role,
+                    "preview": preview,
+                    "timestamp": entry.get("timestamp", ""),
+                    "label": labels.get(i),
+                    "depth": depth[i],
+                    "childCount": 0
+                    if children is None
+                    else 1
+                    if children.__class__ is str
+                    else len(children),
+                }
+            )

@@ -8,6 +8,7 @@ still a stored line goes out as the bytes it was stored as, never parsed and enc
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,10 @@ from .index import EntryIndex, is_bookkeeping
 from .tree import SessionTree, TreeFilter, TreeNode, sort_key
 
 JsonDict = dict[str, Any]
+
+PREPARE_TREE_ENTRIES = 2000
+"""From this many entries on, ``warm_up`` builds the tree rows in the background; a shorter
+session builds them on the first request quicker than a thread starts."""
 
 
 class SessionView:
@@ -208,9 +213,13 @@ class SessionView:
 
     def warm_up(self) -> None:
         """Walk the current path once for what every ``get_state`` asks (in a worker thread,
-        right after a long session is opened, so that the event loop never does)."""
+        right after a long session is opened, so that the event loop never does), and start
+        building the tree's rows in the background: an editor asks for the tree next, and the
+        request then only joins rows that are ready."""
         self.context_settings()
         self.context_message_count()
+        if len(self._index.entries) >= PREPARE_TREE_ENTRIES:
+            threading.Thread(target=self._tree.prepare, name="tree-rows", daemon=True).start()
 
     def context_message_count(self) -> int:
         """How many messages the model would get, without reading them."""

@@ -6,13 +6,16 @@ Whatever is read lazily must come out exactly as an eager parse would give it.
 from __future__ import annotations
 
 import base64
+import threading
+import time
 from pathlib import Path
 
 import orjson
 import pytest
 from session_testlib import assistant, eid, user
 
-from rpc_agent.session import SessionManager
+from rpc_agent.session import SessionManager, view
+from rpc_agent.session.tree import SessionTree
 
 
 async def _branchy_session(folder: Path) -> Path:
@@ -142,3 +145,44 @@ async def test_blob_references_in_lazy_lines_are_restored_when_read(tmp_path: Pa
         entry = reopened.get_entry(image_id)
         assert entry is not None
         assert entry["message"]["content"][1]["data"] == picture
+
+
+@pytest.mark.anyio
+async def test_tree_rows_built_in_the_background_after_open_are_the_rows_a_request_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = await _branchy_session(tmp_path)
+    with SessionManager.open(path) as manager:
+        on_request = [orjson.loads(manager.tree_json()), orjson.loads(manager.tree_json(keep="user-only"))]
+    monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)
+    with SessionManager.open(path) as manager:
+        manager.warm_up()  # starts the rows in a background thread; the request meets them
+        prepared = [orjson.loads(manager.tree_json()), orjson.loads(manager.tree_json(keep="user-only"))]
+        await manager.append_message(user("after the open"))
+        nodes = orjson.loads(manager.tree_json())
+    assert prepared == on_request
+    assert nodes[-1]["preview"] == "after the open"
+    assert len(nodes) == len(on_request[0]) + 1
+
+
+@pytest.mark.anyio
+async def test_an_entry_appended_while_the_tree_is_built_in_the_background_is_in_the_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = await _branchy_session(tmp_path)
+    walking = threading.Event()
+    walk = SessionTree._walk
+
+    def slow_walk(tree: SessionTree) -> list[str]:
+        walking.set()  # the ids are taken: an append now comes after the build's snapshot
+        time.sleep(0.3)
+        return walk(tree)
+
+    monkeypatch.setattr(SessionTree, "_walk", slow_walk)
+    monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)
+    with SessionManager.open(path) as manager:
+        manager.warm_up()
+        assert walking.wait(5)
+        await manager.append_message(user("while building"))
+        nodes = orjson.loads(manager.tree_json())
+    assert [n["preview"] for n in nodes].count("while building") == 1
