@@ -10,7 +10,9 @@ Who drains: an owner with a task group runs ``run()`` as the one drain task (std
 file has no task group to put a task in (managers are made and closed synchronously, by tests
 and tools too), so there the drain moves with the waiters: the first waiter writes one batch,
 and hands the next to one waiter queued behind it (the heir); every other waiter sleeps until
-its own batch ends. Either way exactly one batch is in flight, so items land in ``put`` order,
+its own batch ends. Before it takes its batch the writing waiter lets the ready tasks run once,
+so the appenders the previous batch woke get their next items into this batch (group commit
+without a timer). Either way exactly one batch is in flight, so items land in ``put`` order,
 and each waiter wakes once.
 
 The queue is a list and the drain task's wake-up an ``anyio.Event``, not an anyio memory object
@@ -27,6 +29,7 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
 T = TypeVar("T")
@@ -99,8 +102,6 @@ class Coalescer(Generic[T]):
             self.check()
             if self._inflight is not None and target <= self._inflight_upto:
                 await self._inflight.wait()
-            elif self._inflight is None and not self._draining:
-                await self._write_next()
             elif self._draining or self._heir is not None:
                 if self._next is None:
                     self._next = anyio.Event()
@@ -108,7 +109,17 @@ class Coalescer(Generic[T]):
             else:
                 heir = self._heir = anyio.Event()
                 try:
-                    await heir.wait()
+                    if self._inflight is None:
+                        # Our turn now, but first one pass of the ready tasks (holding the turn,
+                        # so they queue behind us): the waiters the last batch just woke append
+                        # their next items, and this batch takes them all instead of leaving
+                        # them to the next fsync.
+                        await anyio.lowlevel.checkpoint()
+                        if self._heir is heir:
+                            self._heir = None
+                        await self._write_next()
+                    else:
+                        await heir.wait()
                 except BaseException:
                     # Cancelled before (or just as) its turn came: let a sleeper take the turn.
                     if self._heir is heir:
