@@ -18,8 +18,9 @@ nobody would ever read.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 from rpc_agent.errors import PersistenceError, SessionFileChangedError
 from rpc_agent.io import Coalescer
@@ -60,9 +61,12 @@ class WriteChain:
     def has_pending(self) -> bool:
         return self._lines.has_pending
 
-    async def wait(self, ticket: int | None = None) -> None:
-        """Return once the line with ``ticket`` (default: everything queued) is fsynced."""
-        await self._lines.wait(ticket)
+    def wait(self, ticket: int | None = None) -> Coroutine[Any, Any, None]:
+        """Return once the line with ``ticket`` (default: everything queued) is fsynced.
+
+        The coalescer's own coroutine, not one wrapped in another: every append awaits this.
+        """
+        return self._lines.wait(ticket)
 
     def expect_file(self) -> None:
         """Remember the file now at the path as the session's (or that there is none yet).
