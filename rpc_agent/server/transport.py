@@ -8,7 +8,8 @@ to the reference agent's clients).
 Reading happens in large chunks in a worker thread, one thread hop per chunk rather than per
 line: a client that pipelines a thousand requests costs the event loop one wake-up. Writing
 goes through one queue drained by one task, which joins everything queued into a single
-``write``; lines are never interleaved and pipelined responses share a syscall.
+``write`` (``rpc_agent.io.Coalescer``, the design the session file uses too); lines are never
+interleaved and pipelined responses share a syscall.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from typing import BinaryIO
 import anyio
 import anyio.abc
 import anyio.to_thread
+
+from rpc_agent.io import Coalescer
 
 logger = logging.getLogger(__name__)
 
@@ -184,8 +187,8 @@ class LineWriter:
     """Writes JSON lines to a byte sink, whole and in order, coalescing what is queued.
 
     ``write_line`` is synchronous and never blocks: it queues one complete line (ending in LF).
-    A single task, started by ``async with LineWriter(...)``, takes everything queued at once and
-    writes it with one ``write`` + ``flush`` in a worker thread. Leaving the ``async with``
+    A single drain task, started by ``async with LineWriter(...)``, takes everything queued at
+    once and writes it with one ``write`` + ``flush`` in a worker thread. Leaving the ``async with``
     block writes whatever is still queued.
 
     U+2028 and U+2029 are written as the JSON escapes ``\\u2028``/``\\u2029`` (the same string
@@ -202,33 +205,28 @@ class LineWriter:
         self._sink = sink
         self.close_timeout = close_timeout
         """How long leaving ``async with`` waits for queued lines to be written."""
-        self._queue: list[bytes] = []
-        self._wakeup = anyio.Event()
-        self._idle = anyio.Event()
-        self._idle.set()
-        self._closing = False
+        self._lines: Coalescer[bytes] = Coalescer(self._write_blocking, latch=self._broke, shield=False)
         self._stopped = anyio.Event()
         self._scope = anyio.CancelScope(shield=True)
         self._task_group: anyio.abc.TaskGroup | None = None
-        self.broken: BaseException | None = None
-        """The error that broke the sink, if it broke."""
         self.writes = 0
         """How many ``write`` calls reached the sink (exposed for tests and benchmarks)."""
 
+    @property
+    def broken(self) -> BaseException | None:
+        """The error that broke the sink, if it broke."""
+        return self._lines.error
+
     def write_line(self, line: bytes) -> None:
         """Queue one JSON line; it must end with ``b"\\n"`` and contain no other LF."""
-        if self.broken is not None:
+        if self._lines.error is not None:
             return
-        self._queue.append(line)
-        if self._idle.is_set():
-            self._idle = anyio.Event()
-        if not self._wakeup.is_set():
-            self._wakeup.set()
+        self._lines.put(line)
 
     async def flush(self) -> None:
-        """Wait until everything queued so far has been handed to the sink."""
-        while self._queue or not self._idle.is_set():
-            await self._idle.wait()
+        """Wait until everything queued so far has been handed to the sink (or the sink broke)."""
+        with contextlib.suppress(Exception):
+            await self._lines.wait()
 
     async def __aenter__(self) -> LineWriter:
         self._task_group = anyio.create_task_group()
@@ -245,8 +243,7 @@ class LineWriter:
         task_group = self._task_group
         assert task_group is not None
         self._task_group = None
-        self._closing = True
-        self._wakeup.set()
+        self._lines.close()
         # Flush even when we are leaving because of a cancellation (SIGTERM, the owner giving
         # up): shielded, but bounded, since a client that stopped reading would block us forever.
         # The writer task itself is shielded, so it keeps writing while its owner is cancelled.
@@ -257,31 +254,20 @@ class LineWriter:
         return None
 
     async def _run(self) -> None:
-        with self._scope:
-            await self._write_queued()
+        try:
+            with self._scope:
+                await self._lines.run()
+        finally:
+            self._stopped.set()
 
-    async def _write_queued(self) -> None:
-        while True:
-            await self._wakeup.wait()
-            self._wakeup = anyio.Event()
-            while self._queue:
-                queued, self._queue = self._queue, []
-                data = queued[0] if len(queued) == 1 else b"".join(queued)  # no copy of a big one
-                if _LS[0] in data:  # 0xE2 starts both U+2028 and U+2029 (and other characters)
-                    data = data.replace(_LS, b"\\u2028").replace(_PS, b"\\u2029")
-                try:
-                    await anyio.to_thread.run_sync(self._write_blocking, data, abandon_on_cancel=True)
-                except OSError as exc:
-                    self.broken = exc
-                    self._queue = []
-                    logger.error("stdout is broken (%s); dropping further output", exc)
-            if not self._queue:
-                self._idle.set()
-            if self._closing:
-                self._stopped.set()
-                return
+    def _broke(self, error: Exception) -> Exception:
+        logger.error("stdout is broken (%s); dropping further output", error)
+        return error
 
-    def _write_blocking(self, data: bytes) -> None:
+    def _write_blocking(self, lines: list[bytes]) -> None:
+        data = lines[0] if len(lines) == 1 else b"".join(lines)  # no copy of a big one
+        if _LS[0] in data:  # 0xE2 starts both U+2028 and U+2029 (and other characters)
+            data = data.replace(_LS, b"\\u2028").replace(_PS, b"\\u2029")
         sink = self._sink
         self.writes += 1
         if isinstance(sink, int):

@@ -1,14 +1,12 @@
 """The one ordered write chain of a session file, with group commit.
 
-Appends put their line on a queue in call order (on the event loop, so order is the order of
-the calls). Whoever awaits durability first becomes the leader: it takes everything queued,
-writes it with one ``write`` and one ``fdatasync`` in a worker thread, and wakes every waiter
-whose line was in that batch. Waiters that arrive meanwhile join the next batch. So lines land
-in append order, no append is acknowledged before its fsync, and 64 concurrent appenders share
-a handful of fsyncs instead of paying for 64.
-
-The first failure is latched: it is raised to the waiters of the failed batch and to every
-later call, with the file path, and nothing after it is written.
+The queueing, batching and waking are those of ``rpc_agent.io.Coalescer`` (the design stdout
+uses too): appends queue their line in call order, one batch at a time is written with one
+``write`` and one ``fdatasync`` in a worker thread, and the waiters of its lines wake after the
+fsync. So lines land in append order, no append is acknowledged before its fsync, and 64
+concurrent appenders share a handful of fsyncs instead of paying for 64. The first failure is
+latched as a PersistenceError naming the file: raised to the waiters of the failed batch and to
+every later call, and nothing after it is written.
 
 Before each batch the chain checks that the file it appends to is still the session's file:
 the open descriptor and the path name the same device and inode, and the size is what the
@@ -20,13 +18,12 @@ nobody would ever read.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-
-import anyio
-import anyio.to_thread
+from typing import Any
 
 from rpc_agent.errors import PersistenceError, SessionFileChangedError
+from rpc_agent.io import Coalescer
 
 from .files import fsync_dir, open_regular
 
@@ -42,100 +39,34 @@ class WriteChain:
         self._size: int | None = None
         """Bytes the file holds as far as this chain knows (what was read, plus what it wrote)."""
         self._must_be_new = False
-        self._pending: list[bytes] = []
-        self._queued = 0
-        self._durable = 0
-        self._inflight_upto = 0
-        self._inflight_done: anyio.Event | None = None
-        """Set when the batch being written ends; its lines' waiters sleep on it."""
-        self._next_done: anyio.Event | None = None
-        """The event of the next batch: waiters of lines queued behind the one in flight."""
-        self._heir: anyio.Event | None = None
-        """Wakes the one waiter that leads the next batch (everyone else sleeps until done)."""
-        self._error: PersistenceError | None = None
+        self._lines: Coalescer[bytes] = Coalescer(self._write_lines, latch=self._persistence_error)
         self.fsyncs = 0
         """How many fsyncs ran (exposed for benchmarks and tests of group commit)."""
 
+    def _persistence_error(self, cause: Exception) -> Exception:
+        return PersistenceError(self.path, cause)
+
     @property
     def error(self) -> PersistenceError | None:
-        return self._error
+        return self._lines.error  # type: ignore[return-value]
 
     def check(self) -> None:
-        if self._error is not None:
-            raise self._error
+        self._lines.check()
 
     def enqueue(self, data: bytes) -> int:
         """Queue bytes (whole lines) for the file; returns the ticket to wait on."""
-        self.check()
-        self._pending.append(data)
-        self._queued += 1
-        return self._queued
+        return self._lines.put(data)
 
     @property
     def has_pending(self) -> bool:
-        return self._durable < self._queued
+        return self._lines.has_pending
 
-    async def wait(self, ticket: int | None = None) -> None:
+    def wait(self, ticket: int | None = None) -> Coroutine[Any, Any, None]:
         """Return once the line with ``ticket`` (default: everything queued) is fsynced.
 
-        Group commit with one wake-up per waiter: a waiter whose line is in the batch being
-        written sleeps until that batch ends; the first waiter of a line queued behind it
-        becomes the heir and leads the next batch (everything queued by then), the others
-        sleep until that next batch ends.
+        The coalescer's own coroutine, not one wrapped in another: every append awaits this.
         """
-        target = self._queued if ticket is None else ticket
-        while self._durable < target:
-            self.check()
-            if self._inflight_done is None:
-                await self._lead()
-            elif target <= self._inflight_upto:
-                await self._inflight_done.wait()
-            elif self._heir is None:
-                heir = self._heir = anyio.Event()
-                try:
-                    await heir.wait()
-                except BaseException:
-                    # Cancelled before (or just as) its turn came: let a sleeper take the turn.
-                    if self._heir is heir:
-                        self._heir = None
-                    self._wake_next()
-                    raise
-            else:
-                if self._next_done is None:
-                    self._next_done = anyio.Event()
-                await self._next_done.wait()
-
-    async def _lead(self) -> None:
-        batch, upto = self._pending, self._queued
-        self._pending = []
-        done, self._next_done = self._next_done or anyio.Event(), None
-        self._inflight_upto, self._inflight_done = upto, done
-        outcome: list[Exception | None] = []
-        try:
-            # Shielded: once the lines are taken off the queue they are written and accounted
-            # for, even when the leader is cancelled (also right at this await, before the
-            # worker thread starts: without the shield that would drop the batch).
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self._write_batch, b"".join(batch), outcome)
-        finally:
-            if outcome and outcome[0] is None:
-                self._durable = upto
-            elif self._error is None:
-                error = outcome[0] if outcome else RuntimeError("batch not written")
-                self._error = PersistenceError(self.path, error)  # type: ignore[arg-type]
-            self._inflight_done = None
-            done.set()
-            heir, self._heir = self._heir, None
-            if heir is not None:
-                heir.set()
-            if self._error is not None:
-                self._wake_next()
-
-    def _wake_next(self) -> None:
-        """Wake the sleepers of the next batch; they look again (one of them will lead)."""
-        sleepers, self._next_done = self._next_done, None
-        if sleepers is not None:
-            sleepers.set()
+        return self._lines.wait(ticket)
 
     def expect_file(self) -> None:
         """Remember the file now at the path as the session's (or that there is none yet).
@@ -184,13 +115,8 @@ class WriteChain:
             what = "was truncated" if mine.st_size < self._size else "was appended to"
             raise SessionFileChangedError(self.path, f"{what} ({mine.st_size} bytes, expected {self._size})")
 
-    def _write_batch(self, data: bytes, outcome: list[Exception | None]) -> None:
-        try:
-            self._write(data)
-        except Exception as exc:
-            outcome.append(exc)
-        else:
-            outcome.append(None)
+    def _write_lines(self, lines: list[bytes]) -> None:
+        self._write(lines[0] if len(lines) == 1 else b"".join(lines))
 
     def _write(self, data: bytes) -> None:
         fd = self._open()
@@ -208,19 +134,7 @@ class WriteChain:
 
     def flush_sync(self) -> None:
         """Write what is queued without an event loop (shutdown paths, synchronous callers)."""
-        self.check()
-        if self._inflight_done is not None:
-            raise RuntimeError("flush_sync while an async flush is running; await wait() instead")
-        if not self._pending:
-            return
-        batch, upto = self._pending, self._queued
-        self._pending = []
-        try:
-            self._write(b"".join(batch))
-        except Exception as exc:
-            self._error = PersistenceError(self.path, exc)
-            raise self._error from exc
-        self._durable = upto
+        self._lines.flush_sync()
 
     def close(self) -> None:
         if self._fd is not None:

@@ -299,3 +299,27 @@ async def test_a_cancelled_append_still_reaches_the_file_and_keeps_the_chain(tmp
         texts = [m["content"] for m in reopened.build_session_context().messages]
     assert texts[0] == "hi"
     assert texts[-2:] == ["sent while cancelled", "after"]
+
+
+@pytest.mark.anyio
+async def test_appenders_that_keep_appending_share_one_fsync_per_round(tmp_path: Path) -> None:
+    """The batch that follows a fsync waits for the appenders it woke, not only the first one."""
+    manager = SessionManager.create("/p", tmp_path)
+    await manager.append_message(user("u1"))
+    await manager.append_message(assistant("a1"))
+    chain = manager.write_chain
+    assert chain is not None
+    fsyncs_before = chain.fsyncs
+    rounds = 5
+
+    async def appender(n: int) -> None:
+        for r in range(rounds):
+            await manager.append_custom_message_entry("ext", f"line {n}.{r}")
+
+    async with anyio.create_task_group() as group:
+        for n in range(64):
+            group.start_soon(appender, n)
+
+    assert len(file_ids(session_path(manager))) == 2 + 64 * rounds
+    assert chain.fsyncs - fsyncs_before <= rounds + 1
+    await manager.aclose()
