@@ -29,11 +29,11 @@ from ..session import files
 from ..session.store import SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool, tool_schema
 from ..tools.temp_files import TempFiles
-from . import compaction_runner, hooks, model_choice, navigation, switching, views
+from . import compaction_runner, custom_entries, hooks, model_choice, navigation, switching, views
 from .approvals import ApprovalGate
 from .compaction_runner import auto_compact, needs_compaction
 from .host import Host, NoHost
-from .loop import Authorize, RunContext, RunOutcome, error_message, now_ms, run_turns
+from .loop import Authorize, RunContext, RunOutcome, error_message, run_turns
 from .pairing import EventPairing
 from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
@@ -95,9 +95,9 @@ class AgentSession:
         self._run_context: RunContext | None = None
         self._user_bash = UserBash()
         self.authorize: Authorize | None = None
+        """Permission hook for tool calls (the ACP front asks the editor); None allows all."""
         self.mcp: SessionTools | None = None
         """The session's MCP servers (the front that runs them sets this)."""
-        """Permission hook for tool calls (the ACP front asks the editor); None allows all."""
         self.files: FileAccess | None = None
         """How the model's file tools reach files (the ACP front: the editor's buffers); None: disk."""
         self.commands: CommandRunner | None = None
@@ -485,44 +485,17 @@ class AgentSession:
         """Summarize the old part of the current branch; raises when it fails or is aborted."""
         return await compaction_runner.compact(self, custom_instructions, reason)
 
-    # --- host-made entries (pi's sendMessage / appendEntry) ---------------------------------
+    # --- host-made entries (agent/custom_entries.py) --------------------------------------
 
     async def send_custom_message(
         self, custom_type: str, content: str | list[JsonDict], display: bool, details: Any, trigger_turn: bool
     ) -> str | None:
-        """A custom_message that reaches the model; with ``trigger_turn`` the model answers it.
-
-        During a run it steers the run (stored when the next turn starts; None is returned)."""
-        custom: JsonDict = {
-            "customType": custom_type,
-            "content": content,
-            "display": display,
-            "details": details,
-        }
-        if self._run_context is not None:
-            self._run_context.extra_first.append(custom)
-            return None
-        self._require_idle("add a custom message")
-        entry_id = await self.manager.append_custom_message_entry(custom_type, content, display, details)
-        message: JsonDict = {
-            "role": "custom",
-            "customType": custom_type,
-            "content": content,
-            "display": display,
-            "details": details,
-            "timestamp": now_ms(),
-        }
-        self.emit(trusted(ev.MessageStartEvent, message=message))
-        self.emit(trusted(ev.MessageEndEvent, message=message, entryId=entry_id))
-        if trigger_turn:
-            await self._run([])
-        return entry_id
+        return await custom_entries.send_custom_message(
+            self, custom_type, content, display, details, trigger_turn
+        )
 
     async def append_custom_entry(self, custom_type: str, data: Any) -> str | None:
-        """Extension state: stored in the session, never sent to the model."""
-        entry_id = await self.manager.append_custom_entry(custom_type, data)
-        await self.manager.flush()
-        return entry_id
+        return await custom_entries.append_custom_entry(self.manager, custom_type, data)
 
     # --- lifetime -----------------------------------------------------------------------
 
