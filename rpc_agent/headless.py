@@ -17,7 +17,7 @@ import anyio.to_thread
 import orjson
 from pydantic import BaseModel
 
-from .agent.session import message_text
+from .protocol.content import message_text
 from .runtime import Runtime, ServerConfig
 from .server.app import event_payload
 

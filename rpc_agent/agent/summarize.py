@@ -12,6 +12,7 @@ import orjson
 
 from rpc_agent.errors import ProviderError
 
+from ..protocol.content import message_text
 from ..providers.base import ModelInfo, Provider, ProviderRequest
 
 JsonDict = dict[str, Any]
@@ -59,23 +60,13 @@ BRANCH_SUMMARY_PREAMBLE = (
 )
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
-        )
-    return ""
-
-
 def serialize_transcript(messages: list[JsonDict]) -> str:
     """``[User]: ...``, ``[Assistant]: ...``, ``[Tool result]: ...`` lines; tool output cut short."""
     lines: list[str] = []
     for message in messages:
         role = message.get("role")
         if role == "user":
-            lines.append(f"[User]: {_text(message.get('content'))}")
+            lines.append("[User]: " + message_text(message.get("content"), "\n"))
         elif role == "assistant":
             content = message.get("content") or []
             thinking = "\n".join(
@@ -83,7 +74,7 @@ def serialize_transcript(messages: list[JsonDict]) -> str:
             )
             if thinking:
                 lines.append(f"[Assistant thinking]: {thinking}")
-            text = _text(content)
+            text = message_text(content, "\n")
             if text:
                 lines.append(f"[Assistant]: {text}")
             calls = [
@@ -94,7 +85,7 @@ def serialize_transcript(messages: list[JsonDict]) -> str:
             if calls:
                 lines.append(f"[Assistant tool calls]: {'; '.join(calls)}")
         elif role == "toolResult":
-            text = _text(message.get("content"))
+            text = message_text(message.get("content"), "\n")
             if len(text) > TOOL_RESULT_LIMIT:
                 text = text[:TOOL_RESULT_LIMIT] + f"\n[... {len(text) - TOOL_RESULT_LIMIT} more characters]"
             lines.append(f"[Tool result]: {text}")
@@ -103,7 +94,7 @@ def serialize_transcript(messages: list[JsonDict]) -> str:
                 f"[User ran]: {message.get('command')}\n{str(message.get('output', ''))[:TOOL_RESULT_LIMIT]}"
             )
         elif role == "custom":
-            lines.append(f"[Context]: {_text(message.get('content'))}")
+            lines.append("[Context]: " + message_text(message.get("content"), "\n"))
         elif role in ("branchSummary", "compactionSummary"):
             lines.append(f"[Earlier summary]: {message.get('summary', '')}")
     return "\n\n".join(lines)
@@ -136,7 +127,7 @@ async def summarize(
     if final is None or final.get("stopReason") == "error":
         reason = final.get("errorMessage") if final else "no response"
         raise ProviderError(f"summary failed: {reason}")
-    text = _text(final.get("content")).strip()
+    text = message_text(final.get("content"), "\n").strip()
     if not text:
         raise ProviderError("summary failed: the model returned no text")
     return text

@@ -12,7 +12,7 @@ same names so that ``model_dump()`` is the line we write, with no alias layer to
 from __future__ import annotations
 
 from functools import cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -158,6 +158,8 @@ AgentMessage = Annotated[
 ]
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = get_args(ThinkingLevel)
+"""The levels in cycling order, from the one definition above."""
 
 
 # --- file lines ---------------------------------------------------------------------------

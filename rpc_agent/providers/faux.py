@@ -31,6 +31,7 @@ import orjson
 
 from rpc_agent.errors import ProviderError
 
+from ..protocol.content import message_text
 from ..protocol.events import AssistantEventType
 from .base import AssistantEvent, ModelInfo, ProviderRequest, empty_usage
 
@@ -55,14 +56,6 @@ def load_script(path: Path) -> list[JsonDict]:
     if not isinstance(replies, list) or not all(isinstance(r, dict) for r in replies):
         raise ValueError(f"{path}: a faux script is a list of reply objects")
     return replies
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
 
 
 def _chars(message: JsonDict) -> int:
@@ -114,7 +107,12 @@ class FauxProvider:
         if request.purpose == "summary":
             return {"text": self._summary(request)}
         last_user = next(
-            (_text_of(m.get("content")) for m in reversed(request.messages) if m.get("role") == "user"), ""
+            (
+                message_text(m.get("content"), " ")
+                for m in reversed(request.messages)
+                if m.get("role") == "user"
+            ),
+            "",
         )
         return {"text": f"Echo: {last_user}" if last_user else "Hello from the faux provider."}
 
@@ -124,7 +122,7 @@ class FauxProvider:
     @staticmethod
     def _summary(request: ProviderRequest) -> str:
         """A deterministic summary in the structured format the real summarizer asks for."""
-        transcript = _text_of(request.messages[-1].get("content")) if request.messages else ""
+        transcript = message_text(request.messages[-1].get("content"), " ") if request.messages else ""
         user_lines = [line for line in transcript.splitlines() if line.startswith("[User]:")]
         first = user_lines[0][len("[User]:") :].strip() if user_lines else "(no user request)"
         return (

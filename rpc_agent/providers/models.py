@@ -23,14 +23,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rpc_agent.protocol.entries import THINKING_LEVELS
 from rpc_agent.providers.base import JsonDict, ModelInfo
 
 PROVIDER = "anthropic"
 
 ThinkingStyle = Literal["budget", "adaptive", "none"]
 OffStyle = Literal["omit", "disabled", "between_tools", "low_effort"]
-
-THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 THINKING_BUDGETS: dict[str, int] = {
     "minimal": 1024,

@@ -25,6 +25,7 @@ import orjson
 
 from rpc_agent.errors import InvalidSessionFileError, ProtectedPathError, SessionLockedError
 
+from ..protocol.content import message_text
 from ..protocol.entries import CURRENT_SESSION_VERSION
 from .decoding import BLOB_MARK, StoredLines, stub_of
 
@@ -545,18 +546,6 @@ class SessionInfo:
     firstMessage: str
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(
-            block.get("text", "")
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "text"
-        )
-    return ""
-
-
 def _iso_from_ms(value: float) -> str:
     return datetime.fromtimestamp(value / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
@@ -605,7 +594,7 @@ def session_info(path: Path) -> SessionInfo | None:
         if isinstance(stamp, int | float):
             last_activity = max(last_activity, int(stamp))
         if not first_message and message.get("role") == "user":
-            first_message = _text_of(message.get("content"))
+            first_message = message_text(message.get("content"), " ")
     created = str(header.get("timestamp", ""))
     modified = (
         _iso_from_ms(last_activity) if last_activity else (created or _iso_from_ms(stat.st_mtime * 1000))

@@ -1,0 +1,63 @@
+"""Entries the host adds to a session (pi's ``sendMessage`` and ``appendEntry``).
+
+A custom message reaches the model: during a run it steers the run, otherwise it is stored
+at once and may start a turn. A custom entry is extension state the model never sees.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..protocol import events as ev
+from ..protocol.base import trusted
+from ..session.store import SessionManager
+from .loop import now_ms
+
+if TYPE_CHECKING:
+    from .session import AgentSession
+
+JsonDict = dict[str, Any]
+
+
+async def send_custom_message(
+    session: AgentSession,
+    custom_type: str,
+    content: str | list[JsonDict],
+    display: bool,
+    details: Any,
+    trigger_turn: bool,
+) -> str | None:
+    """A custom_message that reaches the model; with ``trigger_turn`` the model answers it.
+
+    During a run it steers the run (stored when the next turn starts; None is returned)."""
+    custom: JsonDict = {
+        "customType": custom_type,
+        "content": content,
+        "display": display,
+        "details": details,
+    }
+    if session._run_context is not None:
+        session._run_context.extra_first.append(custom)
+        return None
+    session._require_idle("add a custom message")
+    entry_id = await session.manager.append_custom_message_entry(custom_type, content, display, details)
+    message: JsonDict = {
+        "role": "custom",
+        "customType": custom_type,
+        "content": content,
+        "display": display,
+        "details": details,
+        "timestamp": now_ms(),
+    }
+    session.emit(trusted(ev.MessageStartEvent, message=message))
+    session.emit(trusted(ev.MessageEndEvent, message=message, entryId=entry_id))
+    if trigger_turn:
+        await session._run([])
+    return entry_id
+
+
+async def append_custom_entry(manager: SessionManager, custom_type: str, data: Any) -> str | None:
+    """Extension state: stored in the session, never sent to the model."""
+    entry_id = await manager.append_custom_entry(custom_type, data)
+    await manager.flush()
+    return entry_id

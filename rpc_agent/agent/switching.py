@@ -1,0 +1,194 @@
+"""Changing which session an AgentSession drives: new, switch (resume), fork and clone.
+
+Each change asks the host first (pi's ``session_before_switch`` / ``session_before_fork``
+hooks may cancel it), opens or creates the new SessionManager off the event loop, closes the
+old one and takes the new one's model and thinking level. The AgentSession runs these inside
+its ``_exclusive`` guard, so no run appends to a session that is being left.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
+
+from ..errors import InvalidRequestError, SessionNotFoundError
+from ..protocol import events as ev
+from ..protocol import host as h
+from ..protocol import methods as m
+from ..protocol.content import message_text
+from ..session import files
+from ..session.store import SessionManager
+from . import hooks
+
+if TYPE_CHECKING:
+    from .session import AgentSession
+
+JsonDict = dict[str, Any]
+
+
+def _article(word: str) -> str:
+    """``an assistant``, ``a custom``: the word with its indefinite article."""
+    return f"{'an' if word[:1].lower() in 'aeio' else 'a'} {word}"
+
+
+def announce_session(session: AgentSession, reason: str) -> None:
+    manager = session.manager
+    session.emit(
+        ev.SessionChangedEvent(
+            reason=reason,
+            sessionId=manager.session_id,
+            sessionFile=str(manager.session_file) if manager.session_file else None,
+            leafId=manager.leaf_id,
+        )
+    )
+
+
+def _change_result(session: AgentSession) -> JsonDict:
+    manager = session.manager
+    return {
+        "cancelled": False,
+        "sessionId": manager.session_id,
+        "sessionFile": str(manager.session_file) if manager.session_file else None,
+        "leafId": manager.leaf_id,
+    }
+
+
+def _changed(session: AgentSession) -> m.SessionChangeResult:
+    return m.SessionChangeResult(**_change_result(session))
+
+
+def _unchanged(session: AgentSession) -> m.SessionChangeResult:
+    return m.SessionChangeResult(**{**_change_result(session), "cancelled": True})
+
+
+async def _replace_manager(session: AgentSession, new: SessionManager, reason: str) -> None:
+    old = session.manager
+    session.manager = new
+    session.temp_files.remove_all()  # the old session's tool results were the only references
+    try:
+        await old.aclose()
+    finally:
+        context = new.context_settings()
+        session.thinking_level = context.thinkingLevel
+        if context.model is not None:
+            session.model = session.provider.resolve_model(context.model.modelId)
+        announce_session(session, reason)
+
+
+def _session_folder(session: AgentSession) -> Path:
+    if session.session_dir is not None:
+        return session.session_dir
+    if session.manager.session_dir is not None:
+        return session.manager.session_dir
+    return files.default_session_dir(session.manager.cwd, session.home)
+
+
+async def _hook_cancels(session: AgentSession, name: str, event: JsonDict) -> bool:
+    """pi's session_before_switch / session_before_fork: may the change go ahead?"""
+    if name == "session_before_switch":
+        switch = await hooks.run(session.host, name, event, h.SessionBeforeSwitchResult)
+        return bool(switch is not None and switch.cancel)
+    fork_answer = await hooks.run(session.host, name, event, h.SessionBeforeForkResult)
+    return bool(fork_answer is not None and fork_answer.cancel)
+
+
+async def new_session(session: AgentSession, parent_session: str | None) -> m.SessionChangeResult:
+    if await _hook_cancels(session, "session_before_switch", {"reason": "new"}):
+        return _unchanged(session)
+    manager = session.manager
+    if not manager.is_persisted:
+        new = SessionManager.in_memory(manager.cwd)
+    else:
+        new = await anyio.to_thread.run_sync(
+            lambda: SessionManager.create(
+                manager.cwd, _session_folder(session), parent_session=parent_session, home=session.home
+            )
+        )
+    await _replace_manager(session, new, "new")
+    return _changed(session)
+
+
+async def switch_session(session: AgentSession, path: str) -> m.SessionChangeResult:
+    target = Path(path).expanduser()
+    manager = session.manager
+    if manager.session_file is not None and files.same_file(target, manager.session_file):
+        return _changed(session)  # this session, by any name
+    if not target.exists():
+        # Checked here as well as in the store: taking the lock first would create the
+        # missing folders of a mistyped path. (What is there but is not a regular file,
+        # the store refuses with the reason.)
+        raise SessionNotFoundError(target.absolute())
+    if await _hook_cancels(
+        session, "session_before_switch", {"reason": "resume", "targetSessionFile": str(target.absolute())}
+    ):
+        return _unchanged(session)
+
+    def open_session() -> SessionManager:
+        opened = SessionManager.open(target, cwd=manager.cwd, home=session.home, must_exist=True)
+        try:
+            opened.warm_up()
+        except BaseException:
+            opened.close()
+            raise
+        return opened
+
+    new = await anyio.to_thread.run_sync(open_session)
+    await _replace_manager(session, new, "switch")
+    return _changed(session)
+
+
+async def fork(session: AgentSession, entry_id: str) -> m.ForkResult:
+    manager = session.manager
+    entry = manager.require_entry(entry_id)
+    message = entry.get("message") if entry.get("type") == "message" else None
+    if not isinstance(message, dict) or message.get("role") != "user":
+        # The entry exists: "not found" would send the client looking for the wrong problem.
+        kind = (
+            f"{_article(str(message.get('role')))} message"
+            if isinstance(message, dict)
+            else f"{_article(str(entry.get('type')))} entry"
+        )
+        raise InvalidRequestError(f"fork needs a user message; entry {entry_id} is {kind}")
+    text = message_text(message.get("content"))
+    fork_answer = await hooks.run(
+        session.host,
+        "session_before_fork",
+        {"entryId": entry_id, "position": "before"},
+        h.SessionBeforeForkResult,
+    )
+    if fork_answer is not None and fork_answer.cancel:
+        return m.ForkResult(text="", **{**_change_result(session), "cancelled": True})
+    if fork_answer is not None and fork_answer.skipConversationRestore:
+        text = ""
+    parent = entry.get("parentId")
+    parent_file = str(manager.session_file) if manager.session_file else None
+    if isinstance(parent, str) and manager.get_entry(parent) is not None:
+        new = await anyio.to_thread.run_sync(
+            lambda: manager.create_branched_session(parent, home=session.home)
+        )
+    elif manager.is_persisted:
+        new = await anyio.to_thread.run_sync(
+            lambda: SessionManager.create(
+                manager.cwd, _session_folder(session), parent_session=parent_file, home=session.home
+            )
+        )
+    else:
+        new = SessionManager.in_memory(manager.cwd)
+    await _replace_manager(session, new, "fork")
+    return m.ForkResult(text=text, **_change_result(session))
+
+
+async def clone(session: AgentSession) -> m.SessionChangeResult:
+    manager = session.manager
+    leaf = manager.leaf_id
+    if leaf is not None and await _hook_cancels(
+        session, "session_before_fork", {"entryId": leaf, "position": "at"}
+    ):
+        return _unchanged(session)
+    if leaf is None:
+        return await new_session(session, str(manager.session_file) if manager.session_file else None)
+    new = await anyio.to_thread.run_sync(lambda: manager.create_branched_session(leaf, home=session.home))
+    await _replace_manager(session, new, "clone")
+    return _changed(session)

@@ -1,0 +1,96 @@
+"""What a front reads from a session: its messages, stats, tree rows, fork points, the page export.
+
+Plain functions over the SessionManager: they change nothing, so they need none of the
+AgentSession's run state.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+import orjson
+
+from .. import export
+from ..protocol import methods as m
+from ..protocol.content import message_text
+from ..session import files
+from ..session.store import SessionManager
+
+JsonDict = dict[str, Any]
+
+
+def messages(manager: SessionManager) -> list[JsonDict]:
+    return manager.build_session_context().messages
+
+
+def last_assistant_text(manager: SessionManager) -> str | None:
+    for message in reversed(messages(manager)):
+        if message.get("role") == "assistant":
+            text = message_text(message.get("content"))
+            if text or message.get("stopReason") != "aborted":
+                return text
+    return None
+
+
+def session_stats(manager: SessionManager) -> m.SessionStats:
+    counts = {"user": 0, "assistant": 0, "toolResult": 0}
+    tool_calls = 0
+    total = 0
+    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    cost = 0.0
+    for entry in manager.entries:
+        if entry.get("type") != "message":
+            continue
+        message = entry.get("message") or {}
+        role = message.get("role")
+        total += 1
+        if role in counts:
+            counts[role] += 1
+        if role == "assistant":
+            tool_calls += sum(
+                1 for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"
+            )
+            usage = message.get("usage") or {}
+            for key in tokens:
+                tokens[key] += int(usage.get(key) or 0)
+            cost += float((usage.get("cost") or {}).get("total") or 0)
+    return m.SessionStats(
+        sessionFile=str(manager.session_file) if manager.session_file else None,
+        sessionId=manager.session_id,
+        userMessages=counts["user"],
+        assistantMessages=counts["assistant"],
+        toolCalls=tool_calls,
+        toolResults=counts["toolResult"],
+        totalMessages=total,
+        tokens=m.TokenTotals(total=sum(tokens.values()), **tokens),
+        cost=round(cost, 6),
+    )
+
+
+def tree(manager: SessionManager, params: m.GetTreeParams | None = None) -> JsonDict:
+    """The flat tree as plain dicts (for fronts that want objects, not JSON bytes)."""
+    p = params or m.GetTreeParams()
+    nodes = manager.tree_json(root=p.rootId, max_depth=p.maxDepth, keep=p.filter, since=p.since)
+    return {"leafId": manager.leaf_id, "nodes": orjson.loads(nodes), "cursor": manager.tree_cursor}
+
+
+def fork_messages(manager: SessionManager) -> list[m.ForkMessage]:
+    return [
+        m.ForkMessage(entryId=e["id"], text=message_text(e["message"].get("content")))
+        for e in manager.entries
+        if e.get("type") == "message"
+        and isinstance(e.get("message"), dict)
+        and e["message"].get("role") == "user"
+    ]
+
+
+async def export_html(manager: SessionManager, output_path: str | None) -> str:
+    """The whole tree as one self-contained page (see ``rpc_agent.export``)."""
+    data = export.page_data(manager)  # here, on the loop: the manager is not thread-safe
+    target = Path(output_path).expanduser() if output_path else export.default_output_path(manager)
+    # Never over a session file: the live one under any name, or any other session.
+    await anyio.to_thread.run_sync(lambda: files.check_write_target(target, live=manager.session_file))
+    await anyio.to_thread.run_sync(export.write_page, data, target)
+    return str(target)
