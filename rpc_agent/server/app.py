@@ -82,15 +82,6 @@ async def serve(config: ServerConfig) -> int:
             HostTimeouts(settings.approval_timeout, settings.hook_timeout, settings.tool_timeout),
         ),
     )
-    settings = agent.settings
-    accept_capabilities(
-        methods,
-        JsonRpcHost(
-            router,
-            emit,
-            HostTimeouts(settings.approval_timeout, settings.hook_timeout, settings.tool_timeout),
-        ),
-    )
 
     async def watch_signals() -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
