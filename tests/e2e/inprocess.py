@@ -4,7 +4,7 @@ Spawning ``python -m rpc_agent`` costs a fresh interpreter and every import for 
 most e2e tests are about the agent and its sessions, not about the process. For those, the
 command line goes through the real ``rpc_agent.cli.main`` (same flags, same settings files, same
 start-up checks) and the resulting config is served by the real ``rpc_agent.server.app.serve``;
-only its ends are swapped: stdin and stdout are OS pipes owned by the test, the signal receiver
+only its ends are swapped: stdin and stdout are one socket pair owned by the test, the signal receiver
 is a stream the test writes to, and the exit code is ``serve``'s return value. The client on the
 other end is the ordinary :class:`RpcAgentClient`, so a test reads the same whether its server is
 a process or not.
@@ -20,6 +20,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -36,74 +37,13 @@ from rpc_agent.server import app
 from rpc_agent.server.transport import LineReader, LineWriter
 
 
-class PipeSend(ByteSendStream):
-    """The write end of an OS pipe as an anyio byte stream (the server's stdin, seen by the test)."""
-
-    def __init__(self, fd: int) -> None:
-        os.set_blocking(fd, False)
-        self._fd: int | None = fd
-
-    async def send(self, item: bytes) -> None:
-        view = memoryview(item)
-        while view:
-            if self._fd is None:
-                raise anyio.ClosedResourceError
-            try:
-                written = os.write(self._fd, view)
-            except BlockingIOError:
-                await anyio.wait_writable(self._fd)
-                continue
-            except BrokenPipeError:
-                raise anyio.BrokenResourceError from None
-            view = view[written:]
-
-    async def send_eof(self) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            os.close(fd)
-
-
-class PipeReceive(ByteReceiveStream):
-    """The read end of an OS pipe as an anyio byte stream (the server's stdout, seen by the test)."""
-
-    def __init__(self, fd: int) -> None:
-        os.set_blocking(fd, False)
-        self._fd: int | None = fd
-
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        while True:
-            if self._fd is None:
-                raise anyio.ClosedResourceError
-            try:
-                data = os.read(self._fd, max_bytes)
-            except BlockingIOError:
-                await anyio.wait_readable(self._fd)
-                continue
-            if not data:
-                raise anyio.EndOfStream
-            return data
-
-    async def aclose(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            os.close(fd)
-
-
 class ServerTask(anyio.abc.Process):
     """``serve()`` running in a task, shaped like the process :class:`RpcAgentClient` expects."""
 
     def __init__(
-        self,
-        stdin: PipeSend,
-        stdout: PipeReceive,
-        signals: MemoryObjectSendStream[int],
-        scope: anyio.CancelScope,
+        self, stdio: anyio.abc.SocketStream, signals: MemoryObjectSendStream[int], scope: anyio.CancelScope
     ) -> None:
-        self._stdin = stdin
-        self._stdout = stdout
+        self._stdio = stdio
         self._signals = signals
         self._scope = scope
         self._returncode: int | None = None
@@ -132,8 +72,7 @@ class ServerTask(anyio.abc.Process):
         self._scope.cancel()
 
     async def aclose(self) -> None:
-        await self._stdin.aclose()
-        await self._stdout.aclose()
+        await self._stdio.aclose()
 
     @property
     def pid(self) -> int:
@@ -145,11 +84,11 @@ class ServerTask(anyio.abc.Process):
 
     @property
     def stdin(self) -> ByteSendStream:
-        return self._stdin
+        return self._stdio
 
     @property
     def stdout(self) -> ByteReceiveStream:
-        return self._stdout
+        return self._stdio
 
     @property
     def stderr(self) -> None:
@@ -196,12 +135,13 @@ async def serve_in_task(argv: list[str], log: Path) -> AsyncIterator[ServerTask]
 
     The caller sets ``$RPC_AGENT_HOME`` (the process's environment) before calling."""
     config = config_from_argv(argv)
-    stdin_r, stdin_w = os.pipe()
-    stdout_r, stdout_w = os.pipe()
+    # One connected socket pair stands for both pipes: the server reads and writes its end's
+    # descriptor exactly as it does stdin and stdout; closing the test's end is EOF.
+    ours, theirs = socket.socketpair()
     signal_send, signal_receive = anyio.create_memory_object_stream[int](16)
 
     def open_stdio(*, protect_stdout: bool = True) -> tuple[LineReader, LineWriter]:
-        return LineReader(stdin_r), LineWriter(stdout_w)
+        return LineReader(theirs.fileno()), LineWriter(theirs.fileno())
 
     @contextmanager
     def open_signal_receiver(*signals: int) -> Iterator[MemoryObjectReceiveStream[int]]:
@@ -210,7 +150,7 @@ async def serve_in_task(argv: list[str], log: Path) -> AsyncIterator[ServerTask]
     patches: list[tuple[Any, str, Any]] = [
         (app, "open_stdio", open_stdio),
         (app, "_stdin_is_a_host", lambda: True),
-        (app.anyio, "open_signal_receiver", open_signal_receiver),
+        (anyio, "open_signal_receiver", open_signal_receiver),
     ]
     saved = [(target, name, getattr(target, name)) for target, name, _ in patches]
     for target, name, value in patches:
@@ -218,7 +158,7 @@ async def serve_in_task(argv: list[str], log: Path) -> AsyncIterator[ServerTask]
     try:
         async with anyio.create_task_group() as group:
             scope = anyio.CancelScope()
-            task = ServerTask(PipeSend(stdin_w), PipeReceive(stdout_r), signal_send, scope)
+            task = ServerTask(await anyio.abc.SocketStream.from_socket(ours), signal_send, scope)
 
             async def run() -> None:
                 code = -signal.SIGKILL
@@ -226,9 +166,7 @@ async def serve_in_task(argv: list[str], log: Path) -> AsyncIterator[ServerTask]
                     with _log_to(log), scope:
                         code = await app.serve(config)
                 finally:
-                    for fd in (stdin_r, stdout_w):
-                        with contextlib.suppress(OSError):
-                            os.close(fd)
+                    theirs.close()
                     task.finished(code)
 
             group.start_soon(run)
