@@ -1,4 +1,6 @@
-"""End-to-end fixtures: the real ``rpc-agent`` server as a subprocess over real pipes.
+"""End-to-end fixtures: the real ``rpc-agent`` server as a subprocess over real pipes, or, for
+tests marked ``in_process`` (those about the agent and its sessions rather than the process),
+the same command line served in the test's event loop (``inprocess.py``), behind the same client.
 
 Every server runs with ``--provider faux`` (offline, scripted with ``--faux-script``), a private
 ``$RPC_AGENT_HOME`` and a private ``--cwd``, both under the test's ``tmp_path``. Its stderr goes
