@@ -1,4 +1,6 @@
-"""End-to-end fixtures: the real ``rpc-agent`` server as a subprocess over real pipes.
+"""End-to-end fixtures: the real ``rpc-agent`` server as a subprocess over real pipes, or, for
+tests marked ``in_process`` (those about the agent and its sessions rather than the process),
+the same command line served in the test's event loop (``inprocess.py``), behind the same client.
 
 Every server runs with ``--provider faux`` (offline, scripted with ``--faux-script``), a private
 ``$RPC_AGENT_HOME`` and a private ``--cwd``, both under the test's ``tmp_path``. Its stderr goes
@@ -16,7 +18,7 @@ import json
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,8 @@ from pydantic import TypeAdapter
 from linepipe import LinePipe
 from rpc_agent.protocol.events import Event
 from rpc_agent_client import RpcAgentClient, RpcCallError
+
+from .inprocess import serve_in_task
 
 JsonDict = dict[str, Any]
 
@@ -116,6 +120,8 @@ class E2E:
     home: Path
     cwd: Path
     logs: list[Path] = field(default_factory=list)
+    in_process: bool = False
+    """Serve ``server()`` in the test's event loop (see ``inprocess.py``) instead of a subprocess."""
     _counter: itertools.count[int] = field(default_factory=itertools.count)
 
     def script(self, replies: list[JsonDict]) -> Path:
@@ -152,9 +158,7 @@ class E2E:
         """A running server; on the way out: stdin closed, exit code and output checked."""
         log = self.new_log()
         with log.open("wb") as stderr:
-            async with RpcAgentClient.spawn(
-                *self.argv(*args, script=script), env=self.env(), cwd=self.cwd, stderr=stderr.fileno()
-            ) as client:
+            async with self._connect(self.argv(*args, script=script), log, stderr.fileno()) as client:
                 yield client
                 with anyio.fail_after(WAIT):
                     code = await client.close()
@@ -163,6 +167,13 @@ class E2E:
         if expect_exit is not None:
             assert code == expect_exit, log.read_text(errors="replace")[-4000:]
         assert_no_internal_errors(log)
+
+    def _connect(
+        self, argv: list[str], log: Path, stderr: int
+    ) -> AbstractAsyncContextManager[RpcAgentClient]:
+        if self.in_process:
+            return _in_process_client(argv, log)
+        return RpcAgentClient.spawn(*argv, env=self.env(), cwd=self.cwd, stderr=stderr)
 
     @asynccontextmanager
     async def raw(self, *args: str, script: list[JsonDict] | None = None) -> AsyncIterator[RawServer]:
@@ -193,6 +204,23 @@ class E2E:
                     EVENT_ADAPTER.validate_python(item["params"])
 
 
+@asynccontextmanager
+async def _in_process_client(argv: list[str], log: Path) -> AsyncIterator[RpcAgentClient]:
+    """What ``RpcAgentClient.spawn`` does, with the server task in place of the process."""
+    async with serve_in_task(argv, log) as task:
+        client = RpcAgentClient(task)
+        async with anyio.create_task_group() as group:
+            client._group = group
+            group.start_soon(client._read_loop)
+            try:
+                yield client
+            finally:
+                await client.close()
+                group.cancel_scope.cancel()
+        client._event_send.close()
+        client._event_receive.close()
+
+
 def assert_no_internal_errors(log: Path) -> None:
     """No test here provokes an internal error: a traceback on stderr is a bug."""
     text = log.read_text(errors="replace")
@@ -205,12 +233,19 @@ def _base_env() -> dict[str, str]:
 
 
 @pytest.fixture
-def e2e(tmp_path: Path) -> Iterator[E2E]:
+def e2e(tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[E2E]:
+    """A test's world; its servers are subprocesses, or tasks where the test is marked ``in_process``."""
     home = tmp_path / "home"
     cwd = tmp_path / "work"
     home.mkdir()
     cwd.mkdir()
-    world = E2E(root=tmp_path, home=home, cwd=cwd)
+    in_process = request.node.get_closest_marker("in_process") is not None
+    world = E2E(root=tmp_path, home=home, cwd=cwd, in_process=in_process)
+    if in_process:
+        # What the subprocess would get from ``env()`` and ``cwd``, for the server in this process.
+        for name, value in world.env().items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.chdir(cwd)
     yield world
     # pytest shows this only for a failing test: the servers' own account of what happened.
     for log in world.logs:

@@ -1,8 +1,9 @@
 """The whole server on the Anthropic provider: the real SDK talking HTTP to the fake Messages API.
 
-Each test spawns ``rpc-agent --provider anthropic`` with ANTHROPIC_BASE_URL pointing at a
+Each test runs ``rpc-agent --provider anthropic`` with ANTHROPIC_BASE_URL pointing at a
 local fake server, drives it over stdio, and asserts both what the client sees and what the
-"model" received.
+"model" received. The first test spawns the server as a process (the SDK loaded the way a user's
+server loads it); the others serve it in-process, still through the SDK over HTTP.
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ async def test_streamed_text_reaches_the_client_and_the_request_is_well_formed(
     assert all("input_schema" in tool for tool in body["tools"])
 
 
+@pytest.mark.in_process
 async def test_tool_use_round_trip_runs_the_tool_in_the_cwd(e2e: E2E, fake: FakeAnthropic) -> None:
     fake.enqueue(
         Reply(
@@ -105,6 +107,7 @@ async def test_tool_use_round_trip_runs_the_tool_in_the_cwd(e2e: E2E, fake: Fake
     assert second["messages"][-1]["content"][0]["type"] == "tool_result"
 
 
+@pytest.mark.in_process
 async def test_thinking_with_signature_is_sent_back_verbatim(e2e: E2E, fake: FakeAnthropic) -> None:
     fake.enqueue(
         Reply([Thinking("Let me think this through.", signature="sig-abc-123"), Text("Forty-two.")]),
@@ -128,6 +131,7 @@ async def test_thinking_with_signature_is_sent_back_verbatim(e2e: E2E, fake: Fak
     assert roles(second) == ["user", "assistant", "user"]
 
 
+@pytest.mark.in_process
 async def test_overloaded_then_success_is_retried_with_events(e2e: E2E, fake: FakeAnthropic) -> None:
     fake.enqueue(HttpError(529, "overloaded_error", "Overloaded"), Reply([Text("Back again.")]))
     async with e2e.server(*anthropic()) as client:
@@ -140,6 +144,7 @@ async def test_overloaded_then_success_is_retried_with_events(e2e: E2E, fake: Fa
     assert len(fake.requests) == 2
 
 
+@pytest.mark.in_process
 async def test_bad_api_key_is_a_clear_error_and_not_retried(e2e: E2E, fake: FakeAnthropic) -> None:
     fake.enqueue(HttpError(401, "authentication_error", "invalid x-api-key"))
     async with e2e.server(*anthropic()) as client:
@@ -152,6 +157,7 @@ async def test_bad_api_key_is_a_clear_error_and_not_retried(e2e: E2E, fake: Fake
     assert len(fake.requests) == 1
 
 
+@pytest.mark.in_process
 async def test_connection_dropped_mid_stream_keeps_the_partial_answer(e2e: E2E, fake: FakeAnthropic) -> None:
     fake.enqueue(
         Reply(
@@ -170,6 +176,7 @@ async def test_connection_dropped_mid_stream_keeps_the_partial_answer(e2e: E2E, 
     assert messages_of(entries, "assistant")[-1]["message"]["stopReason"] == "error"
 
 
+@pytest.mark.in_process
 async def test_abort_mid_stream_stores_the_partial_and_closes_the_connection(
     e2e: E2E, fake: FakeAnthropic
 ) -> None:
@@ -189,6 +196,7 @@ async def test_abort_mid_stream_stores_the_partial_and_closes_the_connection(
     assert await anyio.to_thread.run_sync(fake.requests[0].disconnected.wait, 30)
 
 
+@pytest.mark.in_process
 async def test_abort_during_a_long_bash_kills_it(e2e: E2E, fake: FakeAnthropic) -> None:
     fake.enqueue(Reply([ToolUse("toolu_sleep", "bash", {"command": "sleep 30"})], stop_reason="tool_use"))
     async with e2e.server(*anthropic()) as client, anyio.create_task_group() as group:
@@ -205,6 +213,7 @@ async def test_abort_during_a_long_bash_kills_it(e2e: E2E, fake: FakeAnthropic) 
     assert len(fake.requests) == 1
 
 
+@pytest.mark.in_process
 async def test_steer_during_a_tool_call_reaches_the_next_request(e2e: E2E, fake: FakeAnthropic) -> None:
     fake.enqueue(
         Reply([ToolUse("toolu_wait", "bash", {"command": "sleep 1; echo waited"})], stop_reason="tool_use"),
@@ -229,6 +238,7 @@ async def test_steer_during_a_tool_call_reaches_the_next_request(e2e: E2E, fake:
     assert any(b.get("text") == "also write a summary" for b in last["content"] if b["type"] == "text")
 
 
+@pytest.mark.in_process
 async def test_host_round_trip_approval_client_tool_and_hooks(e2e: E2E, fake: FakeAnthropic) -> None:
     """One full round on the real SDK: the host denies a write, runs its own tool, injects a
     message and the system prompt, and supplies a branch summary that costs no model call."""

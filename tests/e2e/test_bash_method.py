@@ -7,7 +7,7 @@ import pytest
 
 from .conftest import E2E, WAIT, start, text_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
 
 async def test_bash_output_joins_the_next_prompts_context(e2e: E2E) -> None:

@@ -18,7 +18,7 @@ from rpc_agent_client import RpcAgentClient, RpcCallError
 
 from .conftest import E2E, expect_error, header_and_entries, long_text, start, text_of, wait_event
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
 JsonDict = dict[str, Any]
 

@@ -21,7 +21,7 @@ from .conftest import (
     wait_event,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
 JsonDict = dict[str, Any]
 

@@ -9,7 +9,7 @@ import pytest
 
 from rpc_agent.server import errors as codes
 
-from .conftest import E2E
+from .conftest import E2E, RawServer
 
 pytestmark = pytest.mark.anyio
 
@@ -57,37 +57,43 @@ async def test_errors_quote_only_a_prefix_of_huge_input(e2e: E2E) -> None:
         assert (await server.call("get_state"))["result"]["isStreaming"] is False
 
 
-@pytest.mark.parametrize(
-    "raw_id",
-    [
-        b"123456789012345678901234567890",
-        b"-18446744073709551617",
-        b"9223372036854775807",
-        b"1.10",
-        b"1e2",
-        b"-0.5",
-        b"12345678901234567890.000000000000000000001",
-    ],
-)
-async def test_numeric_ids_are_echoed_byte_for_byte(e2e: E2E, raw_id: bytes) -> None:
+RAW_IDS = [
+    b"123456789012345678901234567890",
+    b"-18446744073709551617",
+    b"9223372036854775807",
+    b"1.10",
+    b"1e2",
+    b"-0.5",
+    b"12345678901234567890.000000000000000000001",
+]
+
+
+async def test_numeric_ids_are_echoed_byte_for_byte(e2e: E2E) -> None:
+    # One server for every id: each answer is checked against the request just sent.
     async with e2e.raw() as server:
-        # An inline method, an async one, an error, and a batch: every kind of answer.
-        await server.send_raw(b'{"jsonrpc":"2.0","id":' + raw_id + b',"method":"get_state"}\n')
-        assert (await server.recv_line() or b"").endswith(b',"id":' + raw_id + b"}")
-        await server.send_raw(
-            b'{"jsonrpc":"2.0","id":' + raw_id + b',"method":"set_thinking_level","params":{"level":"off"}}\n'
-        )
-        assert (await server.recv_line() or b"").endswith(b',"id":' + raw_id + b"}")
-        await server.send_raw(b'{"jsonrpc":"2.0","id":' + raw_id + b',"method":"no_such_method"}\n')
-        assert (await server.recv_line() or b"").endswith(b',"id":' + raw_id + b"}")
-        # A second "id" member in the line (in the params) does not confuse the echo.
-        await server.send_raw(
-            b'{"jsonrpc":"2.0","params":{"id":' + raw_id + b'0},"id":' + raw_id + b',"method":"get_state"}\n'
-        )
-        assert (await server.recv_line() or b"").endswith(b',"id":' + raw_id + b"}")
-        await server.send_raw(
-            b'[{"jsonrpc":"2.0","id":"s","method":"get_state"},'
-            b'{"jsonrpc":"2.0","id":' + raw_id + b',"method":"get_state"}]\n'
-        )
-        batch = await server.recv_line() or b""
-        assert batch.endswith(b',"id":' + raw_id + b"}]")
+        for raw_id in RAW_IDS:
+            await _echo_every_kind_of_answer(server, raw_id)
+
+
+async def _echo_every_kind_of_answer(server: RawServer, raw_id: bytes) -> None:
+    ending = b',"id":' + raw_id + b"}"
+    # An inline method, an async one, an error, and a batch: every kind of answer.
+    await server.send_raw(b'{"jsonrpc":"2.0","id":' + raw_id + b',"method":"get_state"}\n')
+    assert (await server.recv_line() or b"").endswith(ending), raw_id
+    await server.send_raw(
+        b'{"jsonrpc":"2.0","id":' + raw_id + b',"method":"set_thinking_level","params":{"level":"off"}}\n'
+    )
+    assert (await server.recv_line() or b"").endswith(ending), raw_id
+    await server.send_raw(b'{"jsonrpc":"2.0","id":' + raw_id + b',"method":"no_such_method"}\n')
+    assert (await server.recv_line() or b"").endswith(ending), raw_id
+    # A second "id" member in the line (in the params) does not confuse the echo.
+    await server.send_raw(
+        b'{"jsonrpc":"2.0","params":{"id":' + raw_id + b'0},"id":' + raw_id + b',"method":"get_state"}\n'
+    )
+    assert (await server.recv_line() or b"").endswith(ending), raw_id
+    await server.send_raw(
+        b'[{"jsonrpc":"2.0","id":"s","method":"get_state"},'
+        b'{"jsonrpc":"2.0","id":' + raw_id + b',"method":"get_state"}]\n'
+    )
+    batch = await server.recv_line() or b""
+    assert batch.endswith(ending + b"]"), raw_id

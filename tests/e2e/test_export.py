@@ -11,7 +11,7 @@ import pytest
 from .conftest import E2E
 from .test_tree import prompt_ids
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
 DATA = re.compile(r'<script id="session-data" type="application/json">(.*?)</script>', re.S)
 

@@ -11,7 +11,7 @@ from rpc_agent_client import RpcCallError
 
 from .conftest import E2E, header_and_entries, start, text_of, wait_event
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
 JsonDict = dict[str, Any]
 

@@ -10,7 +10,7 @@ import pytest
 
 from .conftest import E2E, header_and_entries, messages_of, start, text_of, wait_event
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
 JsonDict = dict[str, Any]
 

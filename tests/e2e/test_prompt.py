@@ -13,7 +13,7 @@ from rpc_agent.server.methods import Methods
 
 from .conftest import E2E, event_types, expect_error, header_and_entries, messages_of, text_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
 
 async def test_initialize_lists_every_method_and_the_state(e2e: E2E) -> None:

@@ -107,6 +107,7 @@ async def test_switch_session_to_a_file_that_is_not_regular_is_an_error(
 
 
 @pytest.mark.anyio
+@pytest.mark.in_process
 async def test_export_html_never_replaces_the_session_file(e2e: E2E) -> None:
     async with e2e.server() as client:
         await client.call("prompt", {"message": "first"})
@@ -137,6 +138,7 @@ async def test_export_html_never_replaces_the_session_file(e2e: E2E) -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.in_process
 async def test_the_model_cannot_write_the_session_file(e2e: E2E) -> None:
     async with e2e.server() as client:
         await client.call("prompt", {"message": "first"})

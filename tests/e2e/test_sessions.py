@@ -36,6 +36,7 @@ def context_texts(result: JsonDict) -> list[str]:
     return [text_of(m) for m in result["messages"]]
 
 
+@pytest.mark.in_process
 async def test_fork_clone_new_list_and_switch(e2e: E2E) -> None:
     other_cwd_folder = e2e.session_root / "--somewhere-else--"
     other_cwd_folder.mkdir(parents=True)
@@ -143,6 +144,7 @@ async def test_fork_clone_new_list_and_switch(e2e: E2E) -> None:
         assert next(e for e in entries if e["id"] == u4)["parentId"] == a1
 
 
+@pytest.mark.in_process
 async def test_switch_to_a_file_that_is_not_a_session_changes_nothing(e2e: E2E) -> None:
     notes = e2e.cwd / "notes.txt"
     notes.write_bytes(b"hello\nthis is not a session\n")
@@ -196,6 +198,7 @@ async def test_a_session_locked_by_another_server(e2e: E2E) -> None:
     assert len(messages_of(read_jsonl(locked))) == 4
 
 
+@pytest.mark.in_process
 async def test_reopen_restores_the_leaf_after_navigation(e2e: E2E) -> None:
     async with e2e.server() as client:
         u1, a1 = await prompt_ids(client, "first")
@@ -291,6 +294,7 @@ def v1_file(cwd: Path) -> bytes:
     return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
 
 
+@pytest.mark.in_process
 async def test_a_v1_session_file_is_migrated_and_served(e2e: E2E) -> None:
     path = e2e.root / "old-session.jsonl"
     path.write_bytes(v1_file(e2e.cwd))
@@ -326,6 +330,7 @@ async def test_a_v1_session_file_is_migrated_and_served(e2e: E2E) -> None:
     assert [text_of(e["message"]) for e in messages_of(entries)][-2:] == ["u4", "Echo: u4"]
 
 
+@pytest.mark.in_process
 async def test_no_session_mode_writes_nothing(e2e: E2E) -> None:
     async with e2e.server("--no-session") as client:
         u1, _ = await prompt_ids(client, "first")

@@ -15,7 +15,7 @@ from rpc_agent.server import errors as codes
 
 from .conftest import E2E, expect_error, start, text_of, wait_event
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
 JsonDict = dict[str, Any]
 

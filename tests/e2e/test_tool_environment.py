@@ -10,7 +10,7 @@ import pytest
 
 from .conftest import E2E, text_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
 JsonDict = dict[str, Any]
 

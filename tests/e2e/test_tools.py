@@ -17,6 +17,7 @@ pytestmark = pytest.mark.anyio
 JsonDict = dict[str, Any]
 
 
+@pytest.mark.in_process
 async def test_bash_tool_round_trip(e2e: E2E) -> None:
     script: list[JsonDict] = [
         {"toolCalls": [{"name": "bash", "arguments": {"command": "echo hi > f.txt && cat f.txt"}}]},
@@ -65,6 +66,7 @@ async def test_bash_tool_round_trip(e2e: E2E) -> None:
         assert stored == result["messages"]
 
 
+@pytest.mark.in_process
 async def test_write_read_edit_tools(e2e: E2E) -> None:
     script: list[JsonDict] = [
         {"toolCalls": [{"name": "write", "arguments": {"path": "notes/a.txt", "content": "alpha\nbeta\n"}}]},
@@ -103,6 +105,7 @@ async def test_write_read_edit_tools(e2e: E2E) -> None:
         assert [e["isError"] for e in ends] == [r["isError"] for r in results]
 
 
+@pytest.mark.in_process
 async def test_full_output_files_are_removed_when_their_session_closes(e2e: E2E) -> None:
     long_output: JsonDict = {"toolCalls": [{"name": "bash", "arguments": {"command": "seq 1 5000"}}]}
     script: list[JsonDict] = [long_output, {"text": "long"}, long_output, {"text": "long again"}]

@@ -15,7 +15,7 @@ from rpc_agent_client import RpcAgentClient
 
 from .conftest import E2E, WAIT, expect_error, header_and_entries, read_jsonl, text_of
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
 JsonDict = dict[str, Any]
 

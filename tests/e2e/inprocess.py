@@ -1,0 +1,183 @@
+"""The same server the subprocess tests start, run inside the test's event loop.
+
+Spawning ``python -m rpc_agent`` costs a fresh interpreter and every import for each server, and
+most e2e tests are about the agent and its sessions, not about the process. For those, the
+command line goes through the real ``rpc_agent.cli.main`` (same flags, same settings files, same
+start-up checks) and the resulting config is served by the real ``rpc_agent.server.app.serve``;
+only its ends are swapped: stdin and stdout are one socket pair owned by the test, the signal receiver
+is a stream the test writes to, and the exit code is ``serve``'s return value. The client on the
+other end is the ordinary :class:`RpcAgentClient`, so a test reads the same whether its server is
+a process or not.
+
+What stays in a subprocess (``tests/e2e`` modules without the ``in_process`` mark): anything
+about the process itself (EOF, signals, bytes on stdin, exit codes of failed starts), locks
+between processes, the environment tools inherit, and the Anthropic SDK over HTTP.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import socket
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+from anyio.abc import ByteReceiveStream, ByteSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from rpc_agent import cli
+from rpc_agent.runtime import ServerConfig
+from rpc_agent.server import app
+from rpc_agent.server.transport import LineReader, LineWriter
+
+
+class ServerTask(anyio.abc.Process):
+    """``serve()`` running in a task, shaped like the process :class:`RpcAgentClient` expects."""
+
+    def __init__(
+        self, stdio: anyio.abc.SocketStream, signals: MemoryObjectSendStream[int], scope: anyio.CancelScope
+    ) -> None:
+        self._stdio = stdio
+        self._signals = signals
+        self._scope = scope
+        self._returncode: int | None = None
+        self.exited = anyio.Event()
+
+    def finished(self, code: int) -> None:
+        self._returncode = code
+        self.exited.set()
+
+    async def wait(self) -> int:
+        await self.exited.wait()
+        assert self._returncode is not None
+        return self._returncode
+
+    def send_signal(self, sig: int) -> None:
+        if sig == signal.SIGKILL:
+            self.kill()
+            return
+        with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._signals.send_nowait(sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self._scope.cancel()
+
+    async def aclose(self) -> None:
+        await self._stdio.aclose()
+
+    @property
+    def pid(self) -> int:
+        return os.getpid()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._returncode
+
+    @property
+    def stdin(self) -> ByteSendStream:
+        return self._stdio
+
+    @property
+    def stdout(self) -> ByteReceiveStream:
+        return self._stdio
+
+    @property
+    def stderr(self) -> None:
+        return None
+
+
+def config_from_argv(argv: list[str]) -> ServerConfig:
+    """The config ``rpc-agent ARGV`` would serve, built by the real command line."""
+    captured: list[ServerConfig] = []
+
+    def capture(config: ServerConfig) -> int:
+        captured.append(config)
+        return 0
+
+    real_run = app.run
+    app.run = capture
+    try:
+        code = cli.main(argv)
+    finally:
+        app.run = real_run
+    assert code == 0, f"rpc-agent {argv} would not start (exit {code})"
+    assert captured
+    return captured[0]
+
+
+@contextmanager
+def _log_to(path: Path) -> Iterator[None]:
+    """The server's log records go to ``path`` (its stderr, had it been a process)."""
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("rpc-agent: %(levelname)s %(message)s"))
+    handler.setLevel(logging.WARNING)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+
+
+@asynccontextmanager
+async def serve_in_task(argv: list[str], log: Path) -> AsyncIterator[ServerTask]:
+    """``rpc-agent ARGV`` served in a task; yields its process-shaped handle.
+
+    The caller sets ``$RPC_AGENT_HOME`` (the process's environment) before calling."""
+    config = config_from_argv(argv)
+    # One connected socket pair stands for both pipes: the server reads and writes its end's
+    # descriptor exactly as it does stdin and stdout; closing the test's end is EOF.
+    ours, theirs = socket.socketpair()
+    signal_send, signal_receive = anyio.create_memory_object_stream[int](16)
+
+    def open_stdio(*, protect_stdout: bool = True) -> tuple[LineReader, LineWriter]:
+        return LineReader(theirs.fileno()), LineWriter(theirs.fileno())
+
+    @contextmanager
+    def open_signal_receiver(*signals: int) -> Iterator[MemoryObjectReceiveStream[int]]:
+        yield signal_receive
+
+    patches: list[tuple[Any, str, Any]] = [
+        (app, "open_stdio", open_stdio),
+        (app, "_stdin_is_a_host", lambda: True),
+        (anyio, "open_signal_receiver", open_signal_receiver),
+    ]
+    saved = [(target, name, getattr(target, name)) for target, name, _ in patches]
+    for target, name, value in patches:
+        setattr(target, name, value)
+    try:
+        async with anyio.create_task_group() as group:
+            scope = anyio.CancelScope()
+            task = ServerTask(await anyio.abc.SocketStream.from_socket(ours), signal_send, scope)
+
+            async def run() -> None:
+                code = -signal.SIGKILL
+                try:
+                    with _log_to(log), scope:
+                        code = await app.serve(config)
+                finally:
+                    theirs.close()
+                    task.finished(code)
+
+            group.start_soon(run)
+            try:
+                yield task
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await task.wait()
+                    await task.aclose()
+                signal_send.close()
+                signal_receive.close()
+    finally:
+        for target, name, value in saved:
+            setattr(target, name, value)
