@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
 
 import anyio
 import anyio.to_thread
 import orjson
 from pydantic import BaseModel
 
+from rpc_agent.protocol.base import JsonDict
+
 from .protocol.content import message_text
 from .runtime import Runtime, ServerConfig
 from .server.app import event_payload
 
-JsonDict = dict[str, Any]
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 LIMIT_STOPS = ("max_turns", "max_budget")
 

@@ -8,7 +8,6 @@ AgentSession API the JSON-RPC methods use, and its answer comes back as agent te
 from __future__ import annotations
 
 import shlex
-from typing import Any
 
 from acp.schema import (
     AvailableCommand,
@@ -19,14 +18,14 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
+from rpc_agent.protocol.base import JsonDict
+
 from ..agent.session import AgentSession
 from ..mcp import McpManager
 from ..protocol import methods as m
 from .prompt import PromptBlock
 from .session import AcpSession
 from .sessions import Sessions
-
-JsonDict = dict[str, Any]
 
 COMMANDS: list[tuple[str, str, str | None]] = [
     ("tree", "Show the conversation tree; /tree <entry-id> moves to that entry", "entry id (optional)"),

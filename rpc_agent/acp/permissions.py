@@ -11,13 +11,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import anyio.lowlevel
 from acp.interfaces import Client
 from acp.schema import PermissionOption, ToolCallUpdate
 
 from acp import RequestError, update_tool_call
+from rpc_agent.protocol.base import JsonDict
 
 from ..agent.policy import ApprovalMode
 from ..tools.access import DiskFiles
@@ -27,7 +27,6 @@ from .updates import tool_kind, tool_title
 
 logger = logging.getLogger("rpc_agent.acp")
 
-JsonDict = dict[str, Any]
 
 APPROVAL_POLICIES: dict[ApprovalMode, tuple[str, str]] = {
     "writes": ("Ask before changes", "Ask before write, edit and bash; other tools only read"),

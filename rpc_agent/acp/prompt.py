@@ -13,9 +13,10 @@ from acp.schema import (
     TextContentBlock,
 )
 
+from rpc_agent.protocol.base import JsonDict
+
 from ..protocol import methods as m
 
-JsonDict = dict[str, Any]
 PromptBlock = (
     TextContentBlock
     | ImageContentBlock

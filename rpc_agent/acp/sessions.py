@@ -13,7 +13,6 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 import anyio.abc
@@ -31,6 +30,7 @@ from pydantic import BaseModel
 
 from acp import RequestError, update_tool_call
 from rpc_agent.errors import SessionNotFoundError
+from rpc_agent.protocol.base import JsonDict
 
 from ..mcp import McpManager, McpServerConfig, from_wire_json
 from ..runtime import Runtime, ServerConfig
@@ -42,7 +42,6 @@ from .session import AcpSession, Flush
 from .terminal import EditorTerminal
 from .updates import EventTranslator, Update
 
-JsonDict = dict[str, Any]
 McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 
 STOP_SECONDS = 1.5

@@ -24,7 +24,7 @@ from typing import Any
 
 import anyio.to_thread
 
-JsonDict = dict[str, Any]
+from rpc_agent.protocol.base import JsonDict
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

@@ -36,10 +36,9 @@ from acp import (
     update_tool_call,
     update_user_message,
 )
+from rpc_agent.protocol.base import JsonDict
 
 from ..protocol import events as ev
-
-JsonDict = dict[str, Any]
 
 Update = (
     UserMessageChunk

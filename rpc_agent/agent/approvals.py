@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
+
+from rpc_agent.protocol.base import JsonDict
 
 from ..protocol import events as ev
 from ..tools.base import Tool, ToolError
 from .host import Host
 from .policy import ApprovalPolicy, preview
-
-JsonDict = dict[str, Any]
 
 
 class ApprovalGate:

@@ -8,14 +8,13 @@ compaction was already summarized once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from rpc_agent.protocol.base import JsonDict
 
 from ..providers.base import ModelInfo, Provider
 from ..session.context import entry_to_message
 from ..session.store import SessionManager
 from .summarize import BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT, summarize
-
-JsonDict = dict[str, Any]
 
 SUMMARY_BUDGET_CHARS = 400_000
 """About 100k tokens of transcript: newest entries are kept first when a branch is longer."""

@@ -10,10 +10,10 @@ from typing import Any, ClassVar, cast
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from rpc_agent.protocol.base import JsonDict
+
 from ..tools.base import Tool, ToolContext, ToolOutput
 from .host import ClientToolSpec, Host
-
-JsonDict = dict[str, Any]
 
 
 class _HostArgs(BaseModel):

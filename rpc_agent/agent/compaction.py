@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import orjson
+
+from rpc_agent.protocol.base import JsonDict
 
 from ..errors import NothingToCompactError
 from ..providers.base import ModelInfo, Provider
 from ..session.context import entry_to_message
 from .branch_summary import file_operations
 from .summarize import SUMMARY_FORMAT, summarize
-
-JsonDict = dict[str, Any]
 
 IMAGE_CHARS = 4800
 

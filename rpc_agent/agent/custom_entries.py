@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rpc_agent.protocol.base import JsonDict
+
 from ..protocol import events as ev
 from ..protocol.base import trusted
 from ..session.store import SessionManager
@@ -15,8 +17,6 @@ from .loop import now_ms
 
 if TYPE_CHECKING:
     from .session import AgentSession
-
-JsonDict = dict[str, Any]
 
 
 async def send_custom_message(

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from rpc_agent.protocol.base import JsonDict
+
 from ..protocol import host as h
 from ..protocol import methods as m
 from ..session.store import SessionManager
@@ -22,7 +24,6 @@ from .host import Host
 if TYPE_CHECKING:
     from .loop import RunContext
 
-JsonDict = dict[str, Any]
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
 

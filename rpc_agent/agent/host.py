@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
-JsonDict = dict[str, Any]
+from rpc_agent.protocol.base import JsonDict
 
 HOOK_NAMES = (
     "session_before_tree",

@@ -21,6 +21,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from rpc_agent.errors import ProviderError
+from rpc_agent.protocol.base import JsonDict
 
 from ..protocol import events as ev
 from ..protocol.base import trusted
@@ -35,7 +36,6 @@ from .host import Host
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
 
-JsonDict = dict[str, Any]
 Emit = Callable[[BaseModel], None]
 Authorize = Callable[[str, str, JsonDict], Awaitable[bool]]
 """``authorize(tool_call_id, tool_name, args)``: may this tool call run? (a front asks its user)"""

@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from rpc_agent.protocol.base import JsonDict
+
 from ..protocol import events as ev
 from ..protocol.base import trusted
-
-JsonDict = dict[str, Any]
 
 _START_OF = {
     "turn_end": "turn_start",

@@ -14,13 +14,13 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from rpc_agent.errors import SettingsError
+from rpc_agent.protocol.base import JsonDict
 
 from ..tools.base import Tool, is_read_only
 
-JsonDict = dict[str, Any]
 ApprovalMode = Literal["never", "writes", "all"]
 Verdict = Literal["allow", "deny", "ask"]
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
 
-JsonDict = dict[str, Any]
+from rpc_agent.protocol.base import JsonDict
 
 
 @dataclass(slots=True)

@@ -19,6 +19,8 @@ from typing import Any, Protocol
 import anyio
 from pydantic import BaseModel
 
+from rpc_agent.protocol.base import JsonDict
+
 from ..errors import AgentBusyError, PersistenceError
 from ..protocol import events as ev
 from ..protocol import methods as m
@@ -43,7 +45,6 @@ from .user_bash import UserBash
 
 __all__ = ["THINKING_LEVELS", "AgentSession", "SessionTools"]
 
-JsonDict = dict[str, Any]
 Emit = Callable[[BaseModel], None]
 
 logger = logging.getLogger("rpc_agent")

@@ -6,16 +6,13 @@ the summarizer cannot be confused into continuing the conversation or calling to
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 
 from rpc_agent.errors import ProviderError
+from rpc_agent.protocol.base import JsonDict
 
 from ..protocol.content import message_text
 from ..providers.base import ModelInfo, Provider, ProviderRequest
-
-JsonDict = dict[str, Any]
 
 TOOL_RESULT_LIMIT = 2000
 

@@ -9,9 +9,11 @@ its ``_exclusive`` guard, so no run appends to a session that is being left.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
+
+from rpc_agent.protocol.base import JsonDict
 
 from ..errors import InvalidRequestError, SessionNotFoundError
 from ..protocol import events as ev
@@ -24,8 +26,6 @@ from . import hooks
 
 if TYPE_CHECKING:
     from .session import AgentSession
-
-JsonDict = dict[str, Any]
 
 
 def _article(word: str) -> str:

@@ -8,9 +8,11 @@ start of the next prompt instead.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
+
+from rpc_agent.protocol.base import JsonDict
 
 from ..protocol import methods as m
 from ..protocol.content import message_text
@@ -20,8 +22,6 @@ from .loop import now_ms
 
 if TYPE_CHECKING:
     from .session import AgentSession
-
-JsonDict = dict[str, Any]
 
 
 class UserBash:

@@ -7,18 +7,17 @@ AgentSession's run state.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import anyio.to_thread
 import orjson
+
+from rpc_agent.protocol.base import JsonDict
 
 from .. import export
 from ..protocol import methods as m
 from ..protocol.content import message_text
 from ..session import files
 from ..session.store import SessionManager
-
-JsonDict = dict[str, Any]
 
 
 def messages(manager: SessionManager) -> list[JsonDict]:

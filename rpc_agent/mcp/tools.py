@@ -14,7 +14,9 @@ from typing import Any, ClassVar
 from mcp import types
 from pydantic import BaseModel, ConfigDict
 
-from ..tools.base import JsonDict, ToolContext, ToolError, ToolOutput
+from rpc_agent.protocol.base import JsonDict
+
+from ..tools.base import ToolContext, ToolError, ToolOutput
 from .connection import McpCallError, McpConnection
 
 PREFIX = "mcp__"

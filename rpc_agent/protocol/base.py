@@ -8,6 +8,9 @@ from pydantic import BaseModel, ConfigDict
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
+JsonDict = dict[str, Any]
+"""A JSON object as Python holds it: session entries and messages as stored, wire payloads."""
+
 
 class Params(BaseModel):
     """Request params: unknown fields are an error (a typo should not be silently ignored)."""

@@ -16,9 +16,9 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-CURRENT_SESSION_VERSION = 3
+from .base import JsonDict
 
-JsonDict = dict[str, Any]
+CURRENT_SESSION_VERSION = 3
 
 
 class _Open(BaseModel):

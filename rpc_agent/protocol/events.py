@@ -11,11 +11,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .base import JsonDict
 from .entries import AgentMessage
 from .methods import CompactResult, McpStatus
-
-JsonDict = dict[str, Any]
-
 
 AssistantEventType = Literal[
     "start",

@@ -11,19 +11,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 import orjson
 from pydantic import BaseModel, RootModel
 from pydantic.json_schema import models_json_schema
 
 from . import PROTOCOL_VERSION
+from .base import JsonDict
 from .entries import AgentMessage, KnownEntry, SessionHeader
 from .events import Event
 from .host import CLIENT_REQUESTS, CancelRequestParams
 from .table import METHODS, Method
-
-JsonDict = dict[str, Any]
 
 OUTPUT = Path(__file__).resolve().parents[2] / "protocol"
 

@@ -13,10 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import Params, Result
+from .base import JsonDict, Params, Result
 from .entries import AgentMessage
-
-JsonDict = dict[str, Any]
 
 HookName = Literal[
     "session_before_tree",

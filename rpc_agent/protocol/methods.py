@@ -6,11 +6,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from .base import Params, Result
+from .base import JsonDict, Params, Result
 from .entries import AgentMessage, ImageContent, ThinkingLevel
 from .host import AcceptedCapabilities, ClientCapabilities
-
-JsonDict = dict[str, Any]
 
 StreamingBehavior = Literal["steer", "followUp"]
 QueueMode = Literal["all", "one-at-a-time"]

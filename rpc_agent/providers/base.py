@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
+
+from rpc_agent.protocol.base import JsonDict
 
 from ..errors import ProviderError
 from ..protocol.events import AssistantEventType
-
-JsonDict = dict[str, Any]
 
 
 @dataclass(slots=True)

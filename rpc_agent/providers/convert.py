@@ -30,7 +30,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from rpc_agent.providers.base import JsonDict, ProviderRequest, ToolSpec
+from rpc_agent.protocol.base import JsonDict
+from rpc_agent.providers.base import ProviderRequest, ToolSpec
 from rpc_agent.providers.models import DEFAULT_OUTPUT_TOKENS, PROVIDER, spec_for, thinking_params
 
 API = "anthropic-messages"

@@ -23,8 +23,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.entries import THINKING_LEVELS
-from rpc_agent.providers.base import JsonDict, ModelInfo
+from rpc_agent.providers.base import ModelInfo
 
 PROVIDER = "anthropic"
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import anyio
 from pydantic import BaseModel, ValidationError
+
+from rpc_agent.protocol.base import JsonDict
 
 from ..agent.host import ApprovalAnswer, ClientToolAnswer, HostCapabilities
 from ..protocol import events as ev
@@ -25,7 +27,6 @@ from .errors import ConnectionClosedError, RpcError
 from .router import Router
 
 logger = logging.getLogger(__name__)
-JsonDict = dict[str, Any]
 Fallback = Literal["denied", "no_change", "tool_error"]
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import anyio.to_thread
 
 from rpc_agent.errors import AgentError
+from rpc_agent.protocol.base import JsonDict
 
 from .. import __version__
 from ..agent.session import AgentSession
@@ -32,8 +33,6 @@ from .router import MethodRegistry, RawJson
 
 if TYPE_CHECKING:
     from .host_bridge import JsonRpcHost
-
-JsonDict = dict[str, Any]
 
 
 def map_error(exc: BaseException) -> RpcError | None:

@@ -25,6 +25,8 @@ from typing import Any
 
 import anyio.to_thread
 
+from rpc_agent.protocol.base import JsonDict
+
 MAX_PERSIST_CHARS = 500_000
 TRUNCATION_NOTICE = "[Session persistence truncated large content]"
 BLOB_MIN_BASE64 = 1024
@@ -34,8 +36,6 @@ STAGE_MIN_BASE64 = 256 * 1024
 TRANSIENT_FIELDS = ("partialJson", "jsonlEvents")
 _STAGED_KEPT = 32
 """Staged references remembered; more only happens with many images queued at once."""
-
-JsonDict = dict[str, Any]
 
 
 class BlobStore:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-JsonDict = dict[str, Any]
+from rpc_agent.protocol.base import JsonDict
 
 
 @dataclass(slots=True)

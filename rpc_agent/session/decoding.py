@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 import orjson
 
-JsonDict = dict[str, Any]
+from rpc_agent.protocol.base import JsonDict
 
 BLOB_MARK = b"blob:sha256:"
 """Lines holding blob references are parsed at once: their images are restored, never sent raw."""

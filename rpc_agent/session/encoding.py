@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
+
+from rpc_agent.protocol.base import JsonDict
 
 from .blobs import MAX_PERSIST_CHARS, BlobStore, prepare_for_disk
 from .index import new_entry_id
 from .migrations import file_version, migrate
-
-JsonDict = dict[str, Any]
 
 
 def encode_for_disk(lines: list[JsonDict], blobs: BlobStore | None) -> bytes:

@@ -24,12 +24,11 @@ from typing import Any
 import orjson
 
 from rpc_agent.errors import InvalidSessionFileError, ProtectedPathError, SessionLockedError
+from rpc_agent.protocol.base import JsonDict
 
 from ..protocol.content import message_text
 from ..protocol.entries import CURRENT_SESSION_VERSION
 from .decoding import BLOB_MARK, StoredLines, stub_of
-
-JsonDict = dict[str, Any]
 
 HOME_ENV = "RPC_AGENT_HOME"
 

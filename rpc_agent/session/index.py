@@ -12,11 +12,11 @@ import secrets
 from collections.abc import Iterable
 from typing import Any
 
+from rpc_agent.protocol.base import JsonDict
+
 from .blobs import BlobStore, restore_blobs
 from .decoding import StoredLines, StoredMessage
 from .files import LoadReport
-
-JsonDict = dict[str, Any]
 
 LEAF_MARKER = "rpc-agent.leaf"
 """``customType`` of the entries that record a leaf move which appended nothing."""

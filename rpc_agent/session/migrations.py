@@ -8,11 +8,10 @@ say whether anything changed, so the caller knows to rewrite the file (atomicall
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+
+from rpc_agent.protocol.base import JsonDict
 
 from ..protocol.entries import CURRENT_SESSION_VERSION
-
-JsonDict = dict[str, Any]
 
 
 def file_version(lines: list[JsonDict]) -> int:

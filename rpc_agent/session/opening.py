@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rpc_agent.errors import SessionNotFoundError
+from rpc_agent.protocol.base import JsonDict
 
 from ..protocol.entries import CURRENT_SESSION_VERSION
 from . import files
@@ -22,8 +23,6 @@ from .files import SessionLock
 
 if TYPE_CHECKING:
     from .store import SessionManager
-
-JsonDict = dict[str, Any]
 
 
 def new_header(cwd: str, parent_session: str | None) -> JsonDict:

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-JsonDict = dict[str, Any]
+from rpc_agent.protocol.base import JsonDict
 
 PREVIEW_CHARS = 100
 """A tree row shows about this much; more would only make a 100k-node tree heavier."""

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from rpc_agent.errors import InvalidSessionFileError
+from rpc_agent.protocol.base import JsonDict
 
 from ..protocol.entries import dump_message, parse_message
 from . import files, opening
@@ -38,8 +39,6 @@ from .index import LEAF_MARKER, EntryIndex, _ids, is_bookkeeping, is_leaf_marker
 from .tree import SessionTree, TreeNode
 from .view import SessionView
 from .writer import WriteChain
-
-JsonDict = dict[str, Any]
 
 
 class PendingAppend:

@@ -17,12 +17,12 @@ from typing import Any, Literal
 
 import orjson
 
+from rpc_agent.protocol.base import JsonDict
+
 from .context import iso_to_ms
 from .decoding import StoredMessage
 from .index import PLAIN_TYPES, EntryIndex, is_bookkeeping
 from .preview import preview_of, preview_of_stored
-
-JsonDict = dict[str, Any]
 
 PREPARE_SLICE = 2000
 """Rows encoded per hold of the lock when the whole tree is prepared in the background."""

@@ -16,14 +16,13 @@ from typing import Any
 import orjson
 
 from rpc_agent.errors import EntryNotFoundError
+from rpc_agent.protocol.base import JsonDict
 
 from .blobs import BlobStore
 from .context import SessionContext, build_session_context, path_to_root
 from .files import LoadReport
 from .index import EntryIndex, is_bookkeeping
 from .tree import SessionTree, TreeFilter, TreeNode, sort_key
-
-JsonDict = dict[str, Any]
 
 PREPARE_TREE_ENTRIES = 2000
 """From this many entries on, ``warm_up`` builds the tree rows in the background; a shorter

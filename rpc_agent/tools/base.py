@@ -15,10 +15,10 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel
 
+from rpc_agent.protocol.base import JsonDict
+
 from .environment import DEFAULT_POLICY
 from .temp_files import UNOWNED, TempFiles
-
-JsonDict = dict[str, Any]
 
 
 @dataclass(slots=True)

@@ -13,13 +13,13 @@ fraction behind; ``final()`` always parses everything.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from pydantic_core import from_json
 
+from rpc_agent.protocol.base import JsonDict
+
 __all__ = ["PartialJson"]
 
-JsonDict = dict[str, Any]
 
 _OPEN_NUMBER_TAIL = re.compile(r"(?<=[0-9:,\[\s])[-+.eE]+$")
 _ALWAYS_PARSE_BELOW = 4096

@@ -8,8 +8,9 @@ from typing import Any
 import anyio
 
 from rpc_agent.errors import ProviderError
+from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.events import AssistantEventType
-from rpc_agent.providers.base import AssistantEvent, JsonDict, ModelInfo, empty_usage
+from rpc_agent.providers.base import AssistantEvent, ModelInfo, empty_usage
 from rpc_agent.providers.convert import API
 from rpc_agent.providers.models import PROVIDER, cost_of
 
