@@ -13,6 +13,7 @@ from pathlib import Path
 
 from acp import RequestError
 
+from ..protocol.methods import SessionInfoModel
 from ..session import files
 
 PAGE_SIZE = 50
@@ -33,7 +34,7 @@ def decode_cursor(cursor: str) -> int:
     return offset
 
 
-def find_sessions(session_dir: Path | None, home: Path, cwd: str | None) -> list[files.SessionInfo]:
+def find_sessions(session_dir: Path | None, home: Path, cwd: str | None) -> list[SessionInfoModel]:
     """Every session in the session folder (``--session-dir``) or under the home's sessions
     root, newest first; only those of ``cwd`` when it is given."""
     if session_dir is not None:
@@ -47,7 +48,7 @@ def find_sessions(session_dir: Path | None, home: Path, cwd: str | None) -> list
     return infos
 
 
-def page(infos: list[files.SessionInfo], cursor: str | None) -> tuple[list[files.SessionInfo], str | None]:
+def page(infos: list[SessionInfoModel], cursor: str | None) -> tuple[list[SessionInfoModel], str | None]:
     start = decode_cursor(cursor) if cursor is not None else 0
     if start > len(infos):
         raise RequestError.invalid_params({"details": "cursor is past the end of the list"})

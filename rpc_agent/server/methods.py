@@ -7,7 +7,6 @@ synchronous and never wait, so the router runs them on its fast path.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
@@ -237,7 +236,7 @@ class Methods:
                 or files.default_session_dir(agent.manager.cwd, agent.home)
             )
             infos = await anyio.to_thread.run_sync(files.list_sessions, folder)
-        return m.ListSessionsResult(sessions=[m.SessionInfoModel(**dataclasses.asdict(i)) for i in infos])
+        return m.ListSessionsResult(sessions=infos)
 
     async def fork(self, p: m.ForkParams) -> m.ForkResult:
         return await self.agent.fork(p.entryId)

@@ -28,6 +28,7 @@ from rpc_agent.protocol.base import JsonDict
 
 from ..protocol.content import message_text
 from ..protocol.entries import CURRENT_SESSION_VERSION
+from ..protocol.methods import SessionInfoModel
 from .decoding import BLOB_MARK, StoredLines, stub_of
 
 HOME_ENV = "RPC_AGENT_HOME"
@@ -532,24 +533,11 @@ def flock_holder(info: os.stat_result) -> int | None:
 # --- discovery ----------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class SessionInfo:
-    path: str
-    id: str
-    cwd: str
-    name: str | None
-    parentSession: str | None
-    created: str
-    modified: str
-    messageCount: int
-    firstMessage: str
-
-
 def _iso_from_ms(value: float) -> str:
     return datetime.fromtimestamp(value / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def session_info(path: Path) -> SessionInfo | None:
+def session_info(path: Path) -> SessionInfoModel | None:
     """Listing metadata for one file, or None when it is not a session.
 
     The message count and session name need the whole file; we scan the raw bytes line by
@@ -599,7 +587,7 @@ def session_info(path: Path) -> SessionInfo | None:
         _iso_from_ms(last_activity) if last_activity else (created or _iso_from_ms(stat.st_mtime * 1000))
     )
     parent = header.get("parentSession")
-    return SessionInfo(
+    return SessionInfoModel(
         path=str(path),
         id=str(header["id"]),
         cwd=str(header.get("cwd", "")),
@@ -612,7 +600,7 @@ def session_info(path: Path) -> SessionInfo | None:
     )
 
 
-def list_sessions(folder: Path) -> list[SessionInfo]:
+def list_sessions(folder: Path) -> list[SessionInfoModel]:
     """Sessions in one folder, most recently active first."""
     if not folder.is_dir():
         return []
@@ -627,7 +615,7 @@ def list_sessions(folder: Path) -> list[SessionInfo]:
     return infos
 
 
-def list_all_sessions(root: Path) -> list[SessionInfo]:
+def list_all_sessions(root: Path) -> list[SessionInfoModel]:
     """Sessions of every working directory under a sessions root, most recent first."""
     if not root.is_dir():
         return []
