@@ -14,7 +14,7 @@ from pathlib import Path
 from acp import RequestError
 
 from ..protocol.methods import SessionInfoModel
-from ..session import files
+from ..session import files, listing
 
 PAGE_SIZE = 50
 
@@ -38,11 +38,11 @@ def find_sessions(session_dir: Path | None, home: Path, cwd: str | None) -> list
     """Every session in the session folder (``--session-dir``) or under the home's sessions
     root, newest first; only those of ``cwd`` when it is given."""
     if session_dir is not None:
-        infos = files.list_sessions(session_dir)
+        infos = listing.list_sessions(session_dir)
     elif cwd is not None:
-        infos = files.list_sessions(files.default_session_dir(cwd, home))
+        infos = listing.list_sessions(files.default_session_dir(cwd, home))
     else:
-        infos = files.list_all_sessions(files.sessions_root(home))
+        infos = listing.list_all_sessions(files.sessions_root(home))
     if cwd is not None:
         infos = [info for info in infos if info.cwd == cwd]
     return infos

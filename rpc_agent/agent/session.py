@@ -27,7 +27,7 @@ from ..protocol import methods as m
 from ..protocol.base import trusted
 from ..protocol.entries import THINKING_LEVELS
 from ..providers.base import ModelInfo, Provider, ToolSpec
-from ..session import files
+from ..session import guard
 from ..session.store import SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool, tool_schema
 from ..tools.temp_files import TempFiles
@@ -298,7 +298,7 @@ class AgentSession:
             authorize=self._authorize(),
             files=self.files,
             commands=self.commands,
-            session_folders=files.store_folders(self.home, (self.session_dir,)),
+            session_folders=guard.store_folders(self.home, (self.session_dir,)),
             temp_files=self.temp_files,
             host=self.host,
             max_turns=max_turns if max_turns is not None else self.max_turns,

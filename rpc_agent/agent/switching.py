@@ -20,7 +20,7 @@ from ..protocol import events as ev
 from ..protocol import host as h
 from ..protocol import methods as m
 from ..protocol.content import message_text
-from ..session import files
+from ..session import files, guard
 from ..session.store import SessionManager
 from . import hooks
 
@@ -113,7 +113,7 @@ async def new_session(session: AgentSession, parent_session: str | None) -> m.Se
 async def switch_session(session: AgentSession, path: str) -> m.SessionChangeResult:
     target = Path(path).expanduser()
     manager = session.manager
-    if manager.session_file is not None and files.same_file(target, manager.session_file):
+    if manager.session_file is not None and guard.same_file(target, manager.session_file):
         return _changed(session)  # this session, by any name
     if not target.exists():
         # Checked here as well as in the store: taking the lock first would create the

@@ -16,7 +16,7 @@ from rpc_agent.protocol.base import JsonDict
 from .. import export
 from ..protocol import methods as m
 from ..protocol.content import message_text
-from ..session import files
+from ..session import guard
 from ..session.store import SessionManager
 
 
@@ -90,6 +90,6 @@ async def export_html(manager: SessionManager, output_path: str | None) -> str:
     data = export.page_data(manager)  # here, on the loop: the manager is not thread-safe
     target = Path(output_path).expanduser() if output_path else export.default_output_path(manager)
     # Never over a session file: the live one under any name, or any other session.
-    await anyio.to_thread.run_sync(lambda: files.check_write_target(target, live=manager.session_file))
+    await anyio.to_thread.run_sync(lambda: guard.check_write_target(target, live=manager.session_file))
     await anyio.to_thread.run_sync(export.write_page, data, target)
     return str(target)

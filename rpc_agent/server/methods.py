@@ -25,7 +25,7 @@ from ..protocol import methods as m
 from ..protocol.base import Empty, Ok
 from ..protocol.table import METHODS
 from ..providers.base import ModelInfo
-from ..session import files
+from ..session import files, listing
 from ..session.store import SessionManager
 from .errors import ERROR_CODES, RpcError
 from .router import MethodRegistry, RawJson
@@ -228,14 +228,14 @@ class Methods:
         agent = self.agent
         if p is not None and p.all:
             root = files.sessions_root(agent.home)
-            infos = await anyio.to_thread.run_sync(files.list_all_sessions, root)
+            infos = await anyio.to_thread.run_sync(listing.list_all_sessions, root)
         else:
             folder = (
                 agent.session_dir
                 or agent.manager.session_dir
                 or files.default_session_dir(agent.manager.cwd, agent.home)
             )
-            infos = await anyio.to_thread.run_sync(files.list_sessions, folder)
+            infos = await anyio.to_thread.run_sync(listing.list_sessions, folder)
         return m.ListSessionsResult(sessions=infos)
 
     async def fork(self, p: m.ForkParams) -> m.ForkResult:

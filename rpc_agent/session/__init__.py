@@ -11,7 +11,8 @@ from rpc_agent.errors import (
 
 from ..protocol.methods import SessionInfoModel as SessionInfo
 from .context import ModelRef, SessionContext, build_session_context
-from .files import LoadReport, list_all_sessions, list_sessions
+from .files import LoadReport
+from .listing import list_all_sessions, list_sessions
 from .store import LEAF_MARKER, PendingAppend, SessionManager
 from .tree import TreeNode
 

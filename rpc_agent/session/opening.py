@@ -16,10 +16,10 @@ from rpc_agent.errors import SessionNotFoundError
 from rpc_agent.protocol.base import JsonDict
 
 from ..protocol.entries import CURRENT_SESSION_VERSION
-from . import files
+from . import files, listing
 from .blobs import BlobStore, restore_blobs
 from .encoding import encode_for_disk, migrate_lines
-from .files import SessionLock
+from .locking import SessionLock
 
 if TYPE_CHECKING:
     from .store import SessionManager
@@ -150,7 +150,7 @@ def continue_recent(
     cls: type[SessionManager], cwd: str, session_dir: Path | str | None, home: Path | None
 ) -> SessionManager:
     folder = Path(session_dir) if session_dir is not None else files.default_session_dir(cwd, home)
-    recent = files.most_recent_session(folder)
+    recent = listing.most_recent_session(folder)
     if recent is not None:
         return open_file(cls, recent, folder, cwd, home, False)
     return create(cls, cwd, folder, None, home)

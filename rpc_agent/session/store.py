@@ -34,8 +34,9 @@ from . import files, opening
 from .blobs import BlobStore
 from .decoding import StoredLines
 from .encoding import encode_for_disk
-from .files import LoadReport, SessionLock
+from .files import LoadReport
 from .index import LEAF_MARKER, EntryIndex, _ids, is_bookkeeping, is_leaf_marker, new_entry_id
+from .locking import SessionLock
 from .tree import SessionTree, TreeNode
 from .view import SessionView
 from .writer import WriteChain

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from rpc_agent.session.files import session_write_refusal, store_folders
+from rpc_agent.session.guard import session_write_refusal, store_folders
 from rpc_agent.tools.base import ToolContext, ToolError
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)

@@ -309,8 +309,8 @@ def test_listing_skips_a_fifo_without_blocking(tmp_path: Path) -> None:
     path = written_session(folder)
     os.mkfifo(folder / "2024-01-01T00-00-00-000Z_0c0ffee0-0000-4000-8000-000000000000.jsonl")
     code = (
-        "import sys\nfrom pathlib import Path\nfrom rpc_agent.session import files\n"
-        "print([Path(i.path).name for i in files.list_sessions(Path(sys.argv[1]))])\n"
+        "import sys\nfrom pathlib import Path\nfrom rpc_agent.session import files, listing\n"
+        "print([Path(i.path).name for i in listing.list_sessions(Path(sys.argv[1]))])\n"
         "print(files.read_header(Path(sys.argv[2])))\n"
     )
     fifo = folder / "2024-01-01T00-00-00-000Z_0c0ffee0-0000-4000-8000-000000000000.jsonl"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from session_testlib import assistant, eid, entry, header, message_entry, read_lines, user, write_jsonl
 
-from rpc_agent.session import EntryNotFoundError, SessionManager, files
+from rpc_agent.session import EntryNotFoundError, SessionManager, listing
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 
@@ -81,7 +81,7 @@ def test_session_name_is_the_latest_session_info_and_empty_clears_it(tmp_path: P
         assert again.session_name == "third"
         again.append_session_info("")
         names.append(again.session_name)
-    listed = files.session_info(manager.session_file)
+    listed = listing.session_info(manager.session_file)
     assert listed is not None
     assert (names[-1], listed.name) == (None, None)
 

@@ -1,0 +1,115 @@
+"""Finding sessions: the files of a folder (or of every folder) and what a listing shows of each."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+
+from ..protocol.content import message_text
+from ..protocol.methods import SessionInfoModel
+from .files import read_header
+
+
+def _iso_from_ms(value: float) -> str:
+    return datetime.fromtimestamp(value / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def session_info(path: Path) -> SessionInfoModel | None:
+    """Listing metadata for one file, or None when it is not a session.
+
+    The message count and session name need the whole file; we scan the raw bytes line by
+    line and only parse lines that can matter (messages and session_info), which keeps a
+    listing of many large sessions cheap.
+    """
+    header = read_header(path)
+    if header is None:
+        return None
+    try:
+        stat = path.stat()
+        data = path.read_bytes()
+    except OSError:
+        return None
+    message_count = 0
+    first_message = ""
+    name: str | None = None
+    last_activity = 0
+    for raw in data.split(b"\n")[1:]:
+        is_message = raw.startswith(b'{"type":"message"') or b'"type":"message"' in raw[:64]
+        is_info = not is_message and b'"session_info"' in raw[:64]
+        if not (is_message or is_info):
+            continue
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("type") == "session_info":
+            # The latest one wins, and an empty name clears it (as in pi).
+            name = (entry["name"].strip() or None) if isinstance(entry.get("name"), str) else None
+            continue
+        if entry.get("type") != "message":
+            continue
+        message_count += 1
+        message = entry.get("message")
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            continue
+        stamp = message.get("timestamp")
+        if isinstance(stamp, int | float):
+            last_activity = max(last_activity, int(stamp))
+        if not first_message and message.get("role") == "user":
+            first_message = message_text(message.get("content"), " ")
+    created = str(header.get("timestamp", ""))
+    modified = (
+        _iso_from_ms(last_activity) if last_activity else (created or _iso_from_ms(stat.st_mtime * 1000))
+    )
+    parent = header.get("parentSession")
+    return SessionInfoModel(
+        path=str(path),
+        id=str(header["id"]),
+        cwd=str(header.get("cwd", "")),
+        name=name,
+        parentSession=parent if isinstance(parent, str) else None,
+        created=created,
+        modified=modified,
+        messageCount=message_count,
+        firstMessage=first_message or "(no messages)",
+    )
+
+
+def list_sessions(folder: Path) -> list[SessionInfoModel]:
+    """Sessions in one folder, most recently active first."""
+    if not folder.is_dir():
+        return []
+    infos = [
+        info
+        for child in folder.iterdir()
+        if child.suffix == ".jsonl" and child.is_file()
+        for info in [session_info(child)]
+        if info is not None
+    ]
+    infos.sort(key=lambda info: info.modified, reverse=True)
+    return infos
+
+
+def list_all_sessions(root: Path) -> list[SessionInfoModel]:
+    """Sessions of every working directory under a sessions root, most recent first."""
+    if not root.is_dir():
+        return []
+    infos = [info for folder in root.iterdir() if folder.is_dir() for info in list_sessions(folder)]
+    infos.sort(key=lambda info: info.modified, reverse=True)
+    return infos
+
+
+def most_recent_session(folder: Path) -> Path | None:
+    """The session file modified last (by mtime, as the reference agent picks it)."""
+    if not folder.is_dir():
+        return None
+    candidates = [
+        (child.stat().st_mtime, child)
+        for child in folder.iterdir()
+        if child.suffix == ".jsonl" and child.is_file() and read_header(child) is not None
+    ]
+    return max(candidates)[1] if candidates else None
