@@ -10,23 +10,14 @@ so a broken host can never break a run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel
 
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.host import HookName
 
-HOOK_NAMES = (
-    "session_before_tree",
-    "session_before_compact",
-    "session_before_switch",
-    "session_before_fork",
-    "tool_call",
-    "tool_result",
-    "before_agent_start",
-    "context",
-    "input",
-)
+HOOK_NAMES: tuple[str, ...] = get_args(HookName)
 """The hook points a host may declare: pi 0.73.1's extension events of the same names."""
 
 ApprovalDecision = Literal["allow", "allow_always", "deny"]

@@ -113,10 +113,7 @@ def _open_locked(
         # for what we write, such as dropping transient fields, are not for old lines).
         files.atomic_write(path, files.encode_lines(lines))
         lock.follow_path()
-    header, entries = lines[0], lines[1:]
-    if raw.mentions_blobs:
-        for entry in entries:
-            restore_blobs(entry, blobs)
+    header, entries = _header_and_entries(raw, blobs)
     header_cwd = header.get("cwd")
     return _expecting_file(
         cls,
@@ -234,10 +231,7 @@ def open_read_only(cls: type[SessionManager], path: Path | str, home: Path | Non
     lines = raw.lines
     migrate_lines(lines)
     blobs = BlobStore(blob_folder(path.parent, home))
-    header, entries = lines[0], lines[1:]
-    if raw.mentions_blobs:
-        for entry in entries:
-            restore_blobs(entry, blobs)
+    header, entries = _header_and_entries(raw, blobs)
     header_cwd = header.get("cwd")
     return cls(
         cwd=header_cwd if isinstance(header_cwd, str) else "",
@@ -250,3 +244,12 @@ def open_read_only(cls: type[SessionManager], path: Path | str, home: Path | Non
         report=raw.report,
         read_only=True,
     )
+
+
+def _header_and_entries(raw: files.RawFile, blobs: BlobStore) -> tuple[JsonDict, list[JsonDict]]:
+    """The header and the entries of a file read, its images back from the blob store."""
+    header, entries = raw.lines[0], raw.lines[1:]
+    if raw.mentions_blobs:
+        for entry in entries:
+            restore_blobs(entry, blobs)
+    return header, entries
