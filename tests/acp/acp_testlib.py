@@ -262,10 +262,10 @@ class AcpWorld:
         if self.in_process:
             env = {"RPC_AGENT_HOME": str(self.home), **(env or {})}
             with pytest.MonkeyPatch.context() as patch:
-                # What the process would have had: only the variables given (and no others
-                # that name a provider), and the working directory.
-                for name in os.environ:
-                    if name.startswith("ANTHROPIC_") and name not in env:
+                # What the process would have had: the variables given (and none of the others
+                # the agent reads), and the working directory.
+                for name in list(os.environ):
+                    if name.startswith(("ANTHROPIC_", "RPC_AGENT_")) and name not in env:
                         patch.delenv(name)
                 for name, value in env.items():
                     patch.setenv(name, value)
