@@ -22,8 +22,9 @@ from .transport import StdioTransport
 __all__ = ["RpcAgentAcp", "run", "serve"]
 
 
-async def serve(config: ServerConfig) -> int:
-    transport = StdioTransport()
+async def serve(config: ServerConfig, transport: StdioTransport | None = None) -> int:
+    """Serve ACP over ``transport`` (stdin and stdout unless given) until the client goes away."""
+    transport = transport or StdioTransport()
     await transport.start()
     async with anyio.create_task_group() as group:
         agent = RpcAgentAcp(config, group)

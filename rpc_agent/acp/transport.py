@@ -20,7 +20,7 @@ import os
 import stat
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import IO, Any
 
 import anyio.to_thread
 
@@ -94,13 +94,22 @@ def batch_answer(batch: list[Any]) -> JsonDict | list[JsonDict] | None:
 class StdioTransport:
     """The agent's side of the connection: stdin in, stdout out (pipes, ttys or plain files)."""
 
-    def __init__(self, on_answer: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        on_answer: Callable[[str], None] | None = None,
+        *,
+        stdin: IO[Any] | None = None,
+        stdout: IO[Any] | None = None,
+    ) -> None:
         self.on_answer = on_answer
         """Called with the session id an answer concerns, right after it was written."""
+        self._stdin = sys.stdin if stdin is None else stdin
+        self._stdout = sys.stdout if stdout is None else stdout
+        """The process's own stdio unless other ends are given (tests serve over pipes of their own)."""
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
-        self._stdin_file = not _is_stream(sys.stdin.fileno())
-        self._stdout_file = not _is_stream(sys.stdout.fileno())
+        self._stdin_file = not _is_stream(self._stdin.fileno())
+        self._stdout_file = not _is_stream(self._stdout.fileno())
         self._pending: bytearray = bytearray()
         self._scanned = 0
         """How much of ``_pending`` is known to hold no newline (a long line is scanned once)."""
@@ -120,10 +129,12 @@ class StdioTransport:
         loop = asyncio.get_running_loop()
         if not self._stdin_file:
             reader = asyncio.StreamReader(limit=_READ_CHUNK)
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self._stdin)
             self._reader = reader
         if not self._stdout_file:
-            transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout)
+            transport, protocol = await loop.connect_write_pipe(
+                asyncio.streams.FlowControlMixin, self._stdout
+            )
             self._writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
     # --- out ----------------------------------------------------------------------------------
@@ -137,7 +148,7 @@ class StdioTransport:
         else:  # a regular file never blocks for long
             view = memoryview(data)
             while view:
-                view = view[os.write(sys.stdout.fileno(), view) :]
+                view = view[os.write(self._stdout.fileno(), view) :]
 
     async def send(self, message: JsonDict) -> None:
         await self._write(message)
@@ -157,7 +168,7 @@ class StdioTransport:
     async def _read_chunk(self) -> bytes:
         if self._reader is not None:
             return await self._reader.read(_READ_CHUNK)
-        return await anyio.to_thread.run_sync(os.read, sys.stdin.fileno(), _READ_CHUNK)
+        return await anyio.to_thread.run_sync(os.read, self._stdin.fileno(), _READ_CHUNK)
 
     async def _read_line(self) -> bytes | None:
         while True:

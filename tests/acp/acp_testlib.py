@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from acp.client.connection import ClientSideConnection
 from acp.interfaces import Agent
 from acp.schema import (
@@ -56,6 +57,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 from acp.stdio import spawn_agent_process
+from acp_inprocess import serve_in_task
 
 from acp import PROTOCOL_VERSION, RequestError
 
@@ -222,6 +224,8 @@ class AcpWorld:
 
     root: Path
     logs: list[Path] = field(default_factory=list)
+    in_process: bool = False
+    """Serve ``agent()`` in the test's event loop (``acp_inprocess.py``) instead of a subprocess."""
 
     @property
     def home(self) -> Path:
@@ -248,12 +252,35 @@ class AcpWorld:
         env: dict[str, str] | None = None,
         capabilities: ClientCapabilities | None = None,
     ) -> AsyncIterator[ClientSideConnection]:
-        """Spawn ``rpc-agent --acp``, initialize it, and hand back the client connection."""
+        """Start ``rpc-agent --acp`` (a process, or a task when ``in_process``), initialize it,
+        and hand back the client connection."""
         args = ["-m", "rpc_agent", "--acp", *provider]
         if script is not None:
             args += ["--faux-script", str(self.script(script))]
         log = self.root / f"agent-{len(self.logs)}.stderr"
         self.logs.append(log)
+        if self.in_process:
+            env = {"RPC_AGENT_HOME": str(self.home), **(env or {})}
+            with pytest.MonkeyPatch.context() as patch:
+                # What the process would have had: the variables given (and none of the others
+                # the agent reads), and the working directory.
+                for name in list(os.environ):
+                    if name.startswith(("ANTHROPIC_", "RPC_AGENT_")) and name not in env:
+                        patch.delenv(name)
+                for name, value in env.items():
+                    patch.setenv(name, value)
+                patch.chdir(self.cwd)
+                log.touch()
+                async with serve_in_task(client, args[2:], log, use_unstable_protocol=True) as (conn, code):
+                    with anyio.fail_after(WAIT):
+                        init = await conn.initialize(
+                            protocol_version=PROTOCOL_VERSION,
+                            client_capabilities=capabilities or ClientCapabilities(),
+                        )
+                    assert isinstance(init, InitializeResponse)
+                    yield conn
+            assert code == [0], log.read_text()
+            return
         with log.open("wb") as stderr:
             async with spawn_agent_process(
                 client,

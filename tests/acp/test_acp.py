@@ -19,7 +19,9 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def world(tmp_path: Path) -> AcpWorld:
-    return AcpWorld(tmp_path)
+    """Agents run in the test's event loop (``acp_inprocess.py``): these tests are about what
+    the agent says and stores, not about its process."""
+    return AcpWorld(tmp_path, in_process=True)
 
 
 async def test_initialize_advertises_capabilities(world: AcpWorld) -> None:
@@ -248,6 +250,7 @@ async def test_anthropic_provider_against_the_fake_messages_api(world: AcpWorld)
 
 
 def test_the_json_rpc_server_does_not_import_the_acp_sdk() -> None:
+    # A fresh interpreter: what one process imports is the point.
     code = "import sys, rpc_agent.cli, rpc_agent.server.app; print('acp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

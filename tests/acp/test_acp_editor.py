@@ -22,7 +22,9 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def world(tmp_path: Path) -> AcpWorld:
-    return AcpWorld(tmp_path)
+    """Agents run in the test's event loop (``acp_inprocess.py``): these tests are about what
+    the agent says and stores, not about its process."""
+    return AcpWorld(tmp_path, in_process=True)
 
 
 def _tool_results(world: AcpWorld) -> dict[str, str]:

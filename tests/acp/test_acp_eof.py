@@ -31,6 +31,8 @@ EXIT_BOUND = 2.0
 
 @pytest.fixture
 def world(tmp_path: Path) -> AcpWorld:
+    """Real processes: what is tested is the process ending (its exit code, within
+    ``EXIT_BOUND``) and the tool processes and locks it leaves behind once it is gone."""
     return AcpWorld(tmp_path)
 
 

@@ -21,7 +21,17 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def world(tmp_path: Path) -> AcpWorld:
+    """Agents with MCP servers stay processes, as in ``tests/e2e/test_mcp.py``: the MCP SDK's
+    client leaves memory streams unclosed when a server is stopped (closed, failed to start,
+    or replaced), which a process's exit hides; in the test process they surface later as
+    unraisable ``ResourceWarning``s that fail whichever test the garbage collector hits."""
     return AcpWorld(tmp_path)
+
+
+@pytest.fixture
+def quick_world(tmp_path: Path) -> AcpWorld:
+    """An agent that starts no MCP server runs in the test's event loop (``acp_inprocess.py``)."""
+    return AcpWorld(tmp_path, in_process=True)
 
 
 def stdio(name: str = "srv", *extra: str) -> McpServerStdio:
@@ -30,9 +40,9 @@ def stdio(name: str = "srv", *extra: str) -> McpServerStdio:
     )
 
 
-async def test_initialize_advertises_http_mcp_servers(world: AcpWorld) -> None:
+async def test_initialize_advertises_http_mcp_servers(quick_world: AcpWorld) -> None:
     client = RecordingClient()
-    async with world.agent(client) as conn:
+    async with quick_world.agent(client) as conn:
         init = await conn.initialize(protocol_version=1)
         assert init.agent_capabilities is not None
         mcp = init.agent_capabilities.mcp_capabilities
@@ -122,6 +132,7 @@ async def test_slow_server_fails_its_start_and_the_session_still_answers(world: 
 
 
 def test_no_mcp_sdk_import_without_servers() -> None:
+    # A fresh interpreter: what one process imports is the point.
     code = "import sys, rpc_agent.cli, rpc_agent.server.app, rpc_agent.server.methods; print('mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -22,11 +22,17 @@ INVALID_PARAMS = -32602
 
 @pytest.fixture
 def world(tmp_path: Path) -> AcpWorld:
-    return AcpWorld(tmp_path)
+    """Agents run in the test's event loop (``acp_inprocess.py``): these tests are about what
+    the agent says and stores, not about its process."""
+    return AcpWorld(tmp_path, in_process=True)
 
 
 class RawAgent:
-    """``rpc-agent --acp`` over plain pipes, for what the SDK's client would never send."""
+    """``rpc-agent --acp`` over plain pipes, for what the SDK's client would never send.
+
+    A real process: these tests write raw bytes to the process's own stdin and read its own
+    stdout, where nothing but the agent's answers may appear, and expect it to exit with 0
+    within the 2 s an ACP client waits once that stdin is closed."""
 
     def __init__(self, world: AcpWorld, *args: str) -> None:
         env = {"PATH": os.environ.get("PATH", ""), "RPC_AGENT_HOME": str(world.home)}
@@ -273,6 +279,7 @@ async def test_the_faux_provider_advertises_no_auth_methods(world: AcpWorld) -> 
 
 
 def test_regular_files_as_stdin_and_stdout(world: AcpWorld) -> None:
+    # A real process: regular files as the process's stdin and stdout are the point.
     requests = world.root / "requests.jsonl"
     requests.write_text(
         '42\n{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}\n'

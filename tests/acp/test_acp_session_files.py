@@ -20,7 +20,9 @@ SESSION_ID = "0c0ffee0-0000-4000-8000-000000000001"
 
 @pytest.fixture
 def world(tmp_path: Path) -> AcpWorld:
-    return AcpWorld(tmp_path)
+    """Agents run in the test's event loop (``acp_inprocess.py``): these tests are about what
+    the agent says and stores, not about its process."""
+    return AcpWorld(tmp_path, in_process=True)
 
 
 async def test_loading_a_fifo_named_like_a_session_fails_without_blocking(world: AcpWorld) -> None:
