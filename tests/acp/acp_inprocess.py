@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ from acp.client.connection import ClientSideConnection
 from acp.interfaces import Client
 
 import rpc_agent.acp
-from rpc_agent import cli
+from inprocess_cli import config_from_cli, log_to
 from rpc_agent.acp.transport import StdioTransport
 from rpc_agent.runtime import ServerConfig
 
@@ -44,36 +43,7 @@ _STREAM_LIMIT = 1 << 26
 
 def config_from_argv(argv: list[str]) -> ServerConfig:
     """The config ``rpc-agent ARGV`` would serve over ACP, built by the real command line."""
-    captured: list[ServerConfig] = []
-
-    def capture(config: ServerConfig) -> int:
-        captured.append(config)
-        return 0
-
-    real_run = rpc_agent.acp.run
-    rpc_agent.acp.run = capture
-    try:
-        code = cli.main(argv)
-    finally:
-        rpc_agent.acp.run = real_run
-    assert code == 0, f"rpc-agent {argv} would not start (exit {code})"
-    assert captured, f"rpc-agent {argv} is not an ACP command line"
-    return captured[0]
-
-
-@contextmanager
-def _log_to(path: Path) -> Iterator[None]:
-    """The agent's log records go to ``path`` (its stderr, had it been a process)."""
-    handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("rpc-agent: %(levelname)s %(message)s"))
-    handler.setLevel(logging.WARNING)
-    root = logging.getLogger()
-    root.addHandler(handler)
-    try:
-        yield
-    finally:
-        root.removeHandler(handler)
-        handler.close()
+    return config_from_cli(argv, rpc_agent.acp)
 
 
 @asynccontextmanager
@@ -110,7 +80,7 @@ async def serve_in_task(
 
             async def serve() -> None:
                 try:
-                    with _log_to(log):
+                    with log_to(log):
                         code.append(await rpc_agent.acp.serve(config, transport))
                 finally:
                     stopped.set()

@@ -17,7 +17,6 @@ between processes, the environment tools inherit, and the Anthropic SDK over HTT
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import signal
 import socket
@@ -31,7 +30,7 @@ import anyio.abc
 from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from rpc_agent import cli
+from inprocess_cli import config_from_cli, log_to
 from rpc_agent.runtime import ServerConfig
 from rpc_agent.server import app
 from rpc_agent.server.transport import LineReader, LineWriter
@@ -97,36 +96,7 @@ class ServerTask(anyio.abc.Process):
 
 def config_from_argv(argv: list[str]) -> ServerConfig:
     """The config ``rpc-agent ARGV`` would serve, built by the real command line."""
-    captured: list[ServerConfig] = []
-
-    def capture(config: ServerConfig) -> int:
-        captured.append(config)
-        return 0
-
-    real_run = app.run
-    app.run = capture
-    try:
-        code = cli.main(argv)
-    finally:
-        app.run = real_run
-    assert code == 0, f"rpc-agent {argv} would not start (exit {code})"
-    assert captured
-    return captured[0]
-
-
-@contextmanager
-def _log_to(path: Path) -> Iterator[None]:
-    """The server's log records go to ``path`` (its stderr, had it been a process)."""
-    handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("rpc-agent: %(levelname)s %(message)s"))
-    handler.setLevel(logging.WARNING)
-    root = logging.getLogger()
-    root.addHandler(handler)
-    try:
-        yield
-    finally:
-        root.removeHandler(handler)
-        handler.close()
+    return config_from_cli(argv, app)
 
 
 @asynccontextmanager
@@ -163,7 +133,7 @@ async def serve_in_task(argv: list[str], log: Path) -> AsyncIterator[ServerTask]
             async def run() -> None:
                 code = -signal.SIGKILL
                 try:
-                    with _log_to(log), scope:
+                    with log_to(log), scope:
                         code = await app.serve(config)
                 finally:
                     theirs.close()
