@@ -22,6 +22,7 @@ from acp.stdio import spawn_agent_process
 from acp_testlib import WAIT, AcpWorld, JsonDict, RecordingClient
 
 from acp import PROTOCOL_VERSION, text_block
+from proc_table import processes_running
 
 pytestmark = pytest.mark.anyio
 
@@ -87,20 +88,6 @@ def stored_messages(world: AcpWorld) -> list[JsonDict]:
     assert not session_file.with_name(session_file.name + ".lock").exists()
     lines = [json.loads(line) for line in session_file.read_text().splitlines()]
     return [line["message"] for line in lines[1:] if line.get("type") == "message"]
-
-
-def processes_running(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmdline:
-            found.append(int(entry.name))
-    return found
 
 
 async def prompt_in_background(group: anyio.abc.TaskGroup, conn: ClientSideConnection, sid: str) -> None:

@@ -13,6 +13,7 @@ import anyio
 import orjson
 import pytest
 
+from proc_table import processes_running
 from rpc_agent.server import errors as codes
 from rpc_agent_client import RpcAgentClient, RpcCallError, ServerExitedError
 
@@ -59,16 +60,7 @@ async def test_eof_during_a_slow_prompt_aborts_it_and_exits(e2e: E2E) -> None:
         with anyio.fail_after(EXIT_BOUND):
             remaining = await rest(server)
             assert await server.process.wait() == 0
-    (answer,) = [m for m in remaining if m.get("id") == "p"]
-    if "result" in answer:
-        assert answer["result"]["stopReason"] == "aborted"
-    else:
-        assert answer["error"]["code"] == codes.CANCELLED
-    assert [m["params"]["type"] for m in remaining if m.get("method") == "event"][-1] == "agent_end"
-    (session_file,) = e2e.session_files()
-    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
-    assert [m["role"] for m in stored] == ["user", "assistant"]
-    assert stored[1]["stopReason"] == "aborted"
+    session_file, _stored = assert_prompt_p_aborted(e2e, remaining)
     assert not session_file.with_name(session_file.name + ".lock").exists()
 
 
@@ -102,16 +94,7 @@ async def test_sigterm_during_a_slow_prompt_keeps_the_partial(e2e: E2E) -> None:
         server.terminate()
         remaining = await rest(server)
         assert await server.process.wait() == 0
-    (answer,) = [m for m in remaining if m.get("id") == "p"]
-    if "result" in answer:
-        assert answer["result"]["stopReason"] == "aborted"
-    else:
-        assert answer["error"]["code"] == codes.CANCELLED
-    assert [m["params"]["type"] for m in remaining if m.get("method") == "event"][-1] == "agent_end"
-    (session_file,) = e2e.session_files()
-    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
-    assert [m["role"] for m in stored] == ["user", "assistant"]
-    assert stored[1]["stopReason"] == "aborted"
+    session_file, stored = assert_prompt_p_aborted(e2e, remaining)
     assert text_of(stored[1]).startswith("w0")
     assert not session_file.with_name(session_file.name + ".lock").exists()
 
@@ -143,21 +126,6 @@ async def test_shutdown_during_a_prompt_answers_both(e2e: E2E) -> None:
     (session_file,) = e2e.session_files()
     stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
     assert stored[-1]["stopReason"] == "aborted"
-
-
-def processes_running(marker: str) -> list[int]:
-    """Pids whose command line holds ``marker`` (read from /proc; nothing is signalled)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmdline:
-            found.append(int(entry.name))
-    return found
 
 
 async def test_sigterm_during_a_tool_call_kills_the_command_and_stores_the_result(e2e: E2E) -> None:
@@ -269,3 +237,19 @@ async def test_tool_processes_do_not_outlive_a_killed_server(e2e: E2E) -> None:
         for pid in processes_running(marker):  # only when the test fails: leave nothing behind
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def assert_prompt_p_aborted(e2e: E2E, remaining: list[Any]) -> tuple[Path, list[JsonDict]]:
+    """Prompt ``p`` ended as aborted (or cancelled), its events closed with ``agent_end``, and
+    the file holds the prompt and the partial answer stored as aborted."""
+    (answer,) = [m for m in remaining if m.get("id") == "p"]
+    if "result" in answer:
+        assert answer["result"]["stopReason"] == "aborted"
+    else:
+        assert answer["error"]["code"] == codes.CANCELLED
+    assert [m["params"]["type"] for m in remaining if m.get("method") == "event"][-1] == "agent_end"
+    (session_file,) = e2e.session_files()
+    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
+    assert [m["role"] for m in stored] == ["user", "assistant"]
+    assert stored[1]["stopReason"] == "aborted"
+    return session_file, stored
