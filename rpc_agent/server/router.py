@@ -203,12 +203,40 @@ class MethodRegistry:
 # --- outcomes -> response objects ------------------------------------------------------------
 
 
-RawJson = orjson.Fragment
-"""JSON that is already encoded, anywhere in a result: written into the response as it is.
+_RAW_PIECE_BYTES = 1 << 20
+"""Raw JSON this long is handed to the writer as it is, not copied into the response."""
+_big_raw: dict[int, tuple[orjson.Fragment, bytes]] = {}
+"""The bytes behind the big RawJson values not yet sent, by the fragment's id (a few at most)."""
+_BIG_RAW_KEPT = 2
 
-A handler that holds stored JSON (a session's message lines) returns it wrapped in RawJson
-instead of parsing it only to encode it again; the bytes must be one valid JSON value.
-"""
+
+def RawJson(data: bytes | str) -> orjson.Fragment:
+    """JSON that is already encoded, anywhere in a result: written into the response as it is.
+
+    A handler that holds stored JSON (a session's message lines) returns it wrapped in RawJson
+    instead of parsing it only to encode it again; the bytes must be one valid JSON value.
+
+    An ``orjson.Fragment`` does not give its bytes back, and copying 75 MB into a response
+    holds the GIL for a tenth of a second: for a big one the router keeps the bytes aside
+    (the same object, not a copy) and writes them between the response's other pieces.
+    """
+    fragment = orjson.Fragment(data)
+    if type(data) is bytes and len(data) > _RAW_PIECE_BYTES:
+        while len(_big_raw) >= _BIG_RAW_KEPT:  # never sent (a batch item, a cancelled request)
+            _big_raw.pop(next(iter(_big_raw)))
+        _big_raw[id(fragment)] = (fragment, data)
+    return fragment
+
+
+def _raw_bytes(value: Any) -> bytes | None:
+    """The bytes of a big RawJson value, taken out of the side table; None for anything else."""
+    if type(value) is not orjson.Fragment:
+        return None
+    kept = _big_raw.get(id(value))
+    if kept is None or kept[0] is not value:
+        return None
+    del _big_raw[id(value)]
+    return kept[1]
 
 
 def _success_response(request_id: Any, payload: Any) -> JsonObject:
@@ -259,7 +287,7 @@ def _dump_result(method: str, value: Any) -> Any:
         return value.model_dump(mode="json", by_alias=True, exclude_none=False, warnings=False)
     if value is None:
         return {}
-    if isinstance(value, dict | RawJson):
+    if isinstance(value, dict | orjson.Fragment):
         # A hot handler (get_state) may return its result already in wire shape; the
         # registered result model still documents it.
         return value
@@ -299,7 +327,8 @@ async def _encode_in_slices(request_id: Any, payload: Any) -> list[bytes] | None
     requests that arrive meanwhile, and their answers go out before this one.
     """
     if type(payload) is not dict or not any(
-        type(value) is list and len(value) > _SLICE_ITEMS for value in payload.values()
+        (type(value) is list and len(value) > _SLICE_ITEMS) or id(value) in _big_raw
+        for value in payload.values()
     ):
         return None
     try:
@@ -307,7 +336,10 @@ async def _encode_in_slices(request_id: Any, payload: Any) -> list[bytes] | None
         for index, (key, value) in enumerate(payload.items()):
             head = orjson.dumps(key) + b":"
             parts.append(b"," + head if index else head)
-            if type(value) is not list or len(value) <= _SLICE_ITEMS:
+            raw = _raw_bytes(value)
+            if raw is not None:
+                parts.append(raw)
+            elif type(value) is not list or len(value) <= _SLICE_ITEMS:
                 parts.append(orjson.dumps(value))
                 continue
             for start in range(0, len(value), _SLICE_ITEMS):

@@ -286,6 +286,22 @@ class LineWriter:
                 self._write_data(line)
 
     def _write_data(self, data: bytes) -> None:
+        if len(data) <= _JOIN_LIMIT:
+            self._write_piece(data)
+            return
+        # A huge piece (a 75 MB response) a megabyte at a time: scanning and escaping it at
+        # once would hold the GIL, and so the event loop, for a tenth of a second or more.
+        # Cuts fall before a UTF-8 lead byte, so no character is split between two pieces.
+        view = memoryview(data)
+        start, size = 0, len(data)
+        while start < size:
+            end = min(start + _JOIN_LIMIT, size)
+            while end < size and 0x80 <= data[end] < 0xC0:
+                end -= 1
+            self._write_piece(bytes(view[start:end]))
+            start = end
+
+    def _write_piece(self, data: bytes) -> None:
         if _LS[0] in data:  # 0xE2 starts both U+2028 and U+2029 (and other characters)
             data = data.replace(_LS, b"\\u2028").replace(_PS, b"\\u2029")
         sink = self._sink
