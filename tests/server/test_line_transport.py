@@ -154,7 +154,7 @@ async def test_a_huge_line_in_pieces_arrives_whole_with_every_separator_escaped(
     pipe: tuple[int, int],
 ) -> None:
     read_fd, write_fd = pipe
-    text = "\u2028\u2029é€x" * 300_000  # 3.3 MB: written a megabyte at a time, cut anywhere
+    text = "\u2028\u2029é€x" * 300_000  # 3.3 MB, cut between characters
     parts = [b'{"t":"', text.encode(), b'"}\n']
     received: list[bytes] = []
 
