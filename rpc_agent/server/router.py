@@ -35,6 +35,7 @@ from typing import Any, Protocol, cast
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import orjson
 from pydantic import BaseModel, ValidationError
 
@@ -62,6 +63,9 @@ _ID_NUMBER = re.compile(rb'"id"\s*:\s*(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-
 """An ``"id"`` member with a number value, in raw JSON (the number's exact text in group 1)."""
 _ERROR_TEXT_LIMIT = 4096
 """Characters of any one string in an error answer: a net under the sites that quote input."""
+_SLICE_ITEMS = 512
+"""Items of a result's list encoded at a time when the list is longer: between two slices the
+loop answers other requests, so a 100,000-entry ``get_entries`` never holds up ``get_state``."""
 
 
 class _Missing:
@@ -73,7 +77,12 @@ _MISSING: Any = _Missing()
 
 
 class LineSink(Protocol):
-    """Where the router puts its output: one complete JSON line (ending in LF) per call."""
+    """Where the router puts its output: one complete JSON line (ending in LF) per call.
+
+    A sink may also offer ``write_parts(parts)``: one line given as consecutive pieces (the
+    last ending in LF), so that a huge response is never joined into one buffer; the router
+    joins the pieces itself for a sink without it.
+    """
 
     def write_line(self, line: bytes) -> None: ...
 
@@ -194,12 +203,40 @@ class MethodRegistry:
 # --- outcomes -> response objects ------------------------------------------------------------
 
 
-RawJson = orjson.Fragment
-"""JSON that is already encoded, anywhere in a result: written into the response as it is.
+_RAW_PIECE_BYTES = 1 << 20
+"""Raw JSON this long is handed to the writer as it is, not copied into the response."""
+_big_raw: dict[int, tuple[orjson.Fragment, bytes]] = {}
+"""The bytes behind the big RawJson values not yet sent, by the fragment's id (a few at most)."""
+_BIG_RAW_KEPT = 2
 
-A handler that holds stored JSON (a session's message lines) returns it wrapped in RawJson
-instead of parsing it only to encode it again; the bytes must be one valid JSON value.
-"""
+
+def RawJson(data: bytes | str) -> orjson.Fragment:
+    """JSON that is already encoded, anywhere in a result: written into the response as it is.
+
+    A handler that holds stored JSON (a session's message lines) returns it wrapped in RawJson
+    instead of parsing it only to encode it again; the bytes must be one valid JSON value.
+
+    An ``orjson.Fragment`` does not give its bytes back, and copying 75 MB into a response
+    holds the GIL for a tenth of a second: for a big one the router keeps the bytes aside
+    (the same object, not a copy) and writes them between the response's other pieces.
+    """
+    fragment = orjson.Fragment(data)
+    if type(data) is bytes and len(data) > _RAW_PIECE_BYTES:
+        while len(_big_raw) >= _BIG_RAW_KEPT:  # never sent (a batch item, a cancelled request)
+            _big_raw.pop(next(iter(_big_raw)))
+        _big_raw[id(fragment)] = (fragment, data)
+    return fragment
+
+
+def _raw_bytes(value: Any) -> bytes | None:
+    """The bytes of a big RawJson value, taken out of the side table; None for anything else."""
+    if type(value) is not orjson.Fragment:
+        return None
+    kept = _big_raw.get(id(value))
+    if kept is None or kept[0] is not value:
+        return None
+    del _big_raw[id(value)]
+    return kept[1]
 
 
 def _success_response(request_id: Any, payload: Any) -> JsonObject:
@@ -250,7 +287,7 @@ def _dump_result(method: str, value: Any) -> Any:
         return value.model_dump(mode="json", by_alias=True, exclude_none=False, warnings=False)
     if value is None:
         return {}
-    if isinstance(value, dict | RawJson):
+    if isinstance(value, dict | orjson.Fragment):
         # A hot handler (get_state) may return its result already in wire shape; the
         # registered result model still documents it.
         return value
@@ -278,6 +315,43 @@ def _encode(reply: JsonObject) -> bytes:
         INTERNAL_ERROR, f"Internal error: the response could not be encoded as JSON: {problem}"
     )
     return orjson.dumps(_error_response(reply.get("id"), fallback))
+
+
+async def _encode_in_slices(request_id: Any, payload: Any) -> list[bytes] | None:
+    """A success response as pieces of one line, its long lists encoded a slice at a time with
+    a checkpoint between slices; None when the result has no long list (or cannot be encoded
+    this way: the caller's one-shot path then reports the problem).
+
+    Encoding a big result at once (tens of megabytes of stored message bytes) holds the loop,
+    and the GIL, for a tenth of a second or more; in slices the reading loop answers the
+    requests that arrive meanwhile, and their answers go out before this one.
+    """
+    if type(payload) is not dict or not any(
+        (type(value) is list and len(value) > _SLICE_ITEMS) or id(value) in _big_raw
+        for value in payload.values()
+    ):
+        return None
+    try:
+        parts = [b'{"jsonrpc":"2.0","result":{']
+        for index, (key, value) in enumerate(payload.items()):
+            head = orjson.dumps(key) + b":"
+            parts.append(b"," + head if index else head)
+            raw = _raw_bytes(value)
+            if raw is not None:
+                parts.append(raw)
+            elif type(value) is not list or len(value) <= _SLICE_ITEMS:
+                parts.append(orjson.dumps(value))
+                continue
+            for start in range(0, len(value), _SLICE_ITEMS):
+                await anyio.lowlevel.checkpoint()
+                piece = orjson.dumps(value[start : start + _SLICE_ITEMS])
+                opening = b"[" if start == 0 else b","
+                closing = b"]" if start + _SLICE_ITEMS >= len(value) else b""
+                parts.append(opening + piece[1:-1] + closing)
+        parts.append(b'},"id":' + orjson.dumps(request_id) + b"}\n")
+    except TypeError:  # orjson.JSONEncodeError
+        return None
+    return parts
 
 
 # --- the router ------------------------------------------------------------------------------
@@ -608,12 +682,17 @@ class Router:
         entry: _InFlight,
     ) -> None:
         reply: JsonObject | None = None
+        parts: list[bytes] | None = None
         try:
             with entry.scope:
                 outcome = spec.handler(params)
                 if inspect.isawaitable(outcome):
                     outcome = await outcome
-                reply = _success_response(request_id, _dump_result(spec.name, outcome))
+                payload = _dump_result(spec.name, outcome)
+                if deliver == self._write:  # a batch item is answered in the batch's one line
+                    parts = await _encode_in_slices(request_id, payload)
+                if parts is None:
+                    reply = _success_response(request_id, payload)
         except anyio.get_cancelled_exc_class():
             # Cancelled from outside (serve() itself is being cancelled): answer, then go.
             if deliver is not None:
@@ -631,6 +710,9 @@ class Router:
                 self._idle.set()
                 self._idle = None
         if deliver is None:
+            return
+        if parts is not None and reply is None:
+            self._write_parts(parts)
             return
         if reply is None:  # our own scope was cancelled: cancel() / cancel_all()
             reply = _error_response(request_id, _cancelled(spec.name, entry.reason))
@@ -661,6 +743,13 @@ class Router:
 
     def _write_raw(self, line: bytes) -> None:
         self._writer.write_line(line)
+
+    def _write_parts(self, parts: list[bytes]) -> None:
+        write_parts = getattr(self._writer, "write_parts", None)
+        if write_parts is not None:
+            write_parts(parts)
+        else:
+            self._writer.write_line(b"".join(parts))
 
 
 def _cancelled(method: str, reason: str) -> RpcError:

@@ -34,6 +34,9 @@ logger = logging.getLogger(__name__)
 CHUNK_SIZE = 1 << 16
 """Bytes asked for per read: a full default pipe buffer on Linux."""
 
+_JOIN_LIMIT = 1 << 20
+"""Bytes of queued lines joined into one ``write``; a bigger batch is written piece by piece."""
+
 _LS = "\u2028".encode()
 _PS = "\u2029".encode()
 
@@ -223,6 +226,15 @@ class LineWriter:
             return
         self._lines.put(line)
 
+    def write_parts(self, parts: list[bytes]) -> None:
+        """Queue one JSON line given as pieces (the last ends with ``b"\\n"``), never joined:
+        the pieces of a huge response are written one after the other, so the writer thread
+        holds the GIL for one piece at a time instead of copying the whole line."""
+        if self._lines.error is not None:
+            return
+        for part in parts:  # consecutive on the queue: no other line can come between them
+            self._lines.put(part)
+
     async def flush(self) -> None:
         """Wait until everything queued so far has been handed to the sink (or the sink broke)."""
         with contextlib.suppress(Exception):
@@ -265,7 +277,31 @@ class LineWriter:
         return error
 
     def _write_blocking(self, lines: list[bytes]) -> None:
-        data = lines[0] if len(lines) == 1 else b"".join(lines)  # no copy of a big one
+        if len(lines) == 1:
+            self._write_data(lines[0])  # no copy of a big one
+        elif sum(map(len, lines)) <= _JOIN_LIMIT:
+            self._write_data(b"".join(lines))
+        else:
+            for line in lines:
+                self._write_data(line)
+
+    def _write_data(self, data: bytes) -> None:
+        if len(data) <= _JOIN_LIMIT:
+            self._write_piece(data)
+            return
+        # A huge piece (a 75 MB response) a megabyte at a time: scanning and escaping it at
+        # once would hold the GIL, and so the event loop, for a tenth of a second or more.
+        # Cuts fall before a UTF-8 lead byte, so no character is split between two pieces.
+        view = memoryview(data)
+        start, size = 0, len(data)
+        while start < size:
+            end = min(start + _JOIN_LIMIT, size)
+            while end < size and 0x80 <= data[end] < 0xC0:
+                end -= 1
+            self._write_piece(bytes(view[start:end]))
+            start = end
+
+    def _write_piece(self, data: bytes) -> None:
         if _LS[0] in data:  # 0xE2 starts both U+2028 and U+2029 (and other characters)
             data = data.replace(_LS, b"\\u2028").replace(_PS, b"\\u2029")
         sink = self._sink

@@ -339,3 +339,28 @@ async def test_a_big_read_leaves_the_server_answering_and_sends_the_entries_as_s
         since = await client.call("get_tree", {"since": tree["cursor"]})
         assert since["nodes"] == []
         await expect_error(client.call("get_tree", {"rootId": "nope"}), codes.ENTRY_NOT_FOUND)
+
+
+async def test_a_get_state_sent_right_behind_a_big_get_entries_is_answered_before_it(e2e: E2E) -> None:
+    # The second get_entries finds its rows built: what is left is encoding and writing about
+    # 20 MB, which once held the loop, so a get_state arriving meanwhile waited behind it.
+    path = _long_session(e2e.root, e2e.cwd, 30_000)
+    stored = [orjson.loads(line) for line in path.read_bytes().splitlines()[1:]]
+    async with e2e.server("--no-session") as client:
+        await client.call("switch_session", {"sessionPath": str(path)})
+        assert (await client.call("get_entries"))["entries"] == stored
+        finished: list[str] = []
+        entries: list[Any] = []
+
+        async def call(method: str) -> None:
+            result = await client.call(method)
+            finished.append(method)
+            if method == "get_entries":
+                entries.extend(result["entries"])
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call, "get_entries")
+            await anyio.sleep(0.005)
+            group.start_soon(call, "get_state")
+        assert finished == ["get_state", "get_entries"]
+        assert entries == stored  # whole, in order, every line as stored

@@ -150,6 +150,29 @@ async def test_the_writer_escapes_unicode_line_separators(pipe: tuple[int, int])
     assert os.read(read_fd, 100) == '{"t":"a\\u2028b\\u2029c\u00e9\u20ac"}\n'.encode()
 
 
+async def test_a_huge_line_in_pieces_arrives_whole_with_every_separator_escaped(
+    pipe: tuple[int, int],
+) -> None:
+    read_fd, write_fd = pipe
+    text = "\u2028\u2029é€x" * 300_000  # 3.3 MB, cut between characters
+    parts = [b'{"t":"', text.encode(), b'"}\n']
+    received: list[bytes] = []
+
+    def drain() -> None:
+        while chunk := os.read(read_fd, 1 << 16):
+            received.append(chunk)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(anyio.to_thread.run_sync, drain)
+        async with LineWriter(write_fd) as writer:
+            writer.write_line(b'{"before":1}\n')
+            writer.write_parts(parts)
+            writer.write_line(b'{"after":2}\n')
+        os.close(write_fd)
+    escaped = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    assert b"".join(received) == b'{"before":1}\n{"t":"' + escaped.encode() + b'"}\n{"after":2}\n'
+
+
 async def test_leaving_the_writer_writes_what_is_still_queued(pipe: tuple[int, int]) -> None:
     read_fd, write_fd = pipe
     async with LineWriter(write_fd) as writer:

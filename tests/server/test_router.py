@@ -20,6 +20,7 @@ from rpc_agent.server import (
     RpcError,
 )
 from rpc_agent.server import errors as codes
+from rpc_agent.server.router import RawJson
 
 
 class Sink:
@@ -273,6 +274,34 @@ async def test_results_that_cannot_be_sent_become_internal_errors_with_the_id() 
     assert by_id[3]["code"] == codes.INTERNAL_ERROR
     assert "awaitable" in by_id[3]["message"]
     assert by_id[4] == {"code": codes.PROVIDER_ERROR, "message": "upstream failed", "data": {"cause": "deep"}}
+
+
+@pytest.mark.anyio
+async def test_a_big_result_goes_out_whole_after_the_requests_that_arrive_while_it_is_encoded() -> None:
+    stored = [{"id": f"{i:08x}", "text": f"row {i} \u2028 é"} for i in range(5000)]
+    rows = [RawJson(orjson.dumps(row)) for row in stored]
+    returned, release = anyio.Event(), anyio.Event()
+
+    async def big(_p: None) -> dict[str, Any]:
+        returned.set()
+        await release.wait()
+        return {"cursor": 7, "rows": rows, "more": [1, 2]}
+
+    registry = MethodRegistry()
+    registry.add("big", big, params=None, result=None)
+    registry.add("get_state", lambda _p: {"busy": False}, params=None, result=None, inline=True)
+    sink, lines = Sink(), Lines()
+    async with anyio.create_task_group() as group:
+        group.start_soon(Router(registry, sink).serve, lines)
+        lines.feed(request("b", "big"))
+        await returned.wait()
+        release.set()  # the handler's result is ready to be encoded when get_state arrives
+        lines.feed(request("s", "get_state"))
+        await sink.wait_for(2)
+        lines.end()
+    assert sink.messages[0] == {"jsonrpc": "2.0", "result": {"busy": False}, "id": "s"}
+    expected = {"cursor": 7, "rows": stored, "more": [1, 2]}
+    assert sink.messages[1] == {"jsonrpc": "2.0", "result": expected, "id": "b"}
 
 
 @pytest.mark.anyio
