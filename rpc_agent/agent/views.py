@@ -71,8 +71,13 @@ def session_stats(manager: SessionManager) -> m.SessionStats:
 def tree(manager: SessionManager, params: m.GetTreeParams | None = None) -> JsonDict:
     """The flat tree as plain dicts (for fronts that want objects, not JSON bytes)."""
     p = params or m.GetTreeParams()
-    nodes = manager.tree_json(root=p.rootId, max_depth=p.maxDepth, keep=p.filter, since=p.since)
-    return {"leafId": manager.leaf_id, "nodes": orjson.loads(nodes), "cursor": manager.tree_cursor}
+    columns = p.format == "columns"
+    nodes = orjson.loads(
+        manager.tree_json(root=p.rootId, max_depth=p.maxDepth, keep=p.filter, since=p.since, columns=columns)
+    )
+    if columns:
+        return {"leafId": manager.leaf_id, "nodes": [], "columns": nodes, "cursor": manager.tree_cursor}
+    return {"leafId": manager.leaf_id, "nodes": nodes, "cursor": manager.tree_cursor}
 
 
 def fork_messages(manager: SessionManager) -> list[m.ForkMessage]:

@@ -215,7 +215,7 @@ class TreeNode(Result):
     parentId: str | None
     type: str
     role: str | None
-    preview: str = Field(description="one line of the entry's text, at most 200 characters")
+    preview: str = Field(description="one line of the entry's text, at most 100 characters")
     label: str | None
     timestamp: str
     depth: int
@@ -238,11 +238,35 @@ class GetTreeParams(Params):
         description="a cursor from an earlier result: only nodes added or relabelled since, and their "
         "parents (whose childCount changed), in file order",
     )
+    format: Literal["nodes", "columns"] = Field(
+        default="nodes",
+        description="nodes: one object per node in nodes; columns: the same nodes in columns "
+        "(nodes is then empty), the compact shape for a big tree",
+    )
+
+
+class TreeColumns(Result):
+    """The nodes of a tree as columns: node i is the i-th item of every list."""
+
+    id: list[str]
+    parentId: list[str | None]
+    type: list[str]
+    role: list[str | None]
+    preview: list[str] = Field(description="one line of each entry's text, at most 100 characters")
+    label: list[str | None]
+    timestamp: list[str]
+    depth: list[int]
+    childCount: list[int]
 
 
 class TreeResult(Result):
     leafId: str | None
-    nodes: list[TreeNode] = Field(description="depth-first, children oldest first; flat, never nested")
+    nodes: list[TreeNode] = Field(
+        description="depth-first, children oldest first; flat, never nested (empty with format columns)"
+    )
+    columns: TreeColumns | None = Field(
+        default=None, description="with format columns: the nodes, in the same order, as columns"
+    )
     cursor: int | None = Field(
         default=None, description="pass as since to get only what changed after this result"
     )

@@ -187,10 +187,15 @@ class Methods:
         manager = self.agent.manager
         p = p or m.GetTreeParams()
         leaf, cursor = manager.leaf_id, manager.tree_cursor
+        columns = p.format == "columns"
         nodes = await _off_loop(
             manager,
-            lambda: manager.tree_json(root=p.rootId, max_depth=p.maxDepth, keep=p.filter, since=p.since),
+            lambda: manager.tree_json(
+                root=p.rootId, max_depth=p.maxDepth, keep=p.filter, since=p.since, columns=columns
+            ),
         )
+        if columns:
+            return {"leafId": leaf, "nodes": [], "columns": RawJson(nodes), "cursor": cursor}
         return {"leafId": leaf, "nodes": RawJson(nodes), "cursor": cursor}
 
     async def navigate_tree(self, p: m.NavigateTreeParams) -> m.NavigateTreeResult:

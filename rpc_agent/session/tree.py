@@ -65,6 +65,11 @@ class SessionTree:
         self._full: dict[str, bytes] = {}
         """Each node's whole JSON, dropped when its label or child count changes."""
         self._roles: dict[str, str | None] = {}
+        self._previews: dict[str, str] = {}
+        """Role and preview by node: an entry never changes, so neither do they."""
+        self._version = 0
+        """Counts the appends: a cached encoding of the whole tree is good for one version."""
+        self._columns: tuple[int, bytes] | None = None
         self._lock = threading.Lock()
         """Between readers: the rows may be built in a background thread right after an open
         while a request's worker thread asks for them; the second waits and finds them built."""
@@ -79,6 +84,7 @@ class SessionTree:
         it is already placed), and no row is encoded from a state half-way through an append.
         """
         with self._lock:
+            self._version += 1
             self._added(entry)
 
     def _added(self, entry: JsonDict) -> None:
@@ -152,15 +158,33 @@ class SessionTree:
         return None
 
     def _build(self) -> None:
-        """Group every visible entry under its visible parent, then set depths from the roots."""
+        """Group every visible entry under its visible parent, then set depths from the roots.
+
+        ``_place`` inlined: it runs once per entry of a 100,000-entry session.
+        """
         # A snapshot: a reader in a worker thread may build while the loop appends.
         by_id = self._index.by_id
+        parent_of, depth, kids, plain = self._parent, self._depth, self._kids, PLAIN_TYPES
         for entry_id in list(by_id):  # ids only: 100,000 (id, entry) pairs would wake the collector
             entry = by_id[entry_id]
-            if entry.get("type") not in PLAIN_TYPES and is_bookkeeping(entry):
+            if entry.get("type") not in plain and is_bookkeeping(entry):
                 continue
-            self._place(entry_id, entry)
-        for siblings in self._kids.values():
+            parent = entry.get("parentId")
+            parent_entry = by_id.get(parent) if parent.__class__ is str else None
+            if parent_entry is not None and parent != entry_id and parent_entry.get("type") in plain:
+                visible: str | None = parent
+            else:
+                visible = self._visible_parent(entry_id, entry)
+            parent_of[entry_id] = visible
+            depth[entry_id] = 0 if visible is None else depth.get(visible, -1) + 1
+            siblings = kids.get(visible)
+            if siblings is None:
+                kids[visible] = entry_id
+            elif siblings.__class__ is str:
+                kids[visible] = [siblings, entry_id]
+            else:
+                siblings.append(entry_id)  # type: ignore[union-attr]
+        for siblings in kids.values():
             if not isinstance(siblings, str):
                 siblings.sort(key=self._key)
         # Depths in file order can see a child before its parent (an odd file): set them again
@@ -169,24 +193,29 @@ class SessionTree:
         self._built = True
 
     def _walk(self) -> list[str]:
+        """Depth-first from the roots. Every node sits in exactly one parent's list (``_place``
+        places an id once), so no node is met twice and a cycle is never reached."""
         kids, depth = self._kids, self._depth
         order: list[str] = []
-        stack: list[tuple[str, int]] = [(r, 0) for r in reversed(self._children(None))]
-        seen: set[str] = set()
+        append = order.append
+        stack = self._children(None)[::-1]
+        for root in stack:
+            depth[root] = 0
+        pop, push, extend = stack.pop, stack.append, stack.extend
         while stack:
-            entry_id, level = stack.pop()
-            if entry_id in seen:
-                continue
-            seen.add(entry_id)
-            depth[entry_id] = level
-            order.append(entry_id)
+            entry_id = pop()
+            append(entry_id)
             children = kids.get(entry_id)
             if children is None:
                 continue
+            level = depth[entry_id] + 1
             if children.__class__ is str:
-                stack.append((children, level + 1))
+                depth[children] = level
+                push(children)
             else:
-                stack.extend((child, level + 1) for child in reversed(children))
+                for child in children:
+                    depth[child] = level
+                extend(children[::-1])
         return order
 
     def order(self) -> list[str]:
@@ -216,14 +245,20 @@ class SessionTree:
         return self._parent
 
     def prepare(self) -> None:
-        """Build the tree and encode every row now, so that a later ``get_tree`` only joins.
+        """Build the tree and cut every node's preview now, then encode every row, so that a
+        later ``get_tree`` only joins.
 
         Called in a background thread right after a long session is opened: the rows are what
-        an editor asks for next, and building them then keeps the request itself a copy.
+        an editor asks for next, and building them then keeps the request itself a copy. The
+        previews come first, then the columns of the whole tree (which need nothing else).
         """
         order = self.order()
         for start in range(0, len(order), PREPARE_SLICE):
             with self._lock:  # in slices: an append waits for one slice, not for the whole tree
+                self._fill(order[start : start + PREPARE_SLICE])
+        self.columns()
+        for start in range(0, len(order), PREPARE_SLICE):
+            with self._lock:
                 self._prepare(order[start : start + PREPARE_SLICE])
 
     # --- reading -------------------------------------------------------------------------
@@ -236,25 +271,6 @@ class SessionTree:
             TreeNode(load(by_id[i]), self._depth[i], self._parent[i], self._count(i), labels.get(i))
             for i in order
         ]
-
-    def _row(self, entry_id: str) -> bytes:
-        """A node's JSON without its closing ``label``/``depth``/``childCount`` fields."""
-        entry = self._index.by_id[entry_id]
-        stored = self._index.stored_of(entry)
-        role_preview = preview_of_stored(stored.message) if stored is not None else None
-        if role_preview is None:
-            role_preview = preview_of(self._complete(entry, stored))
-        role, preview = role_preview
-        self._roles[entry_id] = role
-        fields = {
-            "id": entry_id,
-            "parentId": self._parent[entry_id],
-            "type": entry.get("type"),
-            "role": role,
-            "preview": preview,
-            "timestamp": entry.get("timestamp", ""),
-        }
-        return orjson.dumps(fields)[:-1]
 
     @staticmethod
     def _complete(entry: JsonDict, stored: StoredMessage | None) -> JsonDict:
@@ -331,7 +347,8 @@ class SessionTree:
             if by_id[entry_id].get("type") != "message":
                 return False
             if entry_id not in self._roles:
-                self._row(entry_id)
+                with self._lock:
+                    self._fill([entry_id])
             return self._roles.get(entry_id) == "user"
 
         return is_user
@@ -347,37 +364,85 @@ class SessionTree:
                 rows = [full[i] for i in ids]
         return b"[" + b",".join(rows) + b"]"
 
-    def _prepare(self, ids: list[str]) -> None:
-        """Encode the rows of ``ids`` not encoded yet: one dict and one ``dumps`` per row.
+    def columns(self, ids: list[str] | None = None) -> bytes:
+        """The nodes of ``ids`` (default: the whole tree) as one JSON object of columns, one
+        list per field.
 
-        The loop is ``_row`` inlined, since it runs once per node of a 100,000-node tree: a
-        stored message is previewed from its bytes found by position, without building it.
+        The compact shape of a big tree: no field name repeated per node, no object per node
+        for the client to build, and each column is one ``dumps`` of a list. The whole tree's
+        encoding is kept until the next append.
         """
-        full, roles, index = self._full, self._roles, self._index
-        by_id, labels, position, raw = index.by_id, index.labels, index.position, index.stored.messages
+        self.order()  # built (that takes the lock itself)
+        with self._lock:  # one consistent state: an append waits for the copy
+            whole = ids is None
+            cached = self._columns
+            if whole and cached is not None and cached[0] == self._version:
+                return cached[1]
+            if ids is None:
+                ids = self.order()
+            self._fill(ids)
+            by_id, labels, kids = self._index.by_id, self._index.labels, self._kids
+            entries = list(map(by_id.__getitem__, ids))
+            counts = [
+                0 if children is None else 1 if children.__class__ is str else len(children)
+                for children in map(kids.get, ids)
+            ]
+            encoded = orjson.dumps(
+                {
+                    "id": ids,
+                    "parentId": list(map(self._parent.__getitem__, ids)),
+                    "type": [entry.get("type") for entry in entries],
+                    "role": list(map(self._roles.__getitem__, ids)),
+                    "preview": list(map(self._previews.__getitem__, ids)),
+                    "label": list(map(labels.get, ids)),
+                    "timestamp": [entry.get("timestamp", "") for entry in entries],
+                    "depth": list(map(self._depth.__getitem__, ids)),
+                    "childCount": counts,
+                }
+            )
+            if whole:
+                self._columns = (self._version, encoded)
+            return encoded
+
+    def _fill(self, ids: list[str]) -> None:
+        """Cut the role and preview of the nodes of ``ids`` that have none yet.
+
+        A stored message is previewed from its bytes, found by position, without building it.
+        """
+        previews, roles, index = self._previews, self._roles, self._index
+        by_id, position, raw, entries = index.by_id, index.position, index.stored.messages, index.entries
+        for i in ids:
+            if i in previews:
+                continue
+            entry = by_id[i]
+            role_preview = None
+            if "message" not in entry and entry.get("type") == "message":
+                message = raw.get(position[i])
+                if message is not None and entries[position[i]] is entry:
+                    role_preview = preview_of_stored(message)
+            if role_preview is None:
+                role_preview = preview_of(self._complete(entry, index.stored_of(entry)))
+            roles[i], previews[i] = role_preview
+
+    def _prepare(self, ids: list[str]) -> None:
+        """Encode the rows of ``ids`` not encoded yet: one dict and one ``dumps`` per row."""
+        self._fill(ids)
+        full, roles, previews, index = self._full, self._roles, self._previews, self._index
+        by_id, labels = index.by_id, index.labels
         depth, parent_of, kids = self._depth, self._parent, self._kids
         dumps = orjson.dumps
         for i in ids:
             if i in full:
                 continue
             entry = by_id[i]
-            role_preview = None
-            if "message" not in entry and entry.get("type") == "message":
-                message = raw.get(position[i])
-                if message is not None and index.entries[position[i]] is entry:
-                    role_preview = preview_of_stored(message)
-            if role_preview is None:
-                role_preview = preview_of(self._complete(entry, index.stored_of(entry)))
-            role, preview = role_preview
-            roles[i] = role
             children = kids.get(i)
             full[i] = dumps(
                 {
                     "id": i,
                     "parentId": parent_of[i],
                     "type": entry.get("type"),
-                    "role": role,
-                    "preview": preview,
+                    "role": roles[i],
+                    "preview": previews[i],
                     "timestamp": entry.get("timestamp", ""),
                     "label": labels.get(i),
                     "depth": depth[i],

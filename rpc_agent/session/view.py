@@ -269,11 +269,16 @@ class SessionView:
         max_depth: int | None = None,
         keep: TreeFilter = "default",
         since: int | None = None,
+        columns: bool = False,
     ) -> bytes:
-        """The rows asked for as a JSON array (see ``SessionTree.select``)."""
+        """The rows asked for as a JSON array (see ``SessionTree.select``); with ``columns``,
+        the same nodes as one object of columns (see ``SessionTree.columns``)."""
         if root is not None and root not in self._index.by_id:
             raise EntryNotFoundError(root)
         tree = self._tree
         if root is not None and root not in tree.order_set():
             raise EntryNotFoundError(root)
-        return tree.encode(tree.select(root=root, max_depth=max_depth, keep=keep, since=since))
+        if columns and root is None and max_depth is None and keep == "default" and since is None:
+            return tree.columns()  # the whole tree: kept encoded until the next append
+        ids = tree.select(root=root, max_depth=max_depth, keep=keep, since=since)
+        return tree.columns(ids) if columns else tree.encode(ids)

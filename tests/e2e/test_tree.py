@@ -50,6 +50,11 @@ async def test_tree_listing_and_navigation_rules(e2e: E2E) -> None:
         assert [n["role"] for n in nodes] == ["user", "assistant", "user", "assistant"]
         assert [n["preview"] for n in nodes] == ["first", "Echo: first", "second", "Echo: second"]
         assert all(n["type"] == "message" and n["label"] is None and n["timestamp"] for n in nodes)
+        compact = await client.get_tree(format="columns")
+        assert (compact.nodes, compact.leafId) == ([], a2)
+        assert compact.columns is not None
+        columns = compact.columns.model_dump()
+        assert [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)] == nodes
 
         # A user message: the leaf goes to its parent and its text comes back for editing.
         mark = len(client.events_seen)

@@ -46,6 +46,9 @@ def _json_paths(manager: SessionManager) -> tuple[object, ...]:
         orjson.loads(manager.tree_json(keep="labeled-only")),
         orjson.loads(manager.tree_json(keep="no-custom", max_depth=3)),
         orjson.loads(manager.tree_json(since=10)),
+        orjson.loads(manager.tree_json(columns=True)),
+        orjson.loads(manager.tree_json(keep="user-only", columns=True)),
+        orjson.loads(manager.tree_json(since=10, max_depth=30, columns=True)),
         manager.context_message_count(),
         settings.thinkingLevel,
         settings.model,
@@ -153,16 +156,27 @@ async def test_tree_rows_built_in_the_background_after_open_are_the_rows_a_reque
 ) -> None:
     path = await _branchy_session(tmp_path)
     with SessionManager.open(path) as manager:
-        on_request = [orjson.loads(manager.tree_json()), orjson.loads(manager.tree_json(keep="user-only"))]
+        on_request = [
+            orjson.loads(manager.tree_json()),
+            orjson.loads(manager.tree_json(keep="user-only")),
+            orjson.loads(manager.tree_json(columns=True)),
+        ]
     monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)
     with SessionManager.open(path) as manager:
         manager.warm_up()  # starts the rows in a background thread; the request meets them
-        prepared = [orjson.loads(manager.tree_json()), orjson.loads(manager.tree_json(keep="user-only"))]
+        prepared = [
+            orjson.loads(manager.tree_json()),
+            orjson.loads(manager.tree_json(keep="user-only")),
+            orjson.loads(manager.tree_json(columns=True)),
+        ]
         await manager.append_message(user("after the open"))
         nodes = orjson.loads(manager.tree_json())
+        columns = orjson.loads(manager.tree_json(columns=True))
     assert prepared == on_request
     assert nodes[-1]["preview"] == "after the open"
     assert len(nodes) == len(on_request[0]) + 1
+    assert columns["preview"][-1] == "after the open"
+    assert columns["id"] == [n["id"] for n in nodes]
 
 
 @pytest.mark.anyio
@@ -185,4 +199,6 @@ async def test_an_entry_appended_while_the_tree_is_built_in_the_background_is_in
         assert walking.wait(5)
         await manager.append_message(user("while building"))
         nodes = orjson.loads(manager.tree_json())
+        columns = orjson.loads(manager.tree_json(columns=True))
     assert [n["preview"] for n in nodes].count("while building") == 1
+    assert columns["preview"] == [n["preview"] for n in nodes]

@@ -106,3 +106,39 @@ async def test_rows_kept_up_to_date_equal_rows_built_from_the_file(tmp_path: Pat
         assert [(n.entry["id"], n.depth, n.childCount, n.label) for n in reopened.get_tree()] == [
             (r["id"], r["depth"], r["childCount"], r["label"]) for r in kept
         ]
+
+
+def columns_as_rows(manager: SessionManager, **options: Any) -> list[JsonDict]:
+    """The compact shape turned back into one object per node."""
+    columns: dict[str, list[Any]] = orjson.loads(manager.tree_json(columns=True, **options))
+    fields = list(columns)
+    return [dict(zip(fields, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+
+
+OPTIONS: list[dict[str, Any]] = [
+    {},
+    {"keep": "user-only"},
+    {"keep": "labeled-only"},
+    {"keep": "no-custom", "max_depth": 3},
+    {"max_depth": 1},
+    {"since": 3},
+]
+
+
+async def test_columns_hold_exactly_the_rows_through_appends_and_relabels(tmp_path: Path) -> None:
+    manager, ids = await _session(tmp_path)
+    with manager:
+        for options in OPTIONS:
+            assert columns_as_rows(manager, **options) == rows(manager, **options), options
+        assert columns_as_rows(manager, root=ids["u2"]) == rows(manager, root=ids["u2"])
+        before = columns_as_rows(manager)  # the whole tree's encoding is kept ...
+        new = eid(manager.append_message(user("third")))
+        await manager.append_label_change(ids["a1"], "good")
+        after = columns_as_rows(manager)  # ... until the next append
+        assert after == rows(manager)
+        assert len(after) == len(before) + 1
+        assert {r["id"]: r["label"] for r in after}[ids["a1"]] == "good"
+        assert {r["id"]: r["childCount"] for r in after}[ids["a2"]] == 1
+        assert after[-1]["id"] == new
+        with pytest.raises(EntryNotFoundError):
+            manager.tree_json(root="nope", columns=True)

@@ -446,9 +446,13 @@ class RpcAgentClient:
         root_id: str | None = None,
         max_depth: int | None = None,
         since: int | None = None,
+        format: str = "nodes",
     ) -> m.TreeResult:
-        """The tree; ``since`` takes the ``cursor`` of an earlier result (see GetTreeParams)."""
+        """The tree; ``since`` takes the ``cursor`` of an earlier result, ``format="columns"``
+        gives the nodes in ``columns`` instead of ``nodes`` (see GetTreeParams)."""
         params: dict[str, Any] = {"filter": filter} if filter != "default" else {}
+        if format != "nodes":
+            params["format"] = format
         if root_id is not None:
             params["rootId"] = root_id
         if max_depth is not None:

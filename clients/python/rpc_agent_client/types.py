@@ -460,6 +460,12 @@ class GetTreeParams(BaseModel):
             description='default: every node; no-custom: without extension entries (custom, custom_message); user-only: user messages; labeled-only: nodes with a label. Kept nodes keep their depth and parentId.'
         ),
     ] = 'default'
+    format: Annotated[
+        Literal['nodes', 'columns'],
+        Field(
+            description='nodes: one object per node in nodes; columns: the same nodes in columns (nodes is then empty), the compact shape for a big tree'
+        ),
+    ] = 'nodes'
     maxDepth: Annotated[
         MaxDepth | None,
         Field(
@@ -1172,6 +1178,25 @@ class ToolResultPayload(BaseModel):
     details: Any = None
 
 
+class TreeColumns(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+        populate_by_name=True,
+    )
+    childCount: list[int]
+    depth: list[int]
+    id: list[str]
+    label: list[str | None]
+    parentId: list[str | None]
+    preview: Annotated[
+        list[str],
+        Field(description="one line of each entry's text, at most 100 characters"),
+    ]
+    role: list[str | None]
+    timestamp: list[str]
+    type: list[str]
+
+
 class TreeNode(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -1183,7 +1208,7 @@ class TreeNode(BaseModel):
     label: str | None
     parentId: str | None
     preview: Annotated[
-        str, Field(description="one line of the entry's text, at most 200 characters")
+        str, Field(description="one line of the entry's text, at most 100 characters")
     ]
     role: str | None
     timestamp: str
@@ -1195,6 +1220,12 @@ class TreeResult(BaseModel):
         extra='allow',
         populate_by_name=True,
     )
+    columns: Annotated[
+        TreeColumns | None,
+        Field(
+            description='with format columns: the nodes, in the same order, as columns'
+        ),
+    ] = None
     cursor: Annotated[
         int | None,
         Field(description='pass as since to get only what changed after this result'),
@@ -1202,7 +1233,9 @@ class TreeResult(BaseModel):
     leafId: str | None
     nodes: Annotated[
         list[TreeNode],
-        Field(description='depth-first, children oldest first; flat, never nested'),
+        Field(
+            description='depth-first, children oldest first; flat, never nested (empty with format columns)'
+        ),
     ]
 
 
