@@ -10,7 +10,8 @@ installed pinned into ``bench/.node``, in one run:
 1. open + context: ``switch_session`` + ``get_messages`` over our stdio protocol, until the
    client has parsed both responses, against pi's in-process ``SessionManager.open`` +
    ``buildSessionContext()``; the messages must equal pi's, message for message;
-2. ``get_tree`` (every node) over the wire, against pi's in-process ``getTree()``;
+2. ``get_tree`` (every node, in the compact ``format: "columns"``) over the wire, against pi's
+   in-process ``getTree()``; the one-object-per-node shape is printed in a note;
 3. ``get_entries`` (all) over the wire, against our own ``get_messages``;
 4. the slowest ``get_state`` / ``abort`` answer sent while a ``switch_session``, ``get_tree``
    or ``get_entries`` of that session is being served, against the 50 ms target;
@@ -46,6 +47,8 @@ from bench.session_store import DEFAULT_DATA_DIR, _concurrent_run, ensure_pi, en
 
 SERVER = [sys.executable, "-m", "rpc_agent", "--provider", "faux"]
 BLOCK_TARGET_MS = 50.0
+COLUMNS = {"format": "columns"}
+"""Row 2 asks for the tree in its compact shape: every node, every field, one list per field."""
 APPEND_TARGET = 30_000.0
 
 
@@ -188,6 +191,7 @@ def measure_ours(result: SizeResult, paths: list[Path], home: Path, runs: int, p
         entries: list[float] = []
         messages: list[float] = []
         blocked: list[float] = []
+        object_trees: list[float] = []
         last_messages: Any = None
         req = 1
         for run in range(runs):
@@ -210,12 +214,13 @@ def measure_ours(result: SizeResult, paths: list[Path], home: Path, runs: int, p
             if run == 0:
                 result.rss_mb = wire.rss_mb()
             req += 3
-            for method, samples in (
-                ("get_tree", trees),
-                ("get_entries", entries),
-                ("get_messages", messages),
+            for method, params, samples in (
+                ("get_tree", COLUMNS, trees),
+                ("get_entries", None, entries),
+                ("get_messages", None, messages),
+                ("get_tree", None, object_trees),
             ):
-                sent = wire.send(rpc(req, method))
+                sent = wire.send(rpc(req, method, params))
                 time.sleep(0.005)
                 probe = wire.send(rpc(req + 1, "abort" if run % 2 else "get_state"))
                 probe_at, _ = wire.wait(req + 1)
@@ -223,13 +228,16 @@ def measure_ours(result: SizeResult, paths: list[Path], home: Path, runs: int, p
                 samples.append((done - sent) * 1000)
                 if method != "get_messages":
                     blocked.append((probe_at - probe) * 1000)
-                if method == "get_tree":
-                    result.nodes = len(reply["result"]["nodes"])
+                if params is COLUMNS:
+                    result.nodes = len(reply["result"]["columns"]["id"])
                 req += 2
         result.open_ms = statistics.median(opens)
         result.tree_ms = statistics.median(trees)
         result.entries_ms = statistics.median(entries)
         result.messages_ms = statistics.median(messages)
+        result.notes.append(
+            f"get_tree with one object per node (format nodes), rows kept: {_ms(statistics.median(object_trees))}"
+        )
         result.blocked_ms = max(blocked)
         result.messages = len(last_messages)
         if pi_dump is not None and pi_dump.exists():
