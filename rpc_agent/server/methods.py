@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import anyio.to_thread
 
@@ -173,14 +173,14 @@ class Methods:
 
     async def get_messages(self, _p: Empty | None) -> JsonDict:
         manager = self.agent.manager
-        return {"messages": RawJson(await _off_loop(manager, manager.messages_json))}
+        return {"messages": RawJson(await _off_loop(manager, manager.messages_pieces))}
 
     async def get_entries(self, p: m.GetEntriesParams | None) -> JsonDict:
         """Entries can be a whole 75 MB session: stored lines go out as they are."""
         manager = self.agent.manager
         since = p.since if p else None
         leaf = manager.leaf_id
-        entries = await _off_loop(manager, lambda: manager.entries_json(since))
+        entries = await _off_loop(manager, lambda: manager.entries_pieces(since))
         return {"entries": RawJson(entries), "leafId": leaf}
 
     async def get_tree(self, p: m.GetTreeParams | None) -> JsonDict:
@@ -299,8 +299,10 @@ OFF_LOOP_ENTRIES = 2000
 """Reading a session at least this long runs in a worker thread, so that the loop keeps
 answering (get_state, abort) meanwhile; a short one is quicker read where it is."""
 
+_T = TypeVar("_T")
 
-async def _off_loop(manager: SessionManager, read: Callable[[], bytes]) -> bytes:
+
+async def _off_loop(manager: SessionManager, read: Callable[[], _T]) -> _T:
     if manager.tree_cursor < OFF_LOOP_ENTRIES:
         return read()
     return await anyio.to_thread.run_sync(read)

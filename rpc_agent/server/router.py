@@ -205,42 +205,66 @@ class MethodRegistry:
 
 _RAW_PIECE_BYTES = 1 << 20
 """Raw JSON this long is handed to the writer as it is, not copied into the response."""
-_big_raw: dict[int, tuple[orjson.Fragment, bytes]] = {}
+_big_raw: dict[int, tuple[orjson.Fragment, list[bytes]]] = {}
 """The bytes behind the big RawJson values not yet sent, by the fragment's id (a few at most)."""
 _BIG_RAW_KEPT = 2
 
 
-def RawJson(data: bytes | str) -> orjson.Fragment:
+def RawJson(data: bytes | str | list[bytes]) -> orjson.Fragment:
     """JSON that is already encoded, anywhere in a result: written into the response as it is.
 
     A handler that holds stored JSON (a session's message lines) returns it wrapped in RawJson
-    instead of parsing it only to encode it again; the bytes must be one valid JSON value.
+    instead of parsing it only to encode it again; the bytes must be one valid JSON value, or
+    a list of pieces that joined are one.
 
     An ``orjson.Fragment`` does not give its bytes back, and copying 75 MB into a response
     holds the GIL for a tenth of a second: for a big one the router keeps the bytes aside
-    (the same object, not a copy) and writes them between the response's other pieces.
+    (the same object, not a copy) and writes them between the response's other pieces. Pieces
+    are never joined on that path (``_joined`` joins them for a response encoded at once).
     """
-    fragment = orjson.Fragment(data)
-    if type(data) is bytes and len(data) > _RAW_PIECE_BYTES:
-        while len(_big_raw) >= _BIG_RAW_KEPT:  # never sent (a batch item, a cancelled request)
-            _big_raw.pop(next(iter(_big_raw)))
-        _big_raw[id(fragment)] = (fragment, data)
+    pieces: list[bytes] | None = None
+    if type(data) is list:
+        if sum(map(len, data)) <= _RAW_PIECE_BYTES:
+            data = b"".join(data)
+        else:
+            pieces = data
+    elif type(data) is bytes and len(data) > _RAW_PIECE_BYTES:
+        pieces = [data]
+    if pieces is None:
+        return orjson.Fragment(data)
+    fragment = orjson.Fragment(pieces[0] if len(pieces) == 1 else b"null")  # null: see _joined
+    while len(_big_raw) >= _BIG_RAW_KEPT:  # never sent (a cancelled request)
+        _big_raw.pop(next(iter(_big_raw)))
+    _big_raw[id(fragment)] = (fragment, pieces)
     return fragment
 
 
-def _raw_bytes(value: Any) -> bytes | None:
-    """The bytes of a big RawJson value, taken out of the side table; None for anything else."""
+def _raw_pieces(value: Any) -> list[bytes] | None:
+    """The pieces of a big RawJson value; None for anything else."""
     if type(value) is not orjson.Fragment:
         return None
     kept = _big_raw.get(id(value))
     if kept is None or kept[0] is not value:
         return None
-    del _big_raw[id(value)]
     return kept[1]
 
 
+def _joined(payload: Any) -> Any:
+    """The payload with its big RawJson values whole again and out of the side table: for a
+    response encoded at once (a batch item), which orjson writes from the fragments alone."""
+    if not _big_raw or type(payload) is not dict:
+        return payload
+    joined = dict(payload)
+    for key, value in payload.items():
+        pieces = _raw_pieces(value)
+        if pieces is not None:
+            del _big_raw[id(value)]
+            joined[key] = value if len(pieces) == 1 else orjson.Fragment(b"".join(pieces))
+    return joined
+
+
 def _success_response(request_id: Any, payload: Any) -> JsonObject:
-    return {"jsonrpc": "2.0", "result": payload, "id": request_id}
+    return {"jsonrpc": "2.0", "result": _joined(payload), "id": request_id}
 
 
 def _error_response(request_id: Any, error: RpcError) -> JsonObject:
@@ -336,9 +360,9 @@ async def _encode_in_slices(request_id: Any, payload: Any) -> list[bytes] | None
         for index, (key, value) in enumerate(payload.items()):
             head = orjson.dumps(key) + b":"
             parts.append(b"," + head if index else head)
-            raw = _raw_bytes(value)
+            raw = _raw_pieces(value)
             if raw is not None:
-                parts.append(raw)
+                parts.extend(raw)
             elif type(value) is not list or len(value) <= _SLICE_ITEMS:
                 parts.append(orjson.dumps(value))
                 continue
@@ -351,6 +375,9 @@ async def _encode_in_slices(request_id: Any, payload: Any) -> list[bytes] | None
         parts.append(b'},"id":' + orjson.dumps(request_id) + b"}\n")
     except TypeError:  # orjson.JSONEncodeError
         return None
+    for value in payload.values():  # sent: let go of the pieces
+        if _raw_pieces(value) is not None:
+            del _big_raw[id(value)]
     return parts
 
 

@@ -10,6 +10,7 @@ that are already encoded.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -253,13 +254,15 @@ class SessionTree:
         previews come first, then the columns of the whole tree (which need nothing else).
         """
         order = self.order()
-        for start in range(0, len(order), PREPARE_SLICE):
-            with self._lock:  # in slices: an append waits for one slice, not for the whole tree
-                self._fill(order[start : start + PREPARE_SLICE])
-        self.columns()
-        for start in range(0, len(order), PREPARE_SLICE):
-            with self._lock:
-                self._prepare(order[start : start + PREPARE_SLICE])
+        for fill in (self._fill, self._prepare):
+            for start in range(0, len(order), PREPARE_SLICE):
+                with self._lock:  # in slices: an append waits for one slice, not for the whole tree
+                    fill(order[start : start + PREPARE_SLICE])
+                # A lock is not fair: without a pause here a request waiting for it would wait
+                # for every slice.
+                time.sleep(0)
+            if fill == self._fill:
+                self.columns()
 
     # --- reading -------------------------------------------------------------------------
 
@@ -372,9 +375,12 @@ class SessionTree:
         for the client to build, and each column is one ``dumps`` of a list. The whole tree's
         encoding is kept until the next append.
         """
+        whole = ids is None
+        cached = self._columns
+        if whole and cached is not None and cached[0] == self._version:
+            return cached[1]  # no lock: the background build may hold it for a slice
         self.order()  # built (that takes the lock itself)
         with self._lock:  # one consistent state: an append waits for the copy
-            whole = ids is None
             cached = self._columns
             if whole and cached is not None and cached[0] == self._version:
                 return cached[1]

@@ -24,6 +24,31 @@ from .files import LoadReport
 from .index import EntryIndex, is_bookkeeping
 from .tree import SessionTree, TreeFilter, TreeNode, sort_key
 
+PIECE_BYTES = 1 << 20
+"""About this much of a big JSON array per piece (see ``array_pieces``)."""
+
+
+def array_pieces(items: list[bytes]) -> list[bytes]:
+    """The JSON array of encoded ``items`` as pieces of about a megabyte that joined are it.
+
+    One join of a 75 MB array, and the copy that puts brackets around it, hold the GIL for a
+    tenth of a second or more: a server's event loop answers nothing meanwhile. Pieces are
+    joined a megabyte at a time and the writer sends them one after the other.
+    """
+    groups: list[list[bytes]] = []
+    start = size = 0
+    for end, item in enumerate(items, 1):
+        size += len(item)
+        if size >= PIECE_BYTES:
+            groups.append(items[start:end])
+            start, size = end, 0
+    if start < len(items) or not groups:
+        groups.append(items[start:])
+    pieces = [(b"," if n else b"[") + b",".join(group) for n, group in enumerate(groups)]
+    pieces[-1] += b"]"
+    return pieces
+
+
 PREPARE_TREE_ENTRIES = 2000
 """From this many entries on, ``warm_up`` builds the tree rows in the background; a shorter
 session builds them on the first request quicker than a thread starts."""
@@ -120,6 +145,10 @@ class SessionView:
 
     def entries_json(self, entry_id: str | None = None) -> bytes:
         """``entries_since`` as a JSON array: stored lines as they are, the rest encoded."""
+        return b"".join(self.entries_pieces(entry_id))
+
+    def entries_pieces(self, entry_id: str | None = None) -> list[bytes]:
+        """``entries_json`` in pieces (see ``array_pieces``)."""
         start = self._start_after(entry_id)
         index = self._index
         entries = index.entries[start:]
@@ -129,7 +158,7 @@ class SessionView:
         for position, entry in enumerate(entries, start):
             line = stored.get(position) if stored else None
             append(line if line is not None and "message" not in entry else dumps(entry))
-        return b"[" + b",".join(parts) + b"]"
+        return array_pieces(parts)
 
     def get_children(self, parent_id: str | None) -> list[JsonDict]:
         """Direct children as the tree shows them (leaf markers are see-through), oldest first."""
@@ -241,15 +270,21 @@ class SessionView:
 
     def messages_json(self) -> bytes:
         """The context's messages as a JSON array; stored messages are copied as they are."""
+        return b"".join(self.messages_pieces())
+
+    def messages_pieces(self) -> list[bytes]:
+        """``messages_json`` in pieces (see ``array_pieces``)."""
+        dumps = orjson.dumps
         if self._context_key == self._key() and self._context is not None:
-            return orjson.dumps(self._context.messages)
+            messages = self._context.messages
+            # A few hundred at a time: each slice's items, without its brackets.
+            return array_pieces([dumps(messages[i : i + 256])[1:-1] for i in range(0, len(messages), 256)])
         index = self._index
         context = build_session_context(
             index.entries, self._leaf, index.by_id, load=index.load, message_of=self._stored_or_message
         )
-        dumps = orjson.dumps
         parts: list[Any] = [m if m.__class__ is not dict else dumps(m) for m in context.messages]
-        return b"[" + b",".join(parts) + b"]"
+        return array_pieces(parts)
 
     # --- the tree --------------------------------------------------------------------------
 

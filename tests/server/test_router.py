@@ -21,6 +21,7 @@ from rpc_agent.server import (
 )
 from rpc_agent.server import errors as codes
 from rpc_agent.server.router import RawJson
+from rpc_agent.session.view import array_pieces
 
 
 class Sink:
@@ -302,6 +303,31 @@ async def test_a_big_result_goes_out_whole_after_the_requests_that_arrive_while_
     assert sink.messages[0] == {"jsonrpc": "2.0", "result": {"busy": False}, "id": "s"}
     expected = {"cursor": 7, "rows": stored, "more": [1, 2]}
     assert sink.messages[1] == {"jsonrpc": "2.0", "result": expected, "id": "b"}
+
+
+@pytest.mark.anyio
+async def test_stored_json_in_pieces_comes_out_whole_alone_and_as_a_batch_item() -> None:
+    stored = [{"id": f"{i:08x}", "text": f"row {i} " + "x" * 40} for i in range(30000)]
+    pieces = array_pieces([orjson.dumps(row) for row in stored])
+    assert len(pieces) > 1  # over a megabyte: never joined on its way out
+
+    async def big(_p: None) -> dict[str, Any]:
+        return {"rows": RawJson(pieces), "leafId": "x"}
+
+    registry = MethodRegistry()
+    registry.add("big", big, params=None, result=None)
+    sink, lines = Sink(), Lines()
+    lines.feed(request(1, "big"), [request(2, "big"), request(3, "big")])
+    lines.end()
+    await Router(registry, sink).serve(lines)
+    expected = {"rows": stored, "leafId": "x"}
+    alone = next(m for m in sink.messages if type(m) is dict)
+    batch = next(m for m in sink.messages if type(m) is list)
+    assert alone == {"jsonrpc": "2.0", "result": expected, "id": 1}
+    assert sorted(batch, key=lambda m: m["id"]) == [
+        {"jsonrpc": "2.0", "result": expected, "id": 2},
+        {"jsonrpc": "2.0", "result": expected, "id": 3},
+    ]
 
 
 @pytest.mark.anyio
