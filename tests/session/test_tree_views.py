@@ -11,6 +11,7 @@ import pytest
 from session_testlib import assistant, eid, user
 
 from rpc_agent.session import EntryNotFoundError, SessionManager
+from rpc_agent.session.preview import PREVIEW_CHARS, one_line
 
 pytestmark = pytest.mark.anyio
 
@@ -142,3 +143,21 @@ async def test_columns_hold_exactly_the_rows_through_appends_and_relabels(tmp_pa
         assert after[-1]["id"] == new
         with pytest.raises(EntryNotFoundError):
             manager.tree_json(root="nope", columns=True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "short",
+        "  lead and trail  ",
+        "word " * 100,
+        " " * 149 + "x" * 200,  # the first cut is all whitespace
+        "a\u2003\u00a0" * 120,  # Unicode spaces
+        "x" * 149 + " " + "y" * 300,
+        "ab" + "\n\t " * 60 + "cd " * 200,
+        "é" * 99 + "  " + "z" * 10,
+    ],
+)
+def test_a_preview_is_the_head_of_the_whole_text_folded(text: str) -> None:
+    assert one_line(text) == " ".join(text[: PREVIEW_CHARS * 4].split())[:PREVIEW_CHARS]
