@@ -1084,6 +1084,10 @@ export interface GetTreeParams {
    */
   filter?: "default" | "no-custom" | "user-only" | "labeled-only";
   /**
+   * nodes: one object per node in nodes; columns: the same nodes in columns (nodes is then empty), the compact shape for a big tree
+   */
+  format?: "nodes" | "columns";
+  /**
    * only nodes at most this many levels below rootId (or the roots)
    */
   maxDepth?: number | null;
@@ -1492,6 +1496,24 @@ export interface ToolResultHookResult {
   };
   isError?: boolean | null;
 }
+/**
+ * The nodes of a tree as columns: node i is the i-th item of every list.
+ */
+export interface TreeColumns {
+  childCount: number[];
+  depth: number[];
+  id: string[];
+  label: (string | null)[];
+  parentId: (string | null)[];
+  /**
+   * one line of each entry's text, at most 100 characters
+   */
+  preview: string[];
+  role: (string | null)[];
+  timestamp: string[];
+  type: string[];
+  [k: string]: unknown;
+}
 export interface TreeNode {
   childCount: number;
   depth: number;
@@ -1499,7 +1521,7 @@ export interface TreeNode {
   label: string | null;
   parentId: string | null;
   /**
-   * one line of the entry's text, at most 200 characters
+   * one line of the entry's text, at most 100 characters
    */
   preview: string;
   role: string | null;
@@ -1509,12 +1531,16 @@ export interface TreeNode {
 }
 export interface TreeResult {
   /**
+   * with format columns: the nodes, in the same order, as columns
+   */
+  columns?: TreeColumns | null;
+  /**
    * pass as since to get only what changed after this result
    */
   cursor?: number | null;
   leafId: string | null;
   /**
-   * depth-first, children oldest first; flat, never nested
+   * depth-first, children oldest first; flat, never nested (empty with format columns)
    */
   nodes: TreeNode[];
   [k: string]: unknown;
