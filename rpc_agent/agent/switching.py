@@ -8,6 +8,7 @@ its ``_exclusive`` guard, so no run appends to a session that is being left.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,6 +76,8 @@ async def _replace_manager(session: AgentSession, new: SessionManager, reason: s
         if context.model is not None:
             session.model = session.provider.resolve_model(context.model.modelId)
         announce_session(session, reason)
+    if sys.getrefcount(old) <= 2:  # this name and the argument: nobody reads it any more
+        await anyio.to_thread.run_sync(old.free_in_pieces)
 
 
 def _session_folder(session: AgentSession) -> Path:
@@ -112,9 +115,10 @@ async def new_session(session: AgentSession, parent_session: str | None) -> m.Se
 
 async def switch_session(session: AgentSession, path: str) -> m.SessionChangeResult:
     target = Path(path).expanduser()
-    manager = session.manager
-    if manager.session_file is not None and guard.same_file(target, manager.session_file):
+    current = session.manager.session_file
+    if current is not None and guard.same_file(target, current):
         return _changed(session)  # this session, by any name
+    cwd = session.manager.cwd  # not the manager itself: _replace_manager frees it when unread
     if not target.exists():
         # Checked here as well as in the store: taking the lock first would create the
         # missing folders of a mistyped path. (What is there but is not a regular file,
@@ -126,7 +130,7 @@ async def switch_session(session: AgentSession, path: str) -> m.SessionChangeRes
         return _unchanged(session)
 
     def open_session() -> SessionManager:
-        opened = SessionManager.open(target, cwd=manager.cwd, home=session.home, must_exist=True)
+        opened = SessionManager.open(target, cwd=cwd, home=session.home, must_exist=True)
         try:
             opened.warm_up()
         except BaseException:

@@ -210,9 +210,11 @@ class Methods:
         return result
 
     async def switch_session(self, p: m.SwitchSessionParams) -> m.SessionChangeResult:
-        before = self.agent.manager
+        # The id, not the manager: the old one is freed once nothing holds it (and the new
+        # one was made while the old one lived, so the two ids differ).
+        before = id(self.agent.manager)
         result = await self.agent.switch_session(p.sessionPath)
-        if self.agent.manager is not before:
+        if id(self.agent.manager) != before:
             await self._restart_mcp(p.mcpServers)
         return result
 

@@ -44,6 +44,14 @@ class TreeNode:
     label: str | None
 
 
+def free_dict(container: dict[Any, Any]) -> None:
+    """Empty a dict one item at a time: Python code between the items lets other threads run,
+    where freeing 100,000 items at once holds the GIL throughout."""
+    pop = container.popitem
+    for _ in range(len(container)):
+        pop()
+
+
 def sort_key(timestamp: Any) -> str:
     """Canonical ISO string for ordering siblings; odd formats are normalised, not trusted."""
     if isinstance(timestamp, str) and len(timestamp) == 24 and timestamp.endswith("Z"):
@@ -263,6 +271,21 @@ class SessionTree:
                 time.sleep(0)
             if fill == self._fill:
                 self.columns()
+
+    def free_in_pieces(self) -> None:
+        """Let go of the rows a few thousand at a time (see ``SessionView.free_in_pieces``)."""
+        with self._lock:
+            self._built, self._order, self._columns = False, None, None
+            containers: list[dict[Any, Any]] = [
+                self._full,
+                self._previews,
+                self._roles,
+                self._kids,
+                self._parent,
+                self._depth,
+            ]
+        for container in containers:
+            free_dict(container)
 
     # --- reading -------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from .blobs import BlobStore
 from .context import SessionContext, build_session_context, path_to_root
 from .files import LoadReport
 from .index import EntryIndex, is_bookkeeping
-from .tree import SessionTree, TreeFilter, TreeNode, sort_key
+from .tree import SessionTree, TreeFilter, TreeNode, free_dict, sort_key
 
 PIECE_BYTES = 1 << 20
 """About this much of a big JSON array per piece (see ``array_pieces``)."""
@@ -79,6 +79,7 @@ class SessionView:
         self._context_key: tuple[str | None, int] | None = None
         self._count: tuple[tuple[str | None, int], int] | None = None
         self._settings: tuple[tuple[str | None, int], SessionContext] | None = None
+        self._preparing: threading.Thread | None = None
 
     @property
     def load_report(self) -> LoadReport:
@@ -247,7 +248,34 @@ class SessionView:
         self.context_settings()
         self.context_message_count()
         if len(self._index.entries) >= PREPARE_TREE_ENTRIES:
-            threading.Thread(target=self._tree.prepare, name="tree-rows", daemon=True).start()
+            self._preparing = threading.Thread(target=self._tree.prepare, name="tree-rows", daemon=True)
+            self._preparing.start()
+
+    def free_in_pieces(self) -> None:
+        """Let go of everything the session holds, a few thousand objects at a time.
+
+        For a closed session nobody reads any more, in a worker thread: freeing a 100,000-entry
+        session when its last reference goes is one long C call that holds the GIL (a quarter
+        of a second), and so keeps the event loop from answering anything meanwhile.
+        """
+        if self._preparing is not None:
+            self._preparing.join()  # it reads the index
+        context, self._context, self._count, self._settings = self._context, None, None, None
+        self._tree.free_in_pieces()
+        index = self._index
+        containers: list[dict[Any, Any]] = [
+            index.by_id,
+            index.position,
+            index.children,
+            index.stored.lines,
+            index.stored.messages,
+            index.labels,
+        ]
+        for container in containers:
+            free_dict(container)
+        for items in (context.messages if context is not None else [], index.entries):
+            while items:
+                del items[-PREPARE_TREE_ENTRIES:]
 
     def context_message_count(self) -> int:
         """How many messages the model would get, without reading them."""
