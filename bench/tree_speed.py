@@ -83,10 +83,13 @@ class Wire:
             self._cond.notify_all()
 
     def send(self, *lines: bytes) -> float:
+        """Write the lines; the time before writing (the reader may parse the answer before
+        this thread gets the GIL back, so a time taken after could come after the answer)."""
         assert self.proc.stdin is not None
+        at = time.perf_counter()
         self.proc.stdin.write(b"".join(lines))
         self.proc.stdin.flush()
-        return time.perf_counter()
+        return at
 
     def wait(self, req_id: Any, timeout: float = 600) -> tuple[float, Any]:
         deadline = time.perf_counter() + timeout
@@ -191,7 +194,7 @@ def measure_ours(result: SizeResult, paths: list[Path], home: Path, runs: int, p
         trees: list[float] = []
         entries: list[float] = []
         messages: list[float] = []
-        blocked: list[float] = []
+        blocked: list[tuple[float, str]] = []
         object_trees: list[float] = []
         refreshed: list[float] = []
         last_messages: Any = None
@@ -211,7 +214,7 @@ def measure_ours(result: SizeResult, paths: list[Path], home: Path, runs: int, p
                     f"switch/get_messages failed: {switched.get('error') or reply.get('error')}"
                 )
             opens.append((done - sent) * 1000)
-            blocked.append((probe_at - probe) * 1000)
+            blocked.append(((probe_at - probe) * 1000, "switch_session"))
             last_messages = reply["result"]["messages"]
             if run == 0:
                 result.rss_mb = wire.rss_mb()
@@ -230,7 +233,7 @@ def measure_ours(result: SizeResult, paths: list[Path], home: Path, runs: int, p
                 done, reply = wire.wait(req)
                 samples.append((done - sent) * 1000)
                 if method != "get_messages":
-                    blocked.append((probe_at - probe) * 1000)
+                    blocked.append(((probe_at - probe) * 1000, method))
                 if params is COLUMNS and samples is trees:
                     result.nodes = len(reply["result"]["columns"]["id"])
                 req += 2
@@ -243,7 +246,12 @@ def measure_ours(result: SizeResult, paths: list[Path], home: Path, runs: int, p
             f"({_ratio(statistics.median(refreshed), result.pi_tree_ms)} x pi's getTree()); "
             f"with one object per node (format nodes): {_ms(statistics.median(object_trees))}"
         )
-        result.blocked_ms = max(blocked)
+        result.blocked_ms, behind = max(blocked)
+        result.notes.append(
+            "get_state/abort behind each: "
+            + ", ".join(f"{_ms(ms)} ({name})" for ms, name in blocked)
+            + f"; the slowest behind {behind}"
+        )
         result.messages = len(last_messages)
         if pi_dump is not None and pi_dump.exists():
             result.matches_pi = orjson.loads(pi_dump.read_bytes())["messages"] == last_messages
