@@ -167,33 +167,15 @@ class SessionTree:
         return None
 
     def _build(self) -> None:
-        """Group every visible entry under its visible parent, then set depths from the roots.
-
-        ``_place`` inlined: it runs once per entry of a 100,000-entry session.
-        """
+        """Group every visible entry under its visible parent, then set depths from the roots."""
         # A snapshot: a reader in a worker thread may build while the loop appends.
-        by_id = self._index.by_id
-        parent_of, depth, kids, plain = self._parent, self._depth, self._kids, PLAIN_TYPES
+        by_id, place = self._index.by_id, self._place
         for entry_id in list(by_id):  # ids only: 100,000 (id, entry) pairs would wake the collector
             entry = by_id[entry_id]
-            if entry.get("type") not in plain and is_bookkeeping(entry):
+            if entry.get("type") not in PLAIN_TYPES and is_bookkeeping(entry):
                 continue
-            parent = entry.get("parentId")
-            parent_entry = by_id.get(parent) if parent.__class__ is str else None
-            if parent_entry is not None and parent != entry_id and parent_entry.get("type") in plain:
-                visible: str | None = parent
-            else:
-                visible = self._visible_parent(entry_id, entry)
-            parent_of[entry_id] = visible
-            depth[entry_id] = 0 if visible is None else depth.get(visible, -1) + 1
-            siblings = kids.get(visible)
-            if siblings is None:
-                kids[visible] = entry_id
-            elif siblings.__class__ is str:
-                kids[visible] = [siblings, entry_id]
-            else:
-                siblings.append(entry_id)  # type: ignore[union-attr]
-        for siblings in kids.values():
+            place(entry_id, entry)
+        for siblings in self._kids.values():
             if not isinstance(siblings, str):
                 siblings.sort(key=self._key)
         # Depths in file order can see a child before its parent (an odd file): set them again

@@ -208,10 +208,10 @@ async def test_an_entry_appended_while_the_tree_is_built_in_the_background_is_in
 async def test_a_closed_session_freed_in_pieces_is_empty_and_its_file_reads_as_before(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)  # the tree built in the background
     path = await _branchy_session(tmp_path)
-    monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)
     with SessionManager.open(path) as manager:
-        manager.warm_up()  # the tree built in the background: freeing waits for it
+        manager.warm_up()  # freeing waits for the background build
         before = _json_paths(manager)
         manager.build_session_context()
     manager.free_in_pieces()
