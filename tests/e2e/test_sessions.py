@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
+from pi_lines import assistant_message, encode, old_compaction, old_header, old_line, old_message, old_user
 from rpc_agent.server import errors as codes
 from rpc_agent_client import RpcAgentClient
 
@@ -220,78 +221,21 @@ async def test_reopen_restores_the_leaf_after_navigation(e2e: E2E) -> None:
         assert len((await client.call("get_tree"))["nodes"]) == 4
 
 
-USAGE = {
-    "input": 1,
-    "output": 1,
-    "cacheRead": 0,
-    "cacheWrite": 0,
-    "totalTokens": 2,
-    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-}
-
-
-def v1_assistant(text: str, ms: int) -> JsonDict:
-    return {
-        "role": "assistant",
-        "content": [{"type": "text", "text": text}],
-        "api": "anthropic-messages",
-        "provider": "anthropic",
-        "model": "claude-sonnet-4-5",
-        "usage": USAGE,
-        "stopReason": "stop",
-        "timestamp": ms,
-    }
-
-
 def v1_file(cwd: Path) -> bytes:
     """A v1 session as the old writer produced it: no version, no ids, a compaction by index."""
-    lines: list[JsonDict] = [
-        {
-            "type": "session",
-            "id": "0c0ffee0-1111-4222-8333-444455556666",
-            "timestamp": "2024-12-03T14:00:00.000Z",
-            "cwd": str(cwd),
-        },
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:01.000Z",
-            "message": {"role": "user", "content": "u1", "timestamp": 1733234401000},
-        },
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:02.000Z",
-            "message": v1_assistant("a1", 1733234402000),
-        },
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:03.000Z",
-            "message": {"role": "user", "content": "u2", "timestamp": 1733234403000},
-        },
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:04.000Z",
-            "message": v1_assistant("a2", 1733234404000),
-        },
-        {
-            "type": "compaction",
-            "timestamp": "2024-12-03T14:00:05.000Z",
-            "summary": "u1 and a1 were discussed",
-            "firstKeptEntryIndex": 3,
-            "tokensBefore": 50000,
-        },
-        {"type": "thinking_level_change", "timestamp": "2024-12-03T14:00:06.000Z", "thinkingLevel": "high"},
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:07.000Z",
-            "message": {"role": "user", "content": "u3", "timestamp": 1733234407000},
-        },
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:08.000Z",
-            "message": v1_assistant("a3", 1733234408000),
-        },
-    ]
-    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+    return encode(
+        [
+            old_header(cwd=str(cwd)),
+            old_user("u1", 1),
+            old_message(2, assistant_message([{"type": "text", "text": "a1"}], 2)),
+            old_user("u2", 3),
+            old_message(4, assistant_message([{"type": "text", "text": "a2"}], 4)),
+            old_compaction(5, "u1 and a1 were discussed", 3, 50000),
+            old_line("thinking_level_change", 6, thinkingLevel="high"),
+            old_user("u3", 7),
+            old_message(8, assistant_message([{"type": "text", "text": "a3"}], 8)),
+        ]
+    )
 
 
 @pytest.mark.in_process
