@@ -59,36 +59,48 @@ def write_jsonl(path: Path, lines: list[JsonDict]) -> bytes:
 # --- messages ---------------------------------------------------------------------------------
 
 
+def message(role: str, content: str | list[JsonDict], at: float, **fields: Any) -> JsonDict:
+    """A message of ``role`` sent ``at`` seconds after ``BASE``."""
+    return {"role": role, "content": content, **fields, "timestamp": ms_at(at)}
+
+
 def user_message(content: str | list[JsonDict], at: float, **fields: Any) -> JsonDict:
-    return {"role": "user", "content": content, "timestamp": ms_at(at), **fields}
+    return message("user", content, at, **fields)
 
 
 def assistant_message(content: list[JsonDict], at: float, stop: str = "stop", **fields: Any) -> JsonDict:
-    """An Anthropic assistant message sent ``at`` seconds after ``BASE``."""
+    """An Anthropic assistant message."""
+    return message(
+        "assistant",
+        content,
+        at,
+        api="anthropic-messages",
+        provider="anthropic",
+        model="claude-sonnet-4-5",
+        usage=USAGE,
+        stopReason=stop,
+        **fields,
+    )
+
+
+def read_call(partial_json: str, **fields: Any) -> JsonDict:
+    """An old tool call ``call_1`` of ``read`` on a.txt, with the ``partialJson`` it streamed."""
     return {
-        "role": "assistant",
-        "content": content,
-        "api": "anthropic-messages",
-        "provider": "anthropic",
-        "model": "claude-sonnet-4-5",
-        "usage": USAGE,
-        "stopReason": stop,
-        "timestamp": ms_at(at),
+        "type": "toolCall",
+        "id": "call_1",
+        "name": "read",
+        "arguments": {"path": "a.txt"},
+        "partialJson": partial_json,
         **fields,
     }
 
 
 def read_result_message(text: str, at: float, **fields: Any) -> JsonDict:
     """The result of the ``read`` tool call ``call_1``."""
-    return {
-        "role": "toolResult",
-        "toolCallId": "call_1",
-        "toolName": "read",
-        "content": [{"type": "text", "text": text}],
-        **fields,
-        "isError": False,
-        "timestamp": ms_at(at),
-    }
+    text_block = {"type": "text", "text": text}
+    return message(
+        "toolResult", [text_block], at, toolCallId="call_1", toolName="read", isError=False, **fields
+    )
 
 
 # --- lines of v1 and v2 files -------------------------------------------------------------------
@@ -118,14 +130,7 @@ def old_user(content: str | list[JsonDict], at: float) -> JsonDict:
 
 def old_hook_message(at: float) -> JsonDict:
     """A message of the role that v3 renamed to ``custom``."""
-    message = {
-        "role": "hookMessage",
-        "customType": "my-hook",
-        "content": "hook says hi",
-        "display": True,
-        "timestamp": ms_at(at),
-    }
-    return old_message(at, message)
+    return old_message(at, message("hookMessage", "hook says hi", at, customType="my-hook", display=True))
 
 
 def old_compaction(

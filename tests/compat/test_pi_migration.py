@@ -31,6 +31,7 @@ from pi_lines import (
     old_line,
     old_message,
     old_user,
+    read_call,
     read_result_message,
     write_jsonl,
 )
@@ -45,13 +46,6 @@ pytestmark = pytest.mark.usefixtures("agent_home")
 
 def old_session(version: int | None) -> list[JsonDict]:
     image = base64.b64encode(bytes(range(256)) * 8).decode("ascii")
-    tool_call = {
-        "type": "toolCall",
-        "id": "call_1",
-        "name": "read",
-        "arguments": {"path": "a.txt"},
-        "partialJson": '{"path":"a.txt"}',
-    }
     lines: list[JsonDict] = [
         old_header(version=version, thinkingLevel="off"),
         old_line("thinking_level_change", 0.5, thinkingLevel="high"),
@@ -62,7 +56,7 @@ def old_session(version: int | None) -> list[JsonDict]:
             ],
             1,
         ),
-        old_message(2, assistant_message([tool_call], 2, "toolUse")),
+        old_message(2, assistant_message([read_call('{"path":"a.txt"}')], 2, "toolUse")),
         old_message(3, read_result_message("x" * 600_000, 3)),
         old_hook_message(4),
         old_compaction(5, "Read a.txt.", 3, 5000),

@@ -98,6 +98,16 @@ def count_headers(path: Path) -> int:
 # --- manager helpers ---------------------------------------------------------------------
 
 
+def written_session(folder: Path) -> Path:
+    """The file of a closed session in ``folder`` that holds one exchange (u1, a1)."""
+    manager = SessionManager.create("/p", folder)
+    manager.append_message(user("u1"))
+    manager.append_message(assistant("a1"))
+    manager.close()
+    assert manager.session_file is not None
+    return manager.session_file
+
+
 def eid(pending: PendingAppend) -> str:
     """The id of an append, for code that needs a ``str``."""
     assert pending.id is not None

@@ -15,18 +15,7 @@ from typing import Any
 import pytest
 from session_testlib import HEX8, read_lines
 
-from pi_lines import (
-    as_v2,
-    assistant_message,
-    old_compaction,
-    old_header,
-    old_hook_message,
-    old_line,
-    old_message,
-    read_result_message,
-    user_message,
-    write_jsonl,
-)
+import pi_lines
 from rpc_agent.session import SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
@@ -39,7 +28,7 @@ LONG_TEXT = "l" * 600_000  # over the length we cut our own lines at
 
 def old_lines(version: int | None) -> list[JsonDict]:
     """An old session whose lines carry what a v1/v2 writer (or a fork of it) put there."""
-    header = old_header(
+    header = pi_lines.old_header(
         version=version,
         provider="anthropic",
         modelId="claude-sonnet-4-5",
@@ -48,34 +37,31 @@ def old_lines(version: int | None) -> list[JsonDict]:
     )
     image = {"type": "image", "data": BIG_IMAGE, "mimeType": "image/png"}
     thinking = {"type": "thinking", "thinking": "Reading.", "thinkingSignature": "sig"}
-    tool_call = {
-        "type": "toolCall",
-        "id": "call_1",
-        "name": "read",
-        "arguments": {"path": "a.txt"},
-        "partialJson": '{"path": "a.txt"}',
-        "streamIndex": 1,
-    }
+    tool_call = pi_lines.read_call('{"path": "a.txt"}', streamIndex=1)
     lines: list[JsonDict] = [
         header,
-        old_message(
+        pi_lines.old_message(
             1,
-            user_message(
+            pi_lines.user_message(
                 [{"type": "text", "text": "look at this"}, image], 1, attachments=[{"name": "shot.png"}]
             ),
             origin="cli",
         ),
-        old_message(
+        pi_lines.old_message(
             2,
-            assistant_message([thinking, tool_call], 2, "toolUse", jsonlEvents=["kept as the file had it"]),
+            pi_lines.assistant_message(
+                [thinking, tool_call], 2, "toolUse", jsonlEvents=["kept as the file had it"]
+            ),
         ),
-        old_message(3, read_result_message(LONG_TEXT, 3, details={"lines": 1, "jsonlEvents": [{"e": 1}]})),
-        old_hook_message(4),
-        old_compaction(5, "Looked at a.txt.", 3, 5000, fromExtension=True),
-        old_line("mystery", 6, payload={"x": [1, 2]}),
-        old_message(7, assistant_message([{"type": "text", "text": "Done."}], 7)),
+        pi_lines.old_message(
+            3, pi_lines.read_result_message(LONG_TEXT, 3, details={"lines": 1, "jsonlEvents": [{"e": 1}]})
+        ),
+        pi_lines.old_hook_message(4),
+        pi_lines.old_compaction(5, "Looked at a.txt.", 3, 5000, fromExtension=True),
+        pi_lines.old_line("mystery", 6, payload={"x": [1, 2]}),
+        pi_lines.old_message(7, pi_lines.assistant_message([{"type": "text", "text": "Done."}], 7)),
     ]
-    return as_v2(lines) if version == 2 else lines
+    return pi_lines.as_v2(lines) if version == 2 else lines
 
 
 def expected_after_migration(original: list[JsonDict], ids: list[str]) -> list[JsonDict]:
@@ -100,7 +86,7 @@ def expected_after_migration(original: list[JsonDict], ids: list[str]) -> list[J
 def test_migration_keeps_every_field_it_has_no_reason_to_change(tmp_path: Path, version: int | None) -> None:
     path = tmp_path / "old.jsonl"
     original = old_lines(version)
-    write_jsonl(path, original)
+    pi_lines.write_jsonl(path, original)
 
     with SessionManager.open(path) as manager:
         assert manager.load_report.migrated_from == (version or 1)
@@ -127,8 +113,8 @@ def test_only_a_numeric_first_kept_index_is_converted(tmp_path: Path) -> None:
     path = tmp_path / "old.jsonl"
     lines = old_lines(None)
     lines[5]["firstKeptEntryIndex"] = "3"  # not a number: somebody else's data
-    lines.append(old_compaction(8, "forward", 20, 1))
-    write_jsonl(path, lines)
+    lines.append(pi_lines.old_compaction(8, "forward", 20, 1))
+    pi_lines.write_jsonl(path, lines)
     SessionManager.open(path).close()
     on_disk = read_lines(path)
     assert on_disk[5]["firstKeptEntryIndex"] == "3"
