@@ -13,7 +13,17 @@ from pi_lines import assistant_message, encode, old_compaction, old_header, old_
 from rpc_agent.server import errors as codes
 from rpc_agent_client import RpcAgentClient
 
-from .conftest import E2E, WAIT, expect_error, header_and_entries, messages_of, read_jsonl, text_of
+from .conftest import (
+    E2E,
+    WAIT,
+    context_with_roles,
+    current_file,
+    expect_error,
+    header_and_entries,
+    messages_of,
+    read_jsonl,
+    text_of,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -25,12 +35,6 @@ async def prompt_ids(client: RpcAgentClient, text: str) -> tuple[str, str]:
     await client.call("prompt", {"message": text})
     ends = [e for e in client.events_seen[mark:] if e["type"] == "message_end"]
     return ends[0]["entryId"], ends[-1]["entryId"]
-
-
-async def current_file(client: RpcAgentClient) -> Path:
-    state = await client.get_state()
-    assert state.sessionFile is not None
-    return Path(state.sessionFile)
 
 
 def context_texts(result: JsonDict) -> list[str]:
@@ -255,14 +259,9 @@ async def test_a_v1_session_file_is_migrated_and_served(e2e: E2E) -> None:
         assert state.sessionId == "0c0ffee0-1111-4222-8333-444455556666"
         assert state.leafId == entries[-1]["id"]
         assert state.thinkingLevel == "high"
-        messages = (await client.call("get_messages"))["messages"]
-        assert [m["role"] for m in messages] == [
-            "compactionSummary",
-            "user",
-            "assistant",
-            "user",
-            "assistant",
-        ]
+        messages = await context_with_roles(
+            client, "compactionSummary", "user", "assistant", "user", "assistant"
+        )
         assert messages[0]["summary"] == "u1 and a1 were discussed"
         assert [text_of(m) for m in messages[1:]] == ["u2", "a2", "u3", "a3"]
         nodes = (await client.call("get_tree"))["nodes"]
