@@ -98,14 +98,26 @@ def count_headers(path: Path) -> int:
 # --- manager helpers ---------------------------------------------------------------------
 
 
+def session_path(manager: SessionManager) -> Path:
+    assert manager.session_file is not None
+    return manager.session_file
+
+
+async def first_exchange(folder: Path) -> SessionManager:
+    """A new session in ``folder`` whose first exchange (u1, a1) is in its file."""
+    manager = SessionManager.create("/p", folder)
+    await manager.append_message(user("u1"))
+    await manager.append_message(assistant("a1"))
+    return manager
+
+
 def written_session(folder: Path) -> Path:
     """The file of a closed session in ``folder`` that holds one exchange (u1, a1)."""
     manager = SessionManager.create("/p", folder)
     manager.append_message(user("u1"))
     manager.append_message(assistant("a1"))
     manager.close()
-    assert manager.session_file is not None
-    return manager.session_file
+    return session_path(manager)
 
 
 def eid(pending: PendingAppend) -> str:
