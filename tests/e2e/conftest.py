@@ -78,7 +78,7 @@ async def current_file(client: RpcAgentClient) -> Path:
     return Path(state.sessionFile)
 
 
-async def context_with_roles(client: RpcAgentClient, *roles: str) -> list[JsonDict]:
+async def context_of(client: RpcAgentClient, *roles: str) -> list[JsonDict]:
     """The messages of the current context, once checked to have these roles in this order."""
     messages: list[JsonDict] = (await client.call("get_messages"))["messages"]
     assert [m["role"] for m in messages] == list(roles)

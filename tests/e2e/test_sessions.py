@@ -16,7 +16,7 @@ from rpc_agent_client import RpcAgentClient
 from .conftest import (
     E2E,
     WAIT,
-    context_with_roles,
+    context_of,
     current_file,
     expect_error,
     header_and_entries,
@@ -259,9 +259,7 @@ async def test_a_v1_session_file_is_migrated_and_served(e2e: E2E) -> None:
         assert state.sessionId == "0c0ffee0-1111-4222-8333-444455556666"
         assert state.leafId == entries[-1]["id"]
         assert state.thinkingLevel == "high"
-        messages = await context_with_roles(
-            client, "compactionSummary", "user", "assistant", "user", "assistant"
-        )
+        messages = await context_of(client, "compactionSummary", "user", "assistant", "user", "assistant")
         assert messages[0]["summary"] == "u1 and a1 were discussed"
         assert [text_of(m) for m in messages[1:]] == ["u2", "a2", "u3", "a3"]
         nodes = (await client.call("get_tree"))["nodes"]

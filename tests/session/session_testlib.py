@@ -75,6 +75,20 @@ def message_entry(entry_id: str, parent: str | None, at: float, message: JsonDic
     return entry("message", entry_id, parent, at, message=message)
 
 
+def compaction_entry(
+    entry_id: str, parent: str | None, at: float, summary: str, first_kept: str, tokens_before: int
+) -> JsonDict:
+    return entry(
+        "compaction",
+        entry_id,
+        parent,
+        at,
+        summary=summary,
+        firstKeptEntryId=first_kept,
+        tokensBefore=tokens_before,
+    )
+
+
 # --- files -------------------------------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from session_testlib import (
     assistant,
+    compaction_entry,
     entry,
     header,
     iso,
@@ -93,15 +94,7 @@ def test_compaction_emits_summary_then_kept_entries_then_the_rest() -> None:
         message_entry("00000002", "00000001", 2, assistant("a1")),
         message_entry("00000003", "00000002", 3, user("u2")),
         message_entry("00000004", "00000003", 4, assistant("a2")),
-        entry(
-            "compaction",
-            "000000c1",
-            "00000004",
-            5,
-            summary="Earlier: u1/a1",
-            firstKeptEntryId="00000003",
-            tokensBefore=50000,
-        ),
+        compaction_entry("000000c1", "00000004", 5, "Earlier: u1/a1", "00000003", 50000),
         message_entry("00000005", "000000c1", 6, user("u3")),
         message_entry("00000006", "00000005", 7, assistant("a3")),
     ]
@@ -126,15 +119,7 @@ def test_compaction_whose_first_kept_entry_is_off_the_path_keeps_only_what_follo
         message_entry("00000001", None, 1, user("u1")),
         message_entry("00000002", "00000001", 2, assistant("a1")),
         message_entry("0000000f", "00000001", 3, assistant("other branch")),
-        entry(
-            "compaction",
-            "000000c1",
-            "00000002",
-            4,
-            summary="S",
-            firstKeptEntryId="0000000f",
-            tokensBefore=1,
-        ),
+        compaction_entry("000000c1", "00000002", 4, "S", "0000000f", 1),
         message_entry("00000003", "000000c1", 5, user("u2")),
     ]
     context = build_session_context(entries, "00000003")
@@ -148,14 +133,10 @@ def test_compaction_whose_first_kept_entry_is_off_the_path_keeps_only_what_follo
 def test_last_compaction_on_the_path_wins() -> None:
     entries = [
         message_entry("00000001", None, 1, user("u1")),
-        entry(
-            "compaction", "000000c1", "00000001", 2, summary="S1", firstKeptEntryId="00000001", tokensBefore=1
-        ),
+        compaction_entry("000000c1", "00000001", 2, "S1", "00000001", 1),
         message_entry("00000002", "000000c1", 3, user("u2")),
         message_entry("00000003", "00000002", 4, assistant("a2")),
-        entry(
-            "compaction", "000000c2", "00000003", 5, summary="S2", firstKeptEntryId="00000002", tokensBefore=2
-        ),
+        compaction_entry("000000c2", "00000003", 5, "S2", "00000002", 2),
         message_entry("00000004", "000000c2", 6, user("u3")),
     ]
     context = build_session_context(entries, "00000004")
@@ -174,9 +155,7 @@ def test_kept_range_of_a_compaction_converts_custom_messages_and_branch_summarie
             "custom_message", "00000002", "00000001", 2, customType="ext", content="injected", display=True
         ),
         entry("branch_summary", "00000003", "00000002", 3, fromId="00000009", summary="left behind"),
-        entry(
-            "compaction", "000000c1", "00000003", 4, summary="S", firstKeptEntryId="00000002", tokensBefore=1
-        ),
+        compaction_entry("000000c1", "00000003", 4, "S", "00000002", 1),
     ]
     context = build_session_context(entries, "000000c1")
     assert summarize(context.messages) == [
