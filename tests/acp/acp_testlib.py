@@ -33,10 +33,8 @@ from acp.schema import (
     AvailableCommandsUpdate,
     ClientCapabilities,
     ConfigOptionUpdate,
-    CreateElicitationResponse,
     CreateTerminalResponse,
     CurrentModeUpdate,
-    ElicitationMode,
     EnvVariable,
     FileSystemCapabilities,
     InitializeResponse,
@@ -83,6 +81,16 @@ SessionUpdate = (
 )
 
 
+def _not_offered(method: str) -> Any:
+    """A client method that answers "method not found" (typed ``Any``: it stands for each of the
+    protocol's signatures)."""
+
+    async def refuse(self: object, *args: Any, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found(method)
+
+    return refuse
+
+
 @dataclass
 class RecordingClient:
     """An ACP client that records every update and answers permission requests from a list."""
@@ -110,52 +118,16 @@ class RecordingClient:
         self.updates.append((session_id, update))
         self._note_change()
 
-    async def write_text_file(
-        self, session_id: str, path: str, content: str, **kwargs: Any
-    ) -> WriteTextFileResponse | None:
-        raise RequestError.method_not_found("fs/write_text_file")
-
-    async def read_text_file(
-        self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any
-    ) -> ReadTextFileResponse:
-        raise RequestError.method_not_found("fs/read_text_file")
-
-    async def create_terminal(
-        self,
-        session_id: str,
-        command: str,
-        args: list[str] | None = None,
-        env: list[EnvVariable] | None = None,
-        cwd: str | None = None,
-        output_byte_limit: int | None = None,
-        **kwargs: Any,
-    ) -> CreateTerminalResponse:
-        raise RequestError.method_not_found("terminal/create")
-
-    async def terminal_output(
-        self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> TerminalOutputResponse:
-        raise RequestError.method_not_found("terminal/output")
-
-    async def release_terminal(
-        self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> ReleaseTerminalResponse | None:
-        raise RequestError.method_not_found("terminal/release")
-
-    async def wait_for_terminal_exit(
-        self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> WaitForTerminalExitResponse:
-        raise RequestError.method_not_found("terminal/wait_for_exit")
-
-    async def kill_terminal(
-        self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> KillTerminalResponse | None:
-        raise RequestError.method_not_found("terminal/kill")
-
-    async def create_elicitation(
-        self, message: str, mode: ElicitationMode, **kwargs: Any
-    ) -> CreateElicitationResponse:
-        raise RequestError.method_not_found("elicitation/create")
+    # What a client without the ``fs`` and ``terminal`` capabilities (and without elicitation)
+    # answers when asked anyway.
+    write_text_file = _not_offered("fs/write_text_file")
+    read_text_file = _not_offered("fs/read_text_file")
+    create_terminal = _not_offered("terminal/create")
+    terminal_output = _not_offered("terminal/output")
+    release_terminal = _not_offered("terminal/release")
+    wait_for_terminal_exit = _not_offered("terminal/wait_for_exit")
+    kill_terminal = _not_offered("terminal/kill")
+    create_elicitation = _not_offered("elicitation/create")
 
     async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
         return None
@@ -208,6 +180,11 @@ class RecordingClient:
         with anyio.fail_after(WAIT):
             while not predicate():
                 await self._changed.wait()
+
+
+def tool_call(name: str, call_id: str, **arguments: Any) -> JsonDict:
+    """A faux reply that calls one tool."""
+    return {"toolCalls": [{"name": name, "arguments": arguments, "id": call_id}]}
 
 
 def content_text(update: ToolCallProgress) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 from acp.schema import AvailableCommandsUpdate, SessionConfigOptionSelect
-from acp_testlib import WAIT, AcpWorld, JsonDict, RecordingClient, content_text
+from acp_testlib import WAIT, AcpWorld, JsonDict, RecordingClient, content_text, tool_call
 
 from acp import RequestError, text_block
 from fake_anthropic import FakeAnthropic, Reply, Text, Thinking, ToolUse
@@ -42,9 +42,9 @@ async def test_initialize_advertises_capabilities(world: AcpWorld) -> None:
 
 async def test_prompt_asks_before_bash_and_runs_it_when_allowed(world: AcpWorld) -> None:
     script: list[JsonDict] = [
-        {"toolCalls": [{"name": "bash", "arguments": {"command": "echo hi > made.txt"}, "id": "call_1"}]},
+        tool_call("bash", "call_1", command="echo hi > made.txt"),
         {"text": "Created it."},
-        {"toolCalls": [{"name": "bash", "arguments": {"command": "echo again > again.txt"}, "id": "call_2"}]},
+        tool_call("bash", "call_2", command="echo again > again.txt"),
         {"text": "Again."},
     ]
     client = RecordingClient(answers=["allow_always"])
@@ -84,7 +84,7 @@ async def test_prompt_asks_before_bash_and_runs_it_when_allowed(world: AcpWorld)
 
 async def test_rejected_permission_goes_back_to_the_model_as_a_tool_error(world: AcpWorld) -> None:
     script: list[JsonDict] = [
-        {"toolCalls": [{"name": "write", "arguments": {"path": "nope.txt", "content": "x"}, "id": "w1"}]},
+        tool_call("write", "w1", path="nope.txt", content="x"),
         {"text": "Understood, I left it alone."},
     ]
     client = RecordingClient(answers=["reject_once"])

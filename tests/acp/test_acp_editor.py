@@ -13,7 +13,16 @@ from acp.schema import (
     SessionConfigOptionSelect,
     TerminalToolCallContent,
 )
-from acp_testlib import EDITOR, WAIT, AcpWorld, EditorClient, JsonDict, RecordingClient, content_text
+from acp_testlib import (
+    EDITOR,
+    WAIT,
+    AcpWorld,
+    EditorClient,
+    JsonDict,
+    RecordingClient,
+    content_text,
+    tool_call,
+)
 
 from acp import RequestError, resource_link_block, text_block
 
@@ -45,7 +54,7 @@ async def test_read_and_edit_go_through_the_editors_buffers(world: AcpWorld) -> 
     notes = world.cwd / "notes.txt"
     notes.write_text("saved version\nline two\n")
     script: list[JsonDict] = [
-        {"toolCalls": [{"name": "read", "arguments": {"path": "notes.txt"}, "id": "r1"}]},
+        tool_call("read", "r1", path="notes.txt"),
         {
             "toolCalls": [
                 {
@@ -86,7 +95,7 @@ async def test_read_and_edit_go_through_the_editors_buffers(world: AcpWorld) -> 
 
 async def test_without_fs_the_tools_use_the_disk_and_still_report_diffs(world: AcpWorld) -> None:
     script: list[JsonDict] = [
-        {"toolCalls": [{"name": "write", "arguments": {"path": "new.txt", "content": "a\nb\n"}, "id": "w1"}]},
+        tool_call("write", "w1", path="new.txt", content="a\nb\n"),
         {
             "toolCalls": [
                 {"name": "edit", "arguments": {"path": "new.txt", "oldText": "b", "newText": "c"}, "id": "e1"}
@@ -116,7 +125,7 @@ async def test_without_fs_the_tools_use_the_disk_and_still_report_diffs(world: A
 async def test_a_read_reports_where_it_reads(world: AcpWorld) -> None:
     (world.cwd / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 30)))
     script: list[JsonDict] = [
-        {"toolCalls": [{"name": "read", "arguments": {"path": "long.txt", "offset": 12}, "id": "r1"}]},
+        tool_call("read", "r1", path="long.txt", offset=12),
         {"text": "Read."},
     ]
     client = RecordingClient()
@@ -182,7 +191,7 @@ async def test_a_terminal_command_times_out_like_local_bash(world: AcpWorld) -> 
 
 async def test_cancel_kills_and_releases_the_terminal(world: AcpWorld) -> None:
     script: list[JsonDict] = [
-        {"toolCalls": [{"name": "bash", "arguments": {"command": "sleep 30"}, "id": "b1"}]},
+        tool_call("bash", "b1", command="sleep 30"),
     ]
     client = EditorClient(answers=["allow_once"])
     async with world.agent(client, script, capabilities=EDITOR) as conn:
@@ -225,9 +234,9 @@ async def test_slash_command_at_the_start_of_any_text_block(world: AcpWorld) -> 
 
 async def test_approval_policy_is_a_session_config_option(world: AcpWorld) -> None:
     script: list[JsonDict] = [
-        {"toolCalls": [{"name": "write", "arguments": {"path": "a.txt", "content": "x"}, "id": "w1"}]},
+        tool_call("write", "w1", path="a.txt", content="x"),
         {"text": "Wrote."},
-        {"toolCalls": [{"name": "ls", "arguments": {}, "id": "l1"}]},
+        tool_call("ls", "l1"),
         {"text": "Listed."},
     ]
     client = RecordingClient(answers=["allow_once"])
