@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from fake_anthropic import Block, FakeAnthropic, Reply, Text, ToolUse
+from fake_anthropic import Block, FakeAnthropic, Reply, Text, ToolUse, tool_round
 
 MODEL = "claude-haiku-4-5"
 
@@ -40,7 +40,7 @@ def text_reply(deltas: int) -> Reply:
 
 def tool_reply(calls: int) -> list[Reply]:
     uses: list[Block] = [ToolUse(f"toolu_{i:04d}", "ls", {"path": "."}) for i in range(calls)]
-    return [Reply(uses, stop_reason="tool_use"), Reply([Text("done")])]
+    return tool_round(*uses, answer="done")
 
 
 SDK_SCRIPT = """

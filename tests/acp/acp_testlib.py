@@ -379,22 +379,22 @@ class EditorClient(RecordingClient):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(terminal.process.pid, signal.SIGKILL)
 
-    async def kill_terminal(
-        self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> KillTerminalResponse | None:
-        self.calls.append(f"terminal/kill {terminal_id}")
+    async def _end(self, what: str, terminal_id: str) -> None:
+        self.calls.append(f"terminal/{what} {terminal_id}")
         terminal = self.terminals[terminal_id]
         self._kill(terminal)
         await terminal.process.wait()
+
+    async def kill_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> KillTerminalResponse | None:
+        await self._end("kill", terminal_id)
         return KillTerminalResponse()
 
     async def release_terminal(
         self, session_id: str, terminal_id: str, **kwargs: Any
     ) -> ReleaseTerminalResponse | None:
-        self.calls.append(f"terminal/release {terminal_id}")
-        terminal = self.terminals[terminal_id]
-        self._kill(terminal)
-        await terminal.process.wait()
+        await self._end("release", terminal_id)
         return ReleaseTerminalResponse()
 
     def close_terminals(self) -> None:

@@ -12,7 +12,7 @@ from acp.schema import AvailableCommandsUpdate, SessionConfigOptionSelect
 from acp_testlib import WAIT, AcpWorld, JsonDict, RecordingClient, content_text, tool_call
 
 from acp import RequestError, text_block
-from fake_anthropic import FakeAnthropic, Reply, Text, Thinking, ToolUse
+from fake_anthropic import FakeAnthropic, Thinking, ToolUse, tool_round
 
 pytestmark = pytest.mark.anyio
 
@@ -50,8 +50,7 @@ async def test_prompt_asks_before_bash_and_runs_it_when_allowed(world: AcpWorld)
     client = RecordingClient(answers=["allow_always"])
     async with world.agent(client, script) as conn:
         with anyio.fail_after(WAIT):
-            session = await conn.new_session(cwd=str(world.cwd))
-            sid = session.session_id
+            sid = (await conn.new_session(cwd=str(world.cwd))).session_id
             answer = await conn.prompt(session_id=sid, prompt=[text_block("make a file")])
         assert answer.stop_reason == "end_turn"
         assert (world.cwd / "made.txt").read_text() == "hi\n"
@@ -224,14 +223,11 @@ async def test_config_options_slash_commands_and_extension_methods(world: AcpWor
 async def test_anthropic_provider_against_the_fake_messages_api(world: AcpWorld) -> None:
     with FakeAnthropic() as fake:
         fake.enqueue(
-            Reply(
-                [
-                    Thinking("I should list first."),
-                    ToolUse("toolu_1", "bash", {"command": "echo hi > x.txt"}),
-                ],
-                stop_reason="tool_use",
-            ),
-            Reply([Text("All done, the file is there.")]),
+            *tool_round(
+                Thinking("I should list first."),
+                ToolUse("toolu_1", "bash", {"command": "echo hi > x.txt"}),
+                answer="All done, the file is there.",
+            )
         )
         client = RecordingClient()
         env = {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "sk-test-acp"}
