@@ -40,6 +40,7 @@ from acp.schema import (
     InitializeResponse,
     KillTerminalResponse,
     PermissionOption,
+    PromptResponse,
     ReadTextFileResponse,
     ReleaseTerminalResponse,
     RequestPermissionResponse,
@@ -57,7 +58,7 @@ from acp.schema import (
 from acp.stdio import spawn_agent_process
 from acp_inprocess import serve_in_task
 
-from acp import PROTOCOL_VERSION, RequestError
+from acp import PROTOCOL_VERSION, RequestError, text_block
 
 JsonDict = dict[str, Any]
 
@@ -231,51 +232,75 @@ class AcpWorld:
     ) -> AsyncIterator[ClientSideConnection]:
         """Start ``rpc-agent --acp`` (a process, or a task when ``in_process``), initialize it,
         and hand back the client connection."""
-        args = ["-m", "rpc_agent", "--acp", *provider]
+        args = ["--acp", *provider]
         if script is not None:
             args += ["--faux-script", str(self.script(script))]
         log = self.root / f"agent-{len(self.logs)}.stderr"
         self.logs.append(log)
-        if self.in_process:
-            env = {"RPC_AGENT_HOME": str(self.home), **(env or {})}
-            with pytest.MonkeyPatch.context() as patch:
-                # What the process would have had: the variables given (and none of the others
-                # the agent reads), and the working directory.
-                for name in list(os.environ):
-                    if name.startswith(("ANTHROPIC_", "RPC_AGENT_")) and name not in env:
-                        patch.delenv(name)
-                for name, value in env.items():
-                    patch.setenv(name, value)
-                patch.chdir(self.cwd)
-                log.touch()
-                async with serve_in_task(client, args[2:], log, use_unstable_protocol=True) as (conn, code):
-                    with anyio.fail_after(WAIT):
-                        init = await conn.initialize(
-                            protocol_version=PROTOCOL_VERSION,
-                            client_capabilities=capabilities or ClientCapabilities(),
-                        )
-                    assert isinstance(init, InitializeResponse)
-                    yield conn
-            assert code == [0], log.read_text()
-            return
+        env = {"RPC_AGENT_HOME": str(self.home), **(env or {})}
+        connect = self._in_task if self.in_process else self._in_process_of_its_own
+        async with connect(client, args, env, log) as conn:
+            with anyio.fail_after(WAIT):
+                init = await conn.initialize(
+                    protocol_version=PROTOCOL_VERSION,
+                    client_capabilities=capabilities or ClientCapabilities(),
+                )
+            assert isinstance(init, InitializeResponse)
+            yield conn
+
+    @asynccontextmanager
+    async def session(
+        self, client: RecordingClient, script: list[JsonDict] | None = None, **options: Any
+    ) -> AsyncIterator[tuple[ClientSideConnection, str]]:
+        """An agent as ``agent()`` gives it, with a new session open in the working directory:
+        the connection and the session's id."""
+        async with self.agent(client, script, **options) as conn:
+            with anyio.fail_after(WAIT):
+                sid = (await conn.new_session(cwd=str(self.cwd))).session_id
+            yield conn, sid
+
+    @asynccontextmanager
+    async def _in_process_of_its_own(
+        self, client: RecordingClient, args: list[str], env: dict[str, str], log: Path
+    ) -> AsyncIterator[ClientSideConnection]:
         with log.open("wb") as stderr:
             async with spawn_agent_process(
                 client,
                 sys.executable,
+                "-m",
+                "rpc_agent",
                 *args,
-                env={"RPC_AGENT_HOME": str(self.home), **(env or {})},
+                env=env,
                 cwd=self.cwd,
                 transport_kwargs={"stderr": stderr.fileno()},
                 use_unstable_protocol=True,
             ) as (conn, process):
-                with anyio.fail_after(WAIT):
-                    init = await conn.initialize(
-                        protocol_version=PROTOCOL_VERSION,
-                        client_capabilities=capabilities or ClientCapabilities(),
-                    )
-                assert isinstance(init, InitializeResponse)
                 yield conn
         assert process.returncode == 0, log.read_text()
+
+    @asynccontextmanager
+    async def _in_task(
+        self, client: RecordingClient, args: list[str], env: dict[str, str], log: Path
+    ) -> AsyncIterator[ClientSideConnection]:
+        with pytest.MonkeyPatch.context() as patch:
+            # What the process would have had: the variables given (and none of the others
+            # the agent reads), and the working directory.
+            for name in list(os.environ):
+                if name.startswith(("ANTHROPIC_", "RPC_AGENT_")) and name not in env:
+                    patch.delenv(name)
+            for name, value in env.items():
+                patch.setenv(name, value)
+            patch.chdir(self.cwd)
+            log.touch()
+            async with serve_in_task(client, args, log, use_unstable_protocol=True) as (conn, code):
+                yield conn
+        assert code == [0], log.read_text()
+
+
+async def prompt(conn: ClientSideConnection, sid: str, text: str) -> PromptResponse:
+    """Prompt ``text`` in session ``sid`` and wait for the answer (hang-guarded)."""
+    with anyio.fail_after(WAIT):
+        return await conn.prompt(session_id=sid, prompt=[text_block(text)])
 
 
 @dataclass
