@@ -75,6 +75,17 @@ def message_entry(entry_id: str, parent: str | None, at: float, message: JsonDic
     return entry("message", entry_id, parent, at, message=message)
 
 
+def chain(*messages: JsonDict) -> list[JsonDict]:
+    """Message entries in one line of descent: ids 00000001, 00000002, ..., a second apart."""
+    entries: list[JsonDict] = []
+    parent: str | None = None
+    for number, message in enumerate(messages, start=1):
+        entry_id = f"{number:08x}"
+        entries.append(message_entry(entry_id, parent, number, message))
+        parent = entry_id
+    return entries
+
+
 def compaction_entry(
     entry_id: str, parent: str | None, at: float, summary: str, first_kept: str, tokens_before: int
 ) -> JsonDict:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from session_testlib import (
     assistant,
+    chain,
     compaction_entry,
     entry,
     header,
@@ -90,10 +91,7 @@ def test_seed_000_abandoned_branch_is_still_reachable_from_its_own_leaf() -> Non
 
 def test_compaction_emits_summary_then_kept_entries_then_the_rest() -> None:
     entries = [
-        message_entry("00000001", None, 1, user("u1")),
-        message_entry("00000002", "00000001", 2, assistant("a1")),
-        message_entry("00000003", "00000002", 3, user("u2")),
-        message_entry("00000004", "00000003", 4, assistant("a2")),
+        *chain(user("u1"), assistant("a1"), user("u2"), assistant("a2")),
         compaction_entry("000000c1", "00000004", 5, "Earlier: u1/a1", "00000003", 50000),
         message_entry("00000005", "000000c1", 6, user("u3")),
         message_entry("00000006", "00000005", 7, assistant("a3")),

@@ -13,6 +13,12 @@ def text_of(output: ToolOutput) -> str:
     return "".join(str(block["text"]) for block in output.content if block.get("type") == "text")
 
 
+def assert_listed(output: ToolOutput, paths: list[str]) -> None:
+    """A listing tool (find, ls) gave exactly ``paths``, one a line, and counted them."""
+    assert text_of(output).splitlines() == paths
+    assert output.details["count"] == len(paths)
+
+
 def pid_running(pid: int) -> bool:
     """Whether ``pid`` is a live process (a zombie waiting to be reaped counts as gone)."""
     try:
