@@ -197,6 +197,7 @@ MODEL_CHANGES = [
         ("00000003", ModelRef("anthropic", "claude-x")),
         ("00000004", ModelRef("google", "gemini-2")),
     ],
+    ids=["none-yet", "model-change", "assistant-message", "later-model-change"],
 )
 def test_model_comes_from_model_changes_and_assistant_messages_last_wins(
     leaf: str, model: ModelRef | None
