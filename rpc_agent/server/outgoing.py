@@ -22,6 +22,10 @@ logger = logging.getLogger(__name__)
 
 _NL = orjson.OPT_APPEND_NEWLINE
 
+RequestParams = Mapping[str, Any] | Sequence[Any] | BaseModel
+OnSent = Callable[[int], object]
+"""Called with the id of a request once it is written (for a later ``$/cancelRequest``)."""
+
 
 @dataclass(slots=True)
 class _Waiter:
@@ -47,11 +51,7 @@ class ClientRequests:
         self._writer.write_line(orjson.dumps(message, option=_NL))
 
     async def request(
-        self,
-        method: str,
-        params: Mapping[str, Any] | Sequence[Any] | BaseModel | None = None,
-        *,
-        on_sent: Callable[[int], object] | None = None,
+        self, method: str, params: RequestParams | None = None, *, on_sent: OnSent | None = None
     ) -> Any:
         """Send a request to the client and return its result (raises RpcError on an error answer).
 
@@ -113,7 +113,7 @@ class ClientRequests:
         return None
 
 
-def _params_to_json(params: Mapping[str, Any] | Sequence[Any] | BaseModel) -> Any:
+def _params_to_json(params: RequestParams) -> Any:
     if isinstance(params, BaseModel):
         return params.model_dump(mode="json", by_alias=True, exclude_none=False)
     return params

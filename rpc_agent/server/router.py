@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncIterable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -47,7 +47,7 @@ from .errors import (
 )
 from .ids import ID_TYPES, restore_exact_ids
 from .inflight import InFlight, InFlightRequests
-from .outgoing import ClientRequests
+from .outgoing import ClientRequests, OnSent, RequestParams
 from .registry import MISSING, MethodRegistry, MethodSpec
 from .replies import (
     JsonObject,
@@ -138,20 +138,13 @@ class Router:
     # --- server to client ----------------------------------------------------------------------
 
     def notify(self, method: str, params: Mapping[str, Any] | BaseModel | None = None) -> None:
-        """Send a notification (a message with no id); raises TypeError if params cannot be encoded."""
+        """Send a notification (see :meth:`ClientRequests.notify`)."""
         self._outgoing.notify(method, params)
 
     async def request(
-        self,
-        method: str,
-        params: Mapping[str, Any] | Sequence[Any] | BaseModel | None = None,
-        *,
-        on_sent: Callable[[int], object] | None = None,
+        self, method: str, params: RequestParams | None = None, *, on_sent: OnSent | None = None
     ) -> Any:
-        """Send a request to the client and return its result (raises RpcError on an error answer).
-
-        Raises :class:`ConnectionClosedError` when the client's input has ended before it answered.
-        """
+        """Ask the client and wait for its answer (see :meth:`ClientRequests.request`)."""
         return await self._outgoing.request(method, params, on_sent=on_sent)
 
     # --- classification ------------------------------------------------------------------------
