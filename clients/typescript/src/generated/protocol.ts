@@ -213,6 +213,19 @@ export const ErrorCodes = {
 export type ErrorCodeName = keyof typeof ErrorCodes;
 
 /**
+ * A message as stored and as returned by get_messages.
+ */
+export type MessageSchema =
+  | UserMessage
+  | AssistantMessage
+  | ToolResultMessage
+  | BashExecutionMessage
+  | CustomMessage
+  | BranchSummaryMessage
+  | CompactionSummaryMessage;
+export type UserContent = TextContent | ImageContent;
+export type AssistantContent = TextContent | ThinkingContent | ToolCall;
+/**
  * One line of a session file after the header; unknown types are kept as they are.
  */
 export type EntrySchema =
@@ -254,17 +267,6 @@ export type EventSchema =
   | SessionCompactEvent
   | InputHandledEvent
   | McpServerStatusEvent;
-/**
- * A message as stored and as returned by get_messages.
- */
-export type MessageSchema =
-  | UserMessage
-  | AssistantMessage
-  | ToolResultMessage
-  | BashExecutionMessage
-  | CustomMessage
-  | BranchSummaryMessage
-  | CompactionSummaryMessage;
 
 export interface AbortResult {
   /**
@@ -285,19 +287,11 @@ export interface AcceptedCapabilities {
   [k: string]: unknown;
 }
 export interface AgentEndEvent {
-  messages: (
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage
-  )[];
+  messages: MessageSchema[];
   type: "agent_end";
 }
 export interface UserMessage {
-  content: string | (TextContent | ImageContent)[];
+  content: string | UserContent[];
   role: "user";
   /**
    * Unix time in milliseconds
@@ -322,7 +316,7 @@ export interface ImageContent {
 }
 export interface AssistantMessage {
   api?: string;
-  content: (TextContent | ThinkingContent | ToolCall)[];
+  content: AssistantContent[];
   errorMessage?: string | null;
   model: string;
   provider: string;
@@ -366,7 +360,7 @@ export interface Cost {
   [k: string]: unknown;
 }
 export interface ToolResultMessage {
-  content: (TextContent | ImageContent)[];
+  content: UserContent[];
   details?: {
     [k: string]: unknown;
   };
@@ -390,7 +384,7 @@ export interface BashExecutionMessage {
   [k: string]: unknown;
 }
 export interface CustomMessage {
-  content: string | (TextContent | ImageContent)[];
+  content: string | UserContent[];
   customType: string;
   details?: {
     [k: string]: unknown;
@@ -524,12 +518,17 @@ export interface HookCustomMessage {
   };
   display?: boolean;
 }
-export interface BranchSummaryEntry {
+export interface BranchSummaryEntry extends EntryBase {
   details?: {
     [k: string]: unknown;
   };
   fromHook?: boolean | null;
   fromId: string;
+  summary: string;
+  type: "branch_summary";
+  [k: string]: unknown;
+}
+export interface EntryBase {
   /**
    * 8 hex characters, unique in the file
    */
@@ -538,12 +537,10 @@ export interface BranchSummaryEntry {
    * null for a root entry
    */
   parentId: string | null;
-  summary: string;
   /**
    * ISO-8601 with milliseconds and Z
    */
   timestamp: string;
-  type: "branch_summary";
   [k: string]: unknown;
 }
 export interface CancelRequestParams {
@@ -613,25 +610,13 @@ export interface CompactionEndEvent {
   type: "compaction_end";
   willRetry: boolean;
 }
-export interface CompactionEntry {
+export interface CompactionEntry extends EntryBase {
   details?: {
     [k: string]: unknown;
   };
   firstKeptEntryId: string;
   fromHook?: boolean | null;
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
   summary: string;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   tokensBefore: number;
   type: "compaction";
   [k: string]: unknown;
@@ -649,40 +634,18 @@ export interface CompactionStartEvent {
   type: "compaction_start";
 }
 export interface ContextResult {
-  messages?:
-    | (
-        | UserMessage
-        | AssistantMessage
-        | ToolResultMessage
-        | BashExecutionMessage
-        | CustomMessage
-        | BranchSummaryMessage
-        | CompactionSummaryMessage
-      )[]
-    | null;
+  messages?: MessageSchema[] | null;
 }
-export interface CustomEntry {
+export interface CustomEntry extends EntryBase {
   customType: string;
   data?: {
     [k: string]: unknown;
   };
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   type: "custom";
   [k: string]: unknown;
 }
-export interface CustomMessageEntry {
-  content: string | (TextContent | ImageContent)[];
+export interface CustomMessageEntry extends EntryBase {
+  content: string | UserContent[];
   customType: string;
   details?: {
     [k: string]: unknown;
@@ -691,18 +654,6 @@ export interface CustomMessageEntry {
    * absent means shown (true)
    */
   display?: boolean | null;
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   type: "custom_message";
   [k: string]: unknown;
 }
@@ -739,155 +690,52 @@ export interface EntryIdResult {
   entryId: string | null;
   [k: string]: unknown;
 }
-export interface MessageEntry {
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
-  message:
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
+export interface MessageEntry extends EntryBase {
+  message: MessageSchema;
   type: "message";
   [k: string]: unknown;
 }
-export interface ThinkingLevelChangeEntry {
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
+export interface ThinkingLevelChangeEntry extends EntryBase {
   thinkingLevel: string;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   type: "thinking_level_change";
   [k: string]: unknown;
 }
 /**
  * Reference dialect: ``provider`` + ``modelId``; the fork dialect writes ``model`` = "p/id".
  */
-export interface ModelChangeEntry {
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
+export interface ModelChangeEntry extends EntryBase {
   model?: string | null;
   modelId?: string | null;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
   provider?: string | null;
   role?: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   type: "model_change";
   [k: string]: unknown;
 }
-export interface LabelEntry {
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
+export interface LabelEntry extends EntryBase {
   label?: string | null;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
   targetId: string;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   type: "label";
   [k: string]: unknown;
 }
-export interface SessionInfoEntry {
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
+export interface SessionInfoEntry extends EntryBase {
   name?: string | null;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   type: "session_info";
   [k: string]: unknown;
 }
-export interface TtsrInjectionEntry {
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
+export interface TtsrInjectionEntry extends EntryBase {
   injectedRules?: string[];
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   type: "ttsr_injection";
   [k: string]: unknown;
 }
-export interface SessionInitEntry {
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
+export interface SessionInitEntry extends EntryBase {
   type: "session_init";
   [k: string]: unknown;
 }
-export interface ModeChangeEntry {
+export interface ModeChangeEntry extends EntryBase {
   data?: {
     [k: string]: unknown;
   };
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
   mode?: string;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   type: "mode_change";
   [k: string]: unknown;
 }
@@ -895,34 +743,12 @@ export interface TurnStartEvent {
   type: "turn_start";
 }
 export interface TurnEndEvent {
-  message:
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage;
-  toolResults: (
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage
-  )[];
+  message: MessageSchema;
+  toolResults: MessageSchema[];
   type: "turn_end";
 }
 export interface MessageStartEvent {
-  message:
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage;
+  message: MessageSchema;
   type: "message_start";
 }
 export interface MessageUpdateEvent {
@@ -934,14 +760,7 @@ export interface MessageEndEvent {
    * the session entry that stores it
    */
   entryId?: string | null;
-  message:
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage;
+  message: MessageSchema;
   type: "message_end";
 }
 export interface ToolExecutionStartEvent {
@@ -1242,15 +1061,7 @@ export interface McpServersResult {
   [k: string]: unknown;
 }
 export interface MessagesResult {
-  messages: (
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage
-  )[];
+  messages: MessageSchema[];
   [k: string]: unknown;
 }
 export interface ModelsResult {
@@ -1308,15 +1119,7 @@ export interface PromptResult {
   /**
    * messages the run added
    */
-  messages?: (
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage
-  )[];
+  messages?: MessageSchema[];
   /**
    * true when the prompt was queued (streamingBehavior) instead of run
    */
