@@ -202,6 +202,21 @@ class ModelChangeEntry(_EntryBase):
     role: str | None = None
 
 
+class CompactionFields(BaseModel):
+    """What a compaction decided: ``compact``'s result, and the compaction a hook supplies.
+
+    The entry below stores the same fields but declares them itself, after its ``type``
+    (a base's fields come first, and the entry's fields keep the file's order).
+    """
+
+    model_config = ConfigDict(defer_build=True)
+
+    summary: str
+    firstKeptEntryId: str
+    tokensBefore: int
+    details: Any = None
+
+
 class CompactionEntry(_EntryBase):
     type: Literal["compaction"] = "compaction"
     summary: str

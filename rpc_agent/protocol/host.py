@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .base import JsonDict, Params, Result
-from .entries import AgentMessage
+from .entries import AgentMessage, CompactionFields
 
 HookName = Literal[
     "session_before_tree",
@@ -157,11 +157,8 @@ class SessionBeforeTreeResult(_Answer):
     label: str | None = None
 
 
-class CompactionHookResult(_Answer):
-    summary: str
-    firstKeptEntryId: str
-    tokensBefore: int
-    details: Any = None
+class CompactionHookResult(CompactionFields, _Answer):
+    pass
 
 
 class SessionBeforeCompactResult(_Answer):
