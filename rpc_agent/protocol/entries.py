@@ -290,22 +290,10 @@ KnownEntry = Annotated[
     Field(discriminator="type"),
 ]
 
-KNOWN_ENTRY_TYPES = frozenset(
-    {
-        "message",
-        "thinking_level_change",
-        "model_change",
-        "compaction",
-        "branch_summary",
-        "custom",
-        "custom_message",
-        "label",
-        "session_info",
-        "ttsr_injection",
-        "session_init",
-        "mode_change",
-    }
+KNOWN_ENTRY_TYPES: frozenset[str] = frozenset(
+    model.model_fields["type"].default for model in get_args(get_args(KnownEntry)[0])
 )
+"""The ``type`` of every entry in ``KnownEntry``, read from the union itself."""
 
 
 @cache
