@@ -11,7 +11,9 @@
 //   name the interfaces);
 // - a property with a `const` value (the `type` discriminator of events and content blocks) is
 //   made required: pydantic leaves defaulted fields out of `required`, but the server always
-//   writes them, and a required discriminator makes the unions narrow cleanly.
+//   writes them, and a required discriminator makes the unions narrow cleanly;
+// - a property with no type at all (pydantic's `Any`: `details`, `data`) is typed `unknown`: it
+//   holds any JSON value, where the generator would make it an object;
 // - a union that pydantic writes out again in every property that holds it (a message) becomes a
 //   reference to its $defs entry, and the inline content-block unions become named types
 //   (`UserContent`, `AssistantContent`, as the server names them);
@@ -49,7 +51,7 @@ function clean(node, isDefRoot) {
     if (key === "properties" && value && typeof value === "object" && !Array.isArray(value)) {
       // Property names are keys here, not schema keywords: keep them all, clean their schemas.
       out.properties = Object.fromEntries(
-        Object.entries(value).map(([name, schema]) => [name, clean(schema, false)]),
+        Object.entries(value).map(([name, schema]) => [name, anyValue(clean(schema, false))]),
       );
       continue;
     }
@@ -139,6 +141,14 @@ function factorUnion(defs, unionName) {
     model.required = (model.required ?? []).filter((field) => !shared.includes(field));
     model.extends = { $ref: `#/$defs/${baseName}` };
   }
+}
+
+const TYPING_KEYWORDS = ["type", "$ref", "anyOf", "oneOf", "allOf", "const", "enum", "properties", "items"];
+
+/** A property schema that constrains nothing is any JSON value. */
+function anyValue(schema) {
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return schema;
+  return TYPING_KEYWORDS.some((key) => key in schema) ? schema : { ...schema, tsType: "unknown" };
 }
 
 function tsString(value) {

@@ -361,9 +361,7 @@ export interface Cost {
 }
 export interface ToolResultMessage {
   content: UserContent[];
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   isError?: boolean;
   role: "toolResult";
   timestamp: number;
@@ -386,9 +384,7 @@ export interface BashExecutionMessage {
 export interface CustomMessage {
   content: string | UserContent[];
   customType: string;
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   /**
    * absent means shown (true)
    */
@@ -419,9 +415,7 @@ export interface AgentStartEvent {
 }
 export interface AppendCustomEntryParams {
   customType: string;
-  data?: {
-    [k: string]: unknown;
-  };
+  data?: unknown;
 }
 /**
  * How a tool call that the approval policy looked at was decided, and why.
@@ -513,15 +507,11 @@ export interface HookCustomMessage {
         [k: string]: unknown;
       }[];
   customType: string;
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   display?: boolean;
 }
 export interface BranchSummaryEntry extends EntryBase {
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   fromHook?: boolean | null;
   fromId: string;
   summary: string;
@@ -594,9 +584,7 @@ export interface CompactParams {
   customInstructions?: string | null;
 }
 export interface CompactResult {
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   firstKeptEntryId: string;
   summary: string;
   tokensBefore: number;
@@ -611,9 +599,7 @@ export interface CompactionEndEvent {
   willRetry: boolean;
 }
 export interface CompactionEntry extends EntryBase {
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   firstKeptEntryId: string;
   fromHook?: boolean | null;
   summary: string;
@@ -622,9 +608,7 @@ export interface CompactionEntry extends EntryBase {
   [k: string]: unknown;
 }
 export interface CompactionHookResult {
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   firstKeptEntryId: string;
   summary: string;
   tokensBefore: number;
@@ -638,18 +622,14 @@ export interface ContextResult {
 }
 export interface CustomEntry extends EntryBase {
   customType: string;
-  data?: {
-    [k: string]: unknown;
-  };
+  data?: unknown;
   type: "custom";
   [k: string]: unknown;
 }
 export interface CustomMessageEntry extends EntryBase {
   content: string | UserContent[];
   customType: string;
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   /**
    * absent means shown (true)
    */
@@ -732,9 +712,7 @@ export interface SessionInitEntry extends EntryBase {
   [k: string]: unknown;
 }
 export interface ModeChangeEntry extends EntryBase {
-  data?: {
-    [k: string]: unknown;
-  };
+  data?: unknown;
   mode?: string;
   type: "mode_change";
   [k: string]: unknown;
@@ -784,9 +762,7 @@ export interface ToolResultPayload {
   content: {
     [k: string]: unknown;
   }[];
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
 }
 export interface ToolExecutionEndEvent {
   isError: boolean;
@@ -1142,9 +1118,7 @@ export interface SendCustomMessageParams {
         [k: string]: unknown;
       }[];
   customType: string;
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   display?: boolean;
   /**
    * start a run with it when the agent is idle
@@ -1170,9 +1144,7 @@ export interface SessionBeforeTreeResult {
   summary?: TreeSummary | null;
 }
 export interface TreeSummary {
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   summary: string;
 }
 export interface SessionChangeResult {
@@ -1283,16 +1255,12 @@ export interface ToolCallParams {
 }
 export interface ToolCallResult {
   content: (TextBlock | ImageBlock)[];
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   isError?: boolean;
 }
 export interface ToolResultHookResult {
   content?: (TextBlock | ImageBlock)[] | null;
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   isError?: boolean | null;
 }
 export interface TreeNode {
