@@ -12,6 +12,11 @@ ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 QueueMode = Literal["all", "one-at-a-time"]
 
 
+def _given(**params: Any) -> JsonDict:
+    """The params a call was given: one left at None is not sent, so the server's default applies."""
+    return {name: value for name, value in params.items() if value is not None}
+
+
 class RpcAgentClient(HostConnection):
     """Spawn the server with ``RpcAgentClient.spawn(...)``; each method below is one request."""
 
@@ -35,16 +40,13 @@ class RpcAgentClient(HostConnection):
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
     ) -> m.PromptResult:
-        params: JsonDict = {"message": message}
-        if max_turns is not None:
-            params["maxTurns"] = max_turns
-        if max_budget_usd is not None:
-            params["maxBudgetUsd"] = max_budget_usd
-        if images:
-            params["images"] = images
-        if streaming_behavior:
-            params["streamingBehavior"] = streaming_behavior
-        return await self._typed(m.PromptResult, "prompt", params)
+        params = _given(
+            maxTurns=max_turns,
+            maxBudgetUsd=max_budget_usd,
+            images=images or None,
+            streamingBehavior=streaming_behavior or None,
+        )
+        return await self._typed(m.PromptResult, "prompt", {"message": message, **params})
 
     async def steer(self, message: str) -> m.QueueResult:
         return await self._typed(m.QueueResult, "steer", {"message": message})
@@ -59,7 +61,7 @@ class RpcAgentClient(HostConnection):
         return await self._typed(m.MessagesResult, "get_messages")
 
     async def get_entries(self, since: str | None = None) -> m.EntriesResult:
-        return await self._typed(m.EntriesResult, "get_entries", {"since": since} if since else None)
+        return await self._typed(m.EntriesResult, "get_entries", _given(since=since or None) or None)
 
     async def get_tree(
         self,
@@ -70,13 +72,9 @@ class RpcAgentClient(HostConnection):
         since: int | None = None,
     ) -> m.TreeResult:
         """The tree; ``since`` takes the ``cursor`` of an earlier result (see GetTreeParams)."""
-        params: dict[str, Any] = {"filter": filter} if filter != "default" else {}
-        if root_id is not None:
-            params["rootId"] = root_id
-        if max_depth is not None:
-            params["maxDepth"] = max_depth
-        if since is not None:
-            params["since"] = since
+        params = _given(
+            filter=None if filter == "default" else filter, rootId=root_id, maxDepth=max_depth, since=since
+        )
         return await self._typed(m.TreeResult, "get_tree", params or None)
 
     async def navigate_tree(
@@ -88,15 +86,12 @@ class RpcAgentClient(HostConnection):
         replace_instructions: bool = False,
         label: str | None = None,
     ) -> m.NavigateTreeResult:
-        params: JsonDict = {
+        params = {
             "targetId": target_id,
             "summarize": summarize,
             "replaceInstructions": replace_instructions,
+            **_given(customInstructions=custom_instructions, label=label),
         }
-        if custom_instructions is not None:
-            params["customInstructions"] = custom_instructions
-        if label is not None:
-            params["label"] = label
         return await self._typed(m.NavigateTreeResult, "navigate_tree", params)
 
     async def set_label(self, entry_id: str, label: str | None) -> m.SetLabelResult:
@@ -109,11 +104,8 @@ class RpcAgentClient(HostConnection):
         return await self._typed(m.SessionChangeResult, "clone")
 
     async def new_session(self, parent_session: str | None = None) -> m.SessionChangeResult:
-        return await self._typed(
-            m.SessionChangeResult,
-            "new_session",
-            {"parentSession": parent_session} if parent_session else None,
-        )
+        params = _given(parentSession=parent_session or None)
+        return await self._typed(m.SessionChangeResult, "new_session", params or None)
 
     async def switch_session(self, session_path: str) -> m.SessionChangeResult:
         return await self._typed(m.SessionChangeResult, "switch_session", {"sessionPath": session_path})
@@ -143,16 +135,14 @@ class RpcAgentClient(HostConnection):
         return await self._typed(m.AbortResult, "abort_retry")
 
     async def compact(self, custom_instructions: str | None = None) -> m.CompactResult:
-        params = {"customInstructions": custom_instructions} if custom_instructions is not None else None
-        return await self._typed(m.CompactResult, "compact", params)
+        params = _given(customInstructions=custom_instructions)
+        return await self._typed(m.CompactResult, "compact", params or None)
 
     async def get_available_models(self) -> m.ModelsResult:
         return await self._typed(m.ModelsResult, "get_available_models")
 
     async def set_model(self, model_id: str, provider: str | None = None) -> m.ModelDescription:
-        params: JsonDict = {"modelId": model_id}
-        if provider is not None:
-            params["provider"] = provider
+        params = {"modelId": model_id, **_given(provider=provider)}
         return await self._typed(m.ModelDescription, "set_model", params)
 
     async def cycle_model(self) -> m.CycleModelResult:
@@ -178,8 +168,8 @@ class RpcAgentClient(HostConnection):
 
     async def export_html(self, output_path: str | None = None) -> str:
         """Write the session as an HTML page; returns the path written."""
-        params = {"outputPath": output_path} if output_path is not None else None
-        return (await self._typed(m.ExportHtmlResult, "export_html", params)).path
+        params = _given(outputPath=output_path)
+        return (await self._typed(m.ExportHtmlResult, "export_html", params or None)).path
 
     async def send_custom_message(
         self,
@@ -210,7 +200,7 @@ class RpcAgentClient(HostConnection):
         return await self._typed(m.McpServersResult, "mcp_servers")
 
     async def mcp_restart(self, name: str | None = None) -> m.McpServersResult:
-        return await self._typed(m.McpServersResult, "mcp_restart", {"name": name} if name else None)
+        return await self._typed(m.McpServersResult, "mcp_restart", _given(name=name or None) or None)
 
     async def shutdown(self) -> None:
         await self.call("shutdown")

@@ -72,6 +72,16 @@ class Connection:
         argv = [*(command or [sys.executable, "-m", "rpc_agent"]), *args]
         full_env = {**os.environ, **(env or {})}
         process = await anyio.open_process(argv, cwd=cwd, env=full_env, stderr=stderr)
+        async with cls.connect(process) as client:
+            yield client
+
+    @classmethod
+    @asynccontextmanager
+    async def connect(cls, process: anyio.abc.Process) -> AsyncIterator[Self]:
+        """Talk to a server already started (or anything with a process's pipes and ``wait``).
+
+        Reads its stdout for as long as the block runs; at the end, closes it as ``close`` does.
+        """
         client = cls(process)
         async with anyio.create_task_group() as group:
             client._group = group
