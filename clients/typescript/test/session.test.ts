@@ -228,9 +228,15 @@ describe("close() when the host is done", () => {
 
   it("a server that outlives its stdin gets SIGTERM before SIGKILL", async () => {
     const client = RpcAgentClient.spawn({
-      command: ["bash", "-c", "trap 'exit 7' TERM; while :; do sleep 0.05; done"],
+      // The event line says the trap is set: a SIGTERM before that would kill bash outright.
+      command: [
+        "bash",
+        "-c",
+        `trap 'exit 7' TERM; echo '{"jsonrpc":"2.0","method":"event","params":{"type":"agent_start"}}'; while :; do sleep 0.05; done`,
+      ],
       args: [],
     });
+    await client.waitForEvent("agent_start", { timeoutMs: 10_000 });
     assert.equal(await client.close(200, 5_000), 7);
   });
 });
