@@ -24,7 +24,7 @@ from pathlib import Path
 import orjson
 
 from bench.options import parse_counts
-from bench.session_store import ensure_session_file
+from bench.synthetic import ensure_session_file
 
 SERVER = [sys.executable, "-m", "rpc_agent", "--provider", "faux"]
 

@@ -113,21 +113,7 @@ def _open_locked(
         # for what we write, such as dropping transient fields, are not for old lines).
         files.atomic_write(path, files.encode_lines(lines))
         lock.follow_path()
-    header, entries = _header_and_entries(raw, blobs)
-    header_cwd = header.get("cwd")
-    return _expecting_file(
-        cls,
-        cwd=header_cwd if isinstance(header_cwd, str) and header_cwd else (cwd or os.getcwd()),
-        session_dir=folder,
-        session_file=path,
-        blobs=blobs,
-        header=header,
-        entries=entries,
-        on_disk=True,
-        report=raw.report,
-        lock=lock,
-        stored=raw.stored,
-    )
+    return _from_file(cls, raw, path, folder, blobs, cwd or None, lock=lock)
 
 
 def in_memory(cls: type[SessionManager], cwd: str | None) -> SessionManager:
@@ -231,18 +217,39 @@ def open_read_only(cls: type[SessionManager], path: Path | str, home: Path | Non
     lines = raw.lines
     migrate_lines(lines)
     blobs = BlobStore(blob_folder(path.parent, home))
+    return _from_file(cls, raw, path, path.parent, blobs, "", read_only=True)
+
+
+def _from_file(
+    cls: type[SessionManager],
+    raw: files.RawFile,
+    path: Path,
+    folder: Path,
+    blobs: BlobStore,
+    cwd: str | None,
+    *,
+    lock: SessionLock | None = None,
+    read_only: bool = False,
+) -> SessionManager:
+    """A manager for the file read (already migrated); the header's cwd wins over ``cwd``,
+    and the process's is the last resort."""
     header, entries = _header_and_entries(raw, blobs)
     header_cwd = header.get("cwd")
-    return cls(
-        cwd=header_cwd if isinstance(header_cwd, str) else "",
-        session_dir=path.parent,
+    return _expecting_file(
+        cls,
+        cwd=header_cwd
+        if isinstance(header_cwd, str) and header_cwd
+        else (cwd if cwd is not None else os.getcwd()),
+        session_dir=folder,
         session_file=path,
         blobs=blobs,
         header=header,
         entries=entries,
         on_disk=True,
         report=raw.report,
-        read_only=True,
+        lock=lock,
+        stored=raw.stored,
+        read_only=read_only,
     )
 
 

@@ -226,18 +226,8 @@ class E2E:
 @asynccontextmanager
 async def _in_process_client(argv: list[str], log: Path) -> AsyncIterator[RpcAgentClient]:
     """What ``RpcAgentClient.spawn`` does, with the server task in place of the process."""
-    async with serve_in_task(argv, log) as task:
-        client = RpcAgentClient(task)
-        async with anyio.create_task_group() as group:
-            client._group = group
-            group.start_soon(client._read_loop)
-            try:
-                yield client
-            finally:
-                await client.close()
-                group.cancel_scope.cancel()
-        client._event_send.close()
-        client._event_receive.close()
+    async with serve_in_task(argv, log) as task, RpcAgentClient.connect(task) as client:
+        yield client
 
 
 def assert_no_internal_errors(log: Path) -> None:

@@ -20,7 +20,7 @@ from rpc_agent.server import (
     RpcError,
 )
 from rpc_agent.server import errors as codes
-from rpc_agent.server.router import RawJson
+from rpc_agent.server.replies import RawJson
 
 
 class Sink:

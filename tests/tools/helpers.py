@@ -13,10 +13,10 @@ def text_of(output: ToolOutput) -> str:
     return "".join(str(block["text"]) for block in output.content if block.get("type") == "text")
 
 
-def assert_listed(output: ToolOutput, paths: list[str]) -> None:
-    """A listing tool (find, ls) gave exactly ``paths``, one a line, and counted them."""
-    assert text_of(output).splitlines() == paths
-    assert output.details["count"] == len(paths)
+def assert_lists(output: ToolOutput, expected: list[str]) -> None:
+    """A listing tool's result: exactly ``expected``, one a line in order, and their count."""
+    assert text_of(output).splitlines() == expected
+    assert output.details["count"] == len(expected)
 
 
 def pid_running(pid: int) -> bool:

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from rpc_agent.tools.base import ToolContext, ToolError
 from rpc_agent.tools.ls import LsArgs, LsTool
-from tools.helpers import assert_listed, text_of
+from tools.helpers import assert_lists, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -20,8 +20,10 @@ async def test_sorted_with_dirs_marked_and_dotfiles(ctx: ToolContext, tmp_path: 
     (tmp_path / ".git").mkdir()
     (tmp_path / "ignored.log").write_text("")
     (tmp_path / ".gitignore").write_text("*.log\n")
-    listed = [".env", ".git/", ".gitignore", "A.md", "b.txt", "c", "ignored.log", "src/"]
-    assert_listed(await LsTool().execute(LsArgs(), ctx), listed)
+    assert_lists(
+        await LsTool().execute(LsArgs(), ctx),
+        [".env", ".git/", ".gitignore", "A.md", "b.txt", "c", "ignored.log", "src/"],
+    )
 
 
 async def test_subdirectory_and_limit(ctx: ToolContext, tmp_path: Path) -> None:
