@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -18,10 +17,10 @@ import orjson
 from rpc_agent.errors import EntryNotFoundError
 from rpc_agent.protocol.base import JsonDict
 
-from .blobs import BlobStore
 from .context import SessionContext, build_session_context, path_to_root
 from .files import LoadReport
 from .index import EntryIndex, is_bookkeeping
+from .place import SessionPlace
 from .tree import SessionTree, TreeFilter, TreeNode, sort_key
 
 PREPARE_TREE_ENTRIES = 2000
@@ -32,21 +31,12 @@ session builds them on the first request quicker than a thread starts."""
 class SessionView:
     """One session's entries, leaf, labels and name, read-only."""
 
-    def __init__(
-        self,
-        *,
-        cwd: str,
-        session_dir: Path | None,
-        session_file: Path | None,
-        blobs: BlobStore | None,
-        header: JsonDict,
-        index: EntryIndex,
-    ) -> None:
-        self.cwd = cwd
-        self.session_dir = session_dir
-        self.session_file = session_file
-        self.blobs = blobs
-        self.header = header
+    def __init__(self, place: SessionPlace, index: EntryIndex) -> None:
+        self.cwd = place.cwd
+        self.header = place.header
+        self.session_dir = place.session_dir
+        self.session_file = place.session_file
+        self.blobs = place.blobs
         self._index = index
         self._tree = SessionTree(index)
         self._leaf: str | None = index.leaf_from_file()
