@@ -21,7 +21,7 @@ from .context import SessionContext, build_session_context, path_to_root
 from .files import LoadReport
 from .index import EntryIndex, is_bookkeeping
 from .place import SessionPlace
-from .tree import SessionTree, TreeFilter, TreeNode, sort_key
+from .tree import SessionTree, TreeFilter, TreeNode, TreeQuery, sort_key
 
 PREPARE_TREE_ENTRIES = 2000
 """From this many entries on, ``warm_up`` builds the tree rows in the background; a shorter
@@ -266,4 +266,4 @@ class SessionView:
         tree = self._tree
         if root is not None and root not in tree.order_set():
             raise EntryNotFoundError(root)
-        return tree.encode(tree.select(root=root, max_depth=max_depth, keep=keep, since=since))
+        return tree.encode(tree.select(TreeQuery(root, max_depth, keep, since)))
