@@ -156,8 +156,13 @@ class TreeSummary(_Answer):
     details: Any = None
 
 
-class SessionBeforeTreeResult(_Answer):
+class SessionBeforeResult(_Answer):
+    """Every ``session_before_*`` hook may cancel the change it is told about (pi's shape)."""
+
     cancel: bool | None = None
+
+
+class SessionBeforeTreeResult(SessionBeforeResult):
     summary: TreeSummary | None = None
     customInstructions: str | None = None
     replaceInstructions: bool | None = None
@@ -168,17 +173,15 @@ class CompactionHookResult(CompactionFields, _Answer):
     pass
 
 
-class SessionBeforeCompactResult(_Answer):
-    cancel: bool | None = None
+class SessionBeforeCompactResult(SessionBeforeResult):
     compaction: CompactionHookResult | None = None
 
 
-class SessionBeforeSwitchResult(_Answer):
-    cancel: bool | None = None
+class SessionBeforeSwitchResult(SessionBeforeResult):
+    pass
 
 
-class SessionBeforeForkResult(_Answer):
-    cancel: bool | None = None
+class SessionBeforeForkResult(SessionBeforeResult):
     skipConversationRestore: bool | None = None
 
 

@@ -31,12 +31,12 @@ from rpc_agent.protocol.base import JsonDict
 
 from ..protocol.entries import dump_message, parse_message
 from . import branched, files, opening
-from .blobs import BlobStore
 from .decoding import StoredLines
 from .encoding import encode_for_disk
 from .files import LoadReport
 from .index import LEAF_MARKER, EntryIndex, _ids, is_bookkeeping, is_leaf_marker, new_entry_id
 from .locking import SessionLock
+from .place import SessionPlace
 from .tree import SessionTree, TreeNode
 from .view import SessionView
 from .writer import WriteChain
@@ -77,34 +77,23 @@ class SessionManager(SessionView):
 
     def __init__(
         self,
-        *,
-        cwd: str,
-        session_dir: Path | None,
-        session_file: Path | None,
-        blobs: BlobStore | None,
-        header: JsonDict,
+        place: SessionPlace,
         entries: list[JsonDict],
+        *,
         on_disk: bool,
         report: LoadReport | None = None,
         lock: SessionLock | None = None,
         stored: StoredLines | None = None,
         read_only: bool = False,
     ) -> None:
-        index = EntryIndex(stored=stored, blobs=blobs, report=report, has_assistant=on_disk)
+        index = EntryIndex(stored=stored, blobs=place.blobs, report=report, has_assistant=on_disk)
         index.add_all(entries)
-        super().__init__(
-            cwd=cwd,
-            session_dir=session_dir,
-            session_file=session_file,
-            blobs=blobs,
-            header=header,
-            index=index,
-        )
+        super().__init__(place, index)
         self._lock = lock
         self._read_only = read_only
         self._chain = (
-            WriteChain(session_file, on_open=lock.follow if lock is not None else None)
-            if session_file is not None and not read_only
+            WriteChain(place.session_file, on_open=lock.follow if lock is not None else None)
+            if place.session_file is not None and not read_only
             else None
         )
         self._on_disk = on_disk

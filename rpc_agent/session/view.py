@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -18,11 +17,11 @@ import orjson
 from rpc_agent.errors import EntryNotFoundError
 from rpc_agent.protocol.base import JsonDict
 
-from .blobs import BlobStore
 from .context import SessionContext, build_session_context, path_to_root
 from .files import LoadReport
 from .index import EntryIndex, is_bookkeeping
-from .tree import SessionTree, TreeFilter, TreeNode, sort_key
+from .place import SessionPlace
+from .tree import SessionTree, TreeFilter, TreeNode, TreeQuery, sort_key
 
 PREPARE_TREE_ENTRIES = 2000
 """From this many entries on, ``warm_up`` builds the tree rows in the background; a shorter
@@ -32,21 +31,12 @@ session builds them on the first request quicker than a thread starts."""
 class SessionView:
     """One session's entries, leaf, labels and name, read-only."""
 
-    def __init__(
-        self,
-        *,
-        cwd: str,
-        session_dir: Path | None,
-        session_file: Path | None,
-        blobs: BlobStore | None,
-        header: JsonDict,
-        index: EntryIndex,
-    ) -> None:
-        self.cwd = cwd
-        self.session_dir = session_dir
-        self.session_file = session_file
-        self.blobs = blobs
-        self.header = header
+    def __init__(self, place: SessionPlace, index: EntryIndex) -> None:
+        self.cwd = place.cwd
+        self.header = place.header
+        self.session_dir = place.session_dir
+        self.session_file = place.session_file
+        self.blobs = place.blobs
         self._index = index
         self._tree = SessionTree(index)
         self._leaf: str | None = index.leaf_from_file()
@@ -276,4 +266,4 @@ class SessionView:
         tree = self._tree
         if root is not None and root not in tree.order_set():
             raise EntryNotFoundError(root)
-        return tree.encode(tree.select(root=root, max_depth=max_depth, keep=keep, since=since))
+        return tree.encode(tree.select(TreeQuery(root, max_depth, keep, since)))
