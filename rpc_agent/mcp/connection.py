@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
-from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .. import __version__
 from ..protocol import methods as m
@@ -154,6 +154,11 @@ class McpConnection:
         from mcp.client.stdio import stdio_client
         from mcp.client.streamable_http import streamable_http_client
 
+        # The transports close the streams they hand out only when they exit uncancelled (a
+        # server that never answered is closed under cancellation), and the HTTP one never
+        # closes its receiving end: both are closed here, after the transport has exited.
+        streams: list[MemoryObjectReceiveStream[Any] | MemoryObjectSendStream[Any]] = []
+        stack.callback(lambda: [stream.close() for stream in streams])
         if config.transport == "stdio":
             params = StdioServerParameters(
                 command=config.command, args=list(config.args), env=dict(config.env), cwd=self.cwd
@@ -173,6 +178,7 @@ class McpConnection:
             )
         else:
             raise McpCallError(f"the {config.transport} transport is not supported")
+        streams += [read, write]
         read = await self._watch_end(stack, read)
         session = await stack.enter_async_context(
             ClientSession(
