@@ -1,5 +1,6 @@
-"""MCP servers through the JSON-RPC front: real servers (``tests/mcp_servers/mcp_server.py``, written
-with the same SDK) over stdio and HTTP, their tools called by the scripted model.
+"""MCP servers through the JSON-RPC front: real servers (``tests/mcp_servers/mcp_server.py``: the
+SDK's FastMCP over HTTP, a hand-written one over stdio) as processes, their tools called by the
+scripted model.
 
 The rpc-agent server runs in the test's event loop (``in_process``) but where its stderr is the
 point (a crashing MCP server's output goes to rpc-agent's log)."""
