@@ -45,9 +45,9 @@ its own before terminating it) before its task is cancelled outright."""
 
 LIVENESS_INTERVAL = 2.0
 """While a call runs, the server is pinged this often, and at once when an HTTP response stream
-breaks (``http.py``): a streamable HTTP server that dies mid-call leaves the call waiting on our
-side, and only a failing request shows it (a stdio server's death is seen at once, as the end of
-its stdout)."""
+breaks (``http_transport.py``): a streamable HTTP server that dies mid-call leaves the call
+waiting on our side, and only a failing request shows it (a stdio server's death is seen at
+once, as the end of its stdout)."""
 
 LIVENESS_TIMEOUT = 10.0
 
@@ -157,7 +157,7 @@ class McpConnection:
         from mcp.client.stdio import stdio_client
         from mcp.client.streamable_http import streamable_http_client
 
-        from .http import BreakWatchingTransport
+        from .http_transport import BreakWatchingTransport
 
         # The transports close the streams they hand out only when they exit uncancelled (a
         # server that never answered is closed under cancellation), and the HTTP one never
