@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_pi_compat import context_json, node, run_pi
+from test_pi_compat import context_json, node, run_pi, run_pi_lines
 
 from pi_lines import (
     as_v2,
@@ -73,12 +73,13 @@ def assert_pi_reads_the_same_after_we_migrate(node: str, source: Path, work: Pat
     ours = work / "migrated.jsonl"
     shutil.copyfile(source, as_is)
     shutil.copyfile(source, ours)
-    before = run_pi(node, "pi_context.mjs", str(as_is))  # pi migrates in memory (and its copy)
 
     with SessionManager.open(ours) as manager:
         assert manager.load_report.migrated_from is not None
     assert json.loads(ours.read_text().split("\n", 1)[0])["version"] == 3
-    after = run_pi(node, "pi_context.mjs", str(ours))
+    # One node run reads both copies: the untouched one (pi migrates it in memory, and its
+    # copy) and ours.
+    before, after = run_pi_lines(node, "pi_context.mjs", str(as_is), str(ours))
 
     assert after["messages"] == before["messages"]
     assert after["thinkingLevel"] == before["thinkingLevel"]
