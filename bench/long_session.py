@@ -10,7 +10,6 @@ input-token estimate of each request), the final file size and the time taken.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel
 
+from bench.options import parse_counts
 from rpc_agent.agent.session import AgentSession
 from rpc_agent.agent.settings import AgentSettings, CompactionSettings
 from rpc_agent.providers.base import AssistantEvent, ProviderRequest
@@ -93,12 +93,7 @@ async def run_long_session(turns: int, reply_chars: int, folder: Path) -> LongRu
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--turns", type=int, default=2000)
-    parser.add_argument("--reply-chars", type=int, default=1600)
-    args = parser.parse_args(argv)
+    args = parse_counts(__doc__, argv, turns=2000, reply_chars=1600)
     with tempfile.TemporaryDirectory() as scratch:
         result = anyio.run(run_long_session, args.turns, args.reply_chars, Path(scratch))
     print(f"turns                 {result.turns}")

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -24,7 +23,8 @@ from pathlib import Path
 
 import orjson
 
-from bench.session_store import ensure_session_file
+from bench.options import parse_counts
+from bench.synthetic import ensure_session_file
 
 SERVER = [sys.executable, "-m", "rpc_agent", "--provider", "faux"]
 
@@ -137,13 +137,7 @@ def get_tree_latency(home: Path, entries: int, runs: int) -> tuple[float, int, f
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--requests", type=int, default=100_000)
-    parser.add_argument("--tree-entries", type=int, default=100_000)
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args(argv)
+    args = parse_counts(__doc__, argv, requests=100_000, tree_entries=100_000, runs=5)
     home = Path(tempfile.mkdtemp(prefix="rpc-bench-home-"))
 
     init_ms, bare_ms = time_to_initialize(home, args.runs)

@@ -24,456 +24,43 @@ What it does:
 
 This is a benchmark, not a test: nothing here fails on a slow number. ``--profile`` adds a
 cProfile of the largest size's open+load and get_tree.
+
+The parts: ``bench.synthetic`` writes the files, ``bench.appends`` times the appends,
+``bench.pi_reference`` runs the reference agent; this module times the rest and reports.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import cProfile
 import gc
 import io
 import os
 import pstats
-import random
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-import anyio
-import orjson
-
+from bench.appends import AppendResult, measure_appends
+from bench.pi_reference import (
+    MatchResult,
+    PiResult,
+    compare_contexts,
+    ensure_pi,
+    node_version,
+    pi_version,
+    run_pi,
+)
+from bench.synthetic import DEFAULT_DATA_DIR, ensure_session_file
 from rpc_agent.session import SessionManager
-
-JsonDict = dict[str, Any]
-
-BENCH_DIR = Path(__file__).resolve().parent
-DEFAULT_DATA_DIR = BENCH_DIR / ".data"
-NODE_PREFIX = BENCH_DIR / ".node"
-PI_PACKAGE = "@mariozechner/pi-coding-agent"
-PI_VERSION = "0.73.1"
-"""Pinned, as tests/compat pins it: a baseline that moves would make the ratios meaningless."""
-PI_SCRIPT = BENCH_DIR / "pi_baseline.mjs"
-GENERATOR_VERSION = 1
-"""Part of the data file names: bump it when the generator changes so old files are not reused."""
-
-BRANCH_EVERY = 500
-"""Entries per branch in the branchy shape (see ``ensure_session_file``)."""
 
 TARGET_LOAD_RATIO = 0.5
 """Open + build context of the largest session in at most this fraction of pi's time."""
 TARGET_CONCURRENT_APPENDS = 30_000
 """Durable appends per second with 64 concurrent appenders."""
-
-
-# --- synthetic sessions ---------------------------------------------------------------------
-
-_WORD_TEXT = (
-    "the a to of and in is it that for on with as this be by not are from or at we can should "
-    "will need first then check make sure value error test file path module import config session "
-    "entry tree parent leaf branch compaction summary token model context message tool result "
-    "output line code change fix update refactor function class return type list dict string "
-    "parse load write read append lock fsync durable cache index query handler request response "
-    "server client stream event loop task worker thread queue batch retry timeout cancel latency "
-    "memory buffer offset length header version migrate schema field option default argument "
-    "assert expect failure passing failing coverage lint format build install package depend"
-)
-_WORDS = _WORD_TEXT.split()
-_DIRS = ("core", "session", "rpc", "tools", "agent", "utils", "providers", "compaction", "cli", "tests")
-_FILES = ("store", "writer", "context", "entries", "server", "dispatch", "bash", "edit", "read", "models")
-_CODE = (
-    "def {w}_{v}(self, {w}: str) -> None:",
-    "    return self._{w}.get({v!r})",
-    "    if not {w}:",
-    "        raise ValueError(f'bad {w}: {{{v}}}')",
-    "for {w} in self.{v}s:",
-    "    {w} = {v}.{w}({v}, timeout=30)",
-    "import {w}",
-    "from .{w} import {v}",
-    "class {W}{V}:",
-    "    {w}: list[str] = field(default_factory=list)",
-    "# {w} {v} {w}",
-    "    await self.{w}.{v}()",
-)
-_MODELS = (("anthropic", "claude-sonnet-4-5"), ("anthropic", "claude-opus-4-1"))
-_TOOLS = ("read", "bash", "edit", "write", "grep")
-
-
-@dataclass(slots=True)
-class _Node:
-    id: str
-    kind: str
-    """"user", "assistant_end" (end of a turn), or another entry/message kind."""
-
-
-class SessionGenerator:
-    """Writes one synthetic session as v3 JSONL; entries always extend the current path.
-
-    Planned events happen at fixed fractions of the requested size, so every size holds the
-    same mix: branches back a few turns (a sibling path is left behind), with a
-    ``branch_summary`` or without (as a plain ``branch()`` followed by an append writes it),
-    compactions keeping the last few turns, labels, a model and a thinking level change.
-    The last line is the last entry of the current path: the leaf for both implementations.
-    """
-
-    def __init__(self, entries: int, seed: int = 20261121, *, branchy: bool = False) -> None:
-        self.target = entries
-        self.branchy = branchy
-        self.fork_point = -1
-        self.rng = random.Random(seed + entries)
-        self.ids: set[str] = set()
-        self.path: list[_Node] = []
-        self.lines: list[bytes] = []
-        self.count = 0
-        self.clock = datetime(2026, 3, 2, 9, 0, 0, tzinfo=UTC)
-        self.model = _MODELS[0]
-        self.events = self._plan()
-
-    def _plan(self) -> dict[int, str]:
-        fractions = {
-            0.15: "branch_summary",
-            0.30: "branch",
-            0.35: "thinking_level_change",
-            0.45: "branch_summary",
-            0.50: "compaction",
-            0.60: "branch",
-            0.65: "custom_message",
-            0.70: "model_change",
-            0.80: "branch_summary",
-            0.90: "compaction",
-            0.93: "label_clear",
-        }
-        if self.branchy:
-            del fractions[0.50], fractions[0.90]
-        plan = {max(4, int(self.target * f)): name for f, name in fractions.items()}
-        if self.branchy:
-            # Every BRANCH_EVERY entries the path alternately marks a fork point and goes back
-            # to it, so each block of that many entries is a branch and about half of the file
-            # is on the current path.
-            for block, at in enumerate(range(BRANCH_EVERY, self.target, BRANCH_EVERY)):
-                plan[at] = "fork_back" if block % 2 else "fork_mark"
-        step = max(self.target // 20, 8)
-        for at in range(step // 2, self.target, step):
-            plan.setdefault(at, "label" if (at // step) % 2 else "custom")
-        return plan
-
-    # -- small pieces
-
-    def _id(self) -> str:
-        while True:
-            candidate = f"{self.rng.getrandbits(32):08x}"
-            if candidate not in self.ids:
-                self.ids.add(candidate)
-                return candidate
-
-    def _tick(self, low: float = 0.3, high: float = 20.0) -> str:
-        self.clock += timedelta(milliseconds=int(self.rng.uniform(low, high) * 1000))
-        return self.clock.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-    def _ms(self) -> int:
-        return int(self.clock.timestamp() * 1000)
-
-    def _prose(self, low: int, high: int) -> str:
-        words = self.rng.choices(_WORDS, k=self.rng.randint(low, high))
-        out: list[str] = []
-        for start in range(0, len(words), 14):
-            sentence = " ".join(words[start : start + 14])
-            out.append(sentence[:1].upper() + sentence[1:] + ".")
-        return " ".join(out)
-
-    def _path(self) -> str:
-        return f"src/{self.rng.choice(_DIRS)}/{self.rng.choice(_FILES)}.py"
-
-    def _code_line(self) -> str:
-        w, v = self.rng.choice(_WORDS), self.rng.choice(_WORDS)
-        return self.rng.choice(_CODE).format(w=w, v=v, W=w.capitalize(), V=v.capitalize())
-
-    def _output(self, low: int, high: int) -> str:
-        lines: list[str] = []
-        start = self.rng.randint(1, 400)
-        style = self.rng.randrange(3)
-        for number in range(start, start + self.rng.randint(low, high)):
-            if style == 0:
-                lines.append(f"{number:>6}\t{self._code_line()}")
-            elif style == 1:
-                lines.append(f"{self._path()}:{number}: {self._code_line().strip()}")
-            else:
-                status = self.rng.choice(("PASSED", "PASSED", "PASSED", "FAILED", "SKIPPED"))
-                lines.append(
-                    f"tests/test_{self.rng.choice(_FILES)}.py::test_{self.rng.choice(_WORDS)} {status}"
-                )
-        return "\n".join(lines)
-
-    def _signature(self) -> str:
-        return base64.b64encode(self.rng.randbytes(self.rng.randint(48, 96))).decode("ascii")
-
-    def _usage(self) -> JsonDict:
-        rng = self.rng
-        tokens_in, tokens_out = rng.randint(1, 40), rng.randint(40, 1800)
-        cache_read, cache_write = rng.randint(5_000, 120_000), rng.randint(0, 4_000)
-        cost = {
-            "input": round(tokens_in * 3e-6, 8),
-            "output": round(tokens_out * 15e-6, 8),
-            "cacheRead": round(cache_read * 0.3e-6, 8),
-            "cacheWrite": round(cache_write * 3.75e-6, 8),
-        }
-        cost["total"] = round(sum(cost.values()), 8)
-        return {
-            "input": tokens_in,
-            "output": tokens_out,
-            "cacheRead": cache_read,
-            "cacheWrite": cache_write,
-            "totalTokens": tokens_in + tokens_out + cache_read + cache_write,
-            "cost": cost,
-        }
-
-    def _tool_call(self) -> JsonDict:
-        rng = self.rng
-        name = rng.choice(_TOOLS)
-        arguments: JsonDict
-        if name == "read":
-            arguments = {"path": self._path()}
-        elif name == "bash":
-            arguments = {
-                "command": f"cd /work/project && .venv/bin/pytest -q tests/test_{rng.choice(_FILES)}.py"
-            }
-        elif name == "edit":
-            arguments = {
-                "path": self._path(),
-                "oldText": "\n".join(self._code_line() for _ in range(rng.randint(1, 4))),
-                "newText": "\n".join(self._code_line() for _ in range(rng.randint(1, 4))),
-            }
-        elif name == "write":
-            arguments = {
-                "path": self._path(),
-                "content": "\n".join(self._code_line() for _ in range(rng.randint(2, 6))),
-            }
-        else:
-            arguments = {"pattern": rng.choice(_WORDS), "path": "src"}
-        tool_id = "toolu_" + base64.b32encode(rng.randbytes(15)).decode("ascii").lower()
-        return {"type": "toolCall", "id": tool_id, "name": name, "arguments": arguments}
-
-    # -- entries
-
-    def _emit(self, fields: JsonDict, kind: str, *, parent: str | None = None, low: float = 0.3) -> str:
-        entry_id = self._id()
-        entry: JsonDict = {
-            "type": fields.pop("type"),
-            "id": entry_id,
-            "parentId": parent if parent is not None else (self.path[-1].id if self.path else None),
-            "timestamp": self._tick(low),
-        }
-        entry.update(fields)
-        self.lines.append(orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE))
-        self.path.append(_Node(entry_id, kind))
-        self.count += 1
-        return entry_id
-
-    def _message(self, message: JsonDict, kind: str) -> str:
-        message["timestamp"] = self._ms()
-        return self._emit({"type": "message", "message": message}, kind)
-
-    def _user(self) -> None:
-        rng = self.rng
-        text = self._prose(6, 60)
-        if rng.random() < 0.25:
-            text += "\n\n```\n" + self._output(2, 8) + "\n```"
-        content: Any = text if rng.random() < 0.3 else [{"type": "text", "text": text}]
-        self._message({"role": "user", "content": content}, "user")
-
-    def _assistant(self, *, final: bool) -> list[JsonDict]:
-        rng = self.rng
-        content: list[JsonDict] = [
-            {"type": "thinking", "thinking": self._prose(5, 30), "thinkingSignature": self._signature()}
-        ]
-        if final or rng.random() < 0.5:
-            content.append({"type": "text", "text": self._prose(5, 70 if final else 20)})
-        calls = [] if final else [self._tool_call() for _ in range(1 if rng.random() < 0.85 else 2)]
-        content.extend(calls)
-        provider, model = self.model
-        message: JsonDict = {
-            "role": "assistant",
-            "content": content,
-            "api": "anthropic-messages",
-            "provider": provider,
-            "model": model,
-            "usage": self._usage(),
-            "stopReason": "stop" if final else "toolUse",
-        }
-        self._message(message, "assistant_end" if final else "assistant")
-        return calls
-
-    def _tool_result(self, call: JsonDict) -> None:
-        rng = self.rng
-        name = call["name"]
-        if name == "edit":
-            text = f"Successfully replaced text in {call['arguments']['path']}."
-        elif name == "write":
-            text = f"Wrote {len(call['arguments']['content'])} bytes to {call['arguments']['path']}"
-        else:
-            text = self._output(2, 19)
-        message: JsonDict = {
-            "role": "toolResult",
-            "toolCallId": call["id"],
-            "toolName": name,
-            "content": [{"type": "text", "text": text}],
-            "isError": rng.random() < 0.05,
-        }
-        if name == "bash":
-            message["details"] = {"exitCode": 0 if not message["isError"] else 1, "truncated": False}
-        self._message(message, "toolResult")
-
-    def _turn(self) -> None:
-        self._user()
-        for _ in range(self.rng.randint(0, 6)):
-            calls = self._assistant(final=False)
-            for call in calls:
-                self._tool_result(call)
-        self._assistant(final=True)
-
-    # -- planned events
-
-    def _turn_end_back(self, turns_back: int) -> int:
-        """Index in the path of the end of the turn ``turns_back`` turns ago (-1: none)."""
-        seen = 0
-        for index in range(len(self.path) - 2, 0, -1):
-            if self.path[index].kind == "assistant_end":
-                seen += 1
-                if seen >= turns_back:
-                    return index
-        return -1
-
-    def _user_back(self, turns_back: int) -> str | None:
-        seen = 0
-        for node in reversed(self.path):
-            if node.kind == "user":
-                seen += 1
-                if seen >= turns_back:
-                    return node.id
-        return None
-
-    def _event(self, name: str) -> None:
-        rng = self.rng
-        if name == "fork_mark":
-            self.fork_point = len(self.path) - 1  # events come between turns: a turn's end
-        elif name == "fork_back":
-            if 0 <= self.fork_point < len(self.path):
-                del self.path[self.fork_point + 1 :]
-            self.fork_point = -1
-        elif name in ("branch", "branch_summary"):
-            index = self._turn_end_back(rng.randint(2, 5))
-            if index < 0:
-                return
-            point = self.path[index].id
-            del self.path[index + 1 :]
-            if name == "branch_summary":
-                self._emit(
-                    {
-                        "type": "branch_summary",
-                        "fromId": point,
-                        "summary": "The user explored an alternative approach: " + self._prose(60, 160),
-                        "details": {
-                            "readFiles": [self._path() for _ in range(3)],
-                            "modifiedFiles": [self._path()],
-                        },
-                    },
-                    "branch_summary",
-                    parent=point,
-                )
-        elif name == "compaction":
-            first_kept = self._user_back(rng.randint(3, 6))
-            if first_kept is None:
-                return
-            self._emit(
-                {
-                    "type": "compaction",
-                    "summary": "## Goal\n"
-                    + self._prose(30, 60)
-                    + "\n\n## Progress\n"
-                    + "\n".join("- " + self._prose(8, 20) for _ in range(12))
-                    + "\n\n## Next steps\n"
-                    + self._prose(20, 50),
-                    "firstKeptEntryId": first_kept,
-                    "tokensBefore": rng.randint(150_000, 190_000),
-                    "details": {
-                        "readFiles": sorted({self._path() for _ in range(8)}),
-                        "modifiedFiles": sorted({self._path() for _ in range(4)}),
-                    },
-                },
-                "compaction",
-            )
-        elif name == "model_change":
-            self.model = _MODELS[1]
-            self._emit({"type": "model_change", "provider": self.model[0], "modelId": self.model[1]}, "model")
-        elif name == "thinking_level_change":
-            self._emit({"type": "thinking_level_change", "thinkingLevel": "high"}, "thinking")
-        elif name in ("label", "label_clear"):
-            target = self._user_back(rng.randint(1, 3))
-            if target is None:
-                return
-            fields: JsonDict = {"type": "label", "targetId": target}
-            if name == "label":
-                fields["label"] = f"checkpoint-{self.count}"
-            self._emit(fields, "label")
-        elif name == "custom":
-            self._emit({"type": "custom", "customType": "bench-ext", "data": {"count": self.count}}, "custom")
-        elif name == "custom_message":
-            self._emit(
-                {
-                    "type": "custom_message",
-                    "customType": "bench-ext",
-                    "content": "Injected by an extension: " + self._prose(10, 30),
-                    "display": True,
-                    "details": {"source": "bench"},
-                },
-                "custom_message",
-            )
-
-    # -- the file
-
-    def build(self) -> bytes:
-        header = {
-            "type": "session",
-            "version": 3,
-            "id": "0195f3a2-7c4e-7000-8000-" + f"{self.rng.getrandbits(48):012x}",
-            "timestamp": self._tick(),
-            "cwd": "/work/project",
-        }
-        self.lines.append(orjson.dumps(header, option=orjson.OPT_APPEND_NEWLINE))
-        self._emit({"type": "model_change", "provider": self.model[0], "modelId": self.model[1]}, "model")
-        self._emit({"type": "thinking_level_change", "thinkingLevel": "medium"}, "thinking")
-        self._emit({"type": "session_info", "name": f"Synthetic session ({self.target} entries)"}, "info")
-        pending = sorted(self.events)
-        while self.count < self.target:
-            while pending and pending[0] <= self.count:
-                self._event(self.events[pending.pop(0)])
-            self._turn()
-        return b"".join(self.lines)
-
-
-def ensure_session_file(folder: Path, entries: int, *, branchy: bool = False) -> Path:
-    """The synthetic session of ``entries`` entries (about; a turn is never cut), made once.
-
-    ``branchy``: the long-session shape of issue 13 (a branch every ``BRANCH_EVERY`` entries,
-    about half of the entries on the current path, no compaction) instead of the default mix.
-    """
-    folder.mkdir(parents=True, exist_ok=True)
-    shape = "-branchy" if branchy else ""
-    path = folder / f"session-{entries}{shape}-g{GENERATOR_VERSION}.jsonl"
-    if not path.exists():
-        data = SessionGenerator(entries, branchy=branchy).build()
-        tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(path)
-    return path
 
 
 # --- measuring ------------------------------------------------------------------------------
@@ -500,33 +87,6 @@ class SizeRow:
     @property
     def open_context_ms(self) -> float:
         return self.open_ms + self.context_ms
-
-
-@dataclass(slots=True)
-class PiResult:
-    load_ms: float
-    """read + parseSessionEntries + migrateSessionEntries"""
-    context_ms: float
-    total_ms: float
-    """median of the read + parse + migrate + buildSessionContext runs (not the sum of medians)"""
-    open_ms: float
-    """SessionManager.open + buildSessionContext() (for reference)"""
-    tree_ms: float
-    messages: int
-    thinking_level: str
-    model: JsonDict | None
-    dump: Path | None
-
-
-@dataclass(slots=True)
-class MatchResult:
-    count_equal: bool
-    messages_equal: bool
-    settings_equal: bool
-
-    @property
-    def ok(self) -> bool:
-        return self.count_equal and self.messages_equal and self.settings_equal
 
 
 def measure_size(path: Path, entries: int, runs: int) -> tuple[SizeRow, SessionManager]:
@@ -565,215 +125,6 @@ def measure_size(path: Path, entries: int, runs: int) -> tuple[SizeRow, SessionM
         tree_nodes=len(manager.get_tree()),
     )
     return row, manager
-
-
-def _append_payload() -> JsonDict:
-    """A tool result of about 750 bytes on disk, the average entry of the synthetic files."""
-    output = "\n".join(f"{n:>6}\t    value = self._cache.get(key, default)  # line {n}" for n in range(1, 11))
-    return {
-        "role": "toolResult",
-        "toolCallId": "toolu_0123456789abcdefghijklmn",
-        "toolName": "read",
-        "content": [{"type": "text", "text": output}],
-        "isError": False,
-        "timestamp": 1_772_000_000_000,
-    }
-
-
-@dataclass(slots=True)
-class AppendResult:
-    label: str
-    appends: int
-    per_second: float
-    fsyncs: int
-
-
-async def _fresh_on_disk_session(folder: Path) -> SessionManager:
-    """A new session past its deferred first write, so every append below is one line."""
-    manager = SessionManager.create("/work/project", folder)
-    await manager.append_message({"role": "user", "content": "start", "timestamp": 1_772_000_000_000})
-    await manager.append_message(
-        {
-            "role": "assistant",
-            "content": [{"type": "text", "text": "ok"}],
-            "provider": "anthropic",
-            "model": "claude-sonnet-4-5",
-            "timestamp": 1_772_000_000_001,
-        }
-    )
-    return manager
-
-
-async def _sequential_run(folder: Path, count: int) -> tuple[float, int]:
-    manager = await _fresh_on_disk_session(folder)
-    payload = _append_payload()
-    chain = manager.write_chain
-    assert chain is not None
-    before = chain.fsyncs
-    start = time.perf_counter()
-    for _ in range(count):
-        await manager.append_message(payload)
-    elapsed = time.perf_counter() - start
-    fsyncs = chain.fsyncs - before
-    await manager.aclose()
-    return elapsed, fsyncs
-
-
-async def _concurrent_run(folder: Path, tasks: int, per_task: int) -> tuple[float, int]:
-    manager = await _fresh_on_disk_session(folder)
-    payload = _append_payload()
-    chain = manager.write_chain
-    assert chain is not None
-
-    async def appender() -> None:
-        for _ in range(per_task):
-            await manager.append_message(payload)
-
-    before = chain.fsyncs
-    start = time.perf_counter()
-    async with anyio.create_task_group() as group:
-        for _ in range(tasks):
-            group.start_soon(appender)
-    elapsed = time.perf_counter() - start
-    fsyncs = chain.fsyncs - before
-    await manager.aclose()
-    return elapsed, fsyncs
-
-
-def _event_loops() -> list[tuple[str, dict[str, Any]]]:
-    """The standard asyncio loop, and uvloop (what the server runs on) when it is installed."""
-    loops: list[tuple[str, dict[str, Any]]] = [("asyncio", {})]
-    try:
-        import uvloop  # noqa: F401
-    except ImportError:
-        return loops
-    return [*loops, ("uvloop, the server's loop", {"use_uvloop": True})]
-
-
-def measure_appends(
-    folder: Path, sequential: int, tasks: int, per_task: int, runs: int
-) -> list[AppendResult]:
-    """Median appends/s over ``runs`` fresh sessions; the fsync count is that of the median run."""
-    results: list[AppendResult] = []
-    setups: list[tuple[str, int, Callable[[Path], Any]]] = [
-        ("sequential (1 appender)", sequential, lambda d: _sequential_run(d, sequential)),
-        (f"concurrent ({tasks} appenders)", tasks * per_task, lambda d: _concurrent_run(d, tasks, per_task)),
-    ]
-    for loop_name, options in _event_loops():
-        for label, total, run in setups:
-            samples: list[tuple[float, int]] = []
-            for _ in range(runs):
-                with tempfile.TemporaryDirectory(dir=folder, prefix="appends-") as tmp:
-                    elapsed, fsyncs = anyio.run(run, Path(tmp), backend_options=options)
-                samples.append((total / elapsed, fsyncs))
-            samples.sort()
-            rate, fsyncs = samples[len(samples) // 2]
-            results.append(
-                AppendResult(label=f"{label}, {loop_name}", appends=total, per_second=rate, fsyncs=fsyncs)
-            )
-    return results
-
-
-# --- the reference implementation ------------------------------------------------------------
-
-
-def _pi_package_dir() -> Path:
-    return NODE_PREFIX / "node_modules" / PI_PACKAGE
-
-
-def ensure_pi(log: Callable[[str], None]) -> Path | None:
-    """The installed reference package, installing it once; None (and a note) when not possible."""
-    package = _pi_package_dir()
-    if (package / "package.json").exists():
-        return package
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        log("baseline: node/npm not found, showing our numbers alone")
-        return None
-    log(f"baseline: installing {PI_PACKAGE} into {NODE_PREFIX} (once) ...")
-    NODE_PREFIX.mkdir(parents=True, exist_ok=True)
-    try:
-        done = subprocess.run(
-            [
-                npm,
-                "install",
-                "--prefix",
-                str(NODE_PREFIX),
-                "--no-audit",
-                "--no-fund",
-                f"{PI_PACKAGE}@{PI_VERSION}",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        log(f"baseline: npm install failed ({exc}), showing our numbers alone")
-        return None
-    if done.returncode != 0 or not (package / "package.json").exists():
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        log(f"baseline: npm install failed (exit {done.returncode}): {' | '.join(tail)}")
-        log("baseline: showing our numbers alone")
-        return None
-    return package
-
-
-def run_pi(package: Path, path: Path, runs: int, dump: Path, log: Callable[[str], None]) -> PiResult | None:
-    node = shutil.which("node")
-    if node is None:
-        return None
-    command = [
-        node,
-        "--expose-gc",
-        str(PI_SCRIPT),
-        "--package",
-        str(package),
-        "--file",
-        str(path),
-        "--runs",
-        str(runs),
-    ]
-    command += ["--dump", str(dump)]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=1800, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        log(f"baseline: node run failed for {path.name}: {exc}")
-        return None
-    if done.returncode != 0:
-        tail = done.stderr.strip().splitlines()[-3:]
-        log(f"baseline: node exited {done.returncode} for {path.name}: {' | '.join(tail)}")
-        return None
-    try:
-        data = orjson.loads(done.stdout.strip().splitlines()[-1])
-        return PiResult(
-            load_ms=float(data["loadMs"]),
-            context_ms=float(data["contextMs"]),
-            total_ms=float(data["totalMs"]),
-            open_ms=float(data["managerOpenContextMs"]),
-            tree_ms=float(data["treeMs"]),
-            messages=int(data["messages"]),
-            thinking_level=str(data["thinkingLevel"]),
-            model=data["model"],
-            dump=dump if dump.exists() else None,
-        )
-    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, ValueError) as exc:
-        log(f"baseline: unreadable output from node for {path.name}: {exc}")
-        return None
-
-
-def compare_contexts(manager: SessionManager, pi: PiResult) -> MatchResult:
-    ours = manager.build_session_context()
-    messages_equal = False
-    if pi.dump is not None:
-        theirs = orjson.loads(pi.dump.read_bytes())
-        messages_equal = theirs.get("messages") == ours.messages
-    our_model = {"provider": ours.model.provider, "modelId": ours.model.modelId} if ours.model else None
-    return MatchResult(
-        count_equal=len(ours.messages) == pi.messages,
-        messages_equal=messages_equal,
-        settings_equal=pi.thinking_level == ours.thinkingLevel and pi.model == our_model,
-    )
 
 
 # --- report ---------------------------------------------------------------------------------
@@ -844,7 +195,7 @@ def format_report(report: BenchReport, runs: int) -> str:
     with_pi = [r for r in report.rows if r.pi is not None]
     out.append("")
     if with_pi:
-        out.append(f"Reference: pi coding agent {report.pi_version or '?'} on node {_node_version()}")
+        out.append(f"Reference: pi coding agent {report.pi_version or '?'} on node {node_version()}")
         out.append("  pi = readFileSync + parseSessionEntries + migrateSessionEntries + buildSessionContext")
         out.append("  (pi SessionManager.open+ctx and pi getTree shown for information only)")
         out.append("")
@@ -938,26 +289,6 @@ def _mismatch(match: MatchResult) -> str:
     return "NO (" + ",".join(parts) + ")"
 
 
-def _node_version() -> str:
-    node = shutil.which("node")
-    if node is None:
-        return "?"
-    try:
-        return subprocess.run(
-            [node, "--version"], capture_output=True, text=True, timeout=30, check=False
-        ).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return "?"
-
-
-def _pi_version(package: Path) -> str | None:
-    try:
-        version = orjson.loads((package / "package.json").read_bytes()).get("version")
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    return str(version) if version else None
-
-
 def _profile(path: Path, log: Callable[[str], None]) -> None:
     for label, setup in (("open+load", False), ("get_tree", True)):
         manager = SessionManager.open(path) if setup else None
@@ -1019,7 +350,7 @@ def main(argv: list[str] | None = None, *, log: Callable[[str], None] = print) -
         if package is None:
             report.baseline_note = "not available (see above)"
         else:
-            report.pi_version = _pi_version(package)
+            report.pi_version = pi_version(package)
     else:
         report.baseline_note = "skipped (--no-baseline)"
 

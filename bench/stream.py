@@ -17,7 +17,6 @@ events, argument validation, execution and fsynced toolResult.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -29,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from fake_anthropic import Block, FakeAnthropic, Reply, Text, ToolUse
+from bench.options import parse_counts
+from fake_anthropic import Block, FakeAnthropic, Reply, Text, ToolUse, tool_round
 
 MODEL = "claude-haiku-4-5"
 
@@ -40,7 +40,7 @@ def text_reply(deltas: int) -> Reply:
 
 def tool_reply(calls: int) -> list[Reply]:
     uses: list[Block] = [ToolUse(f"toolu_{i:04d}", "ls", {"path": "."}) for i in range(calls)]
-    return [Reply(uses, stop_reason="tool_use"), Reply([Text("done")])]
+    return tool_round(*uses, answer="done")
 
 
 SDK_SCRIPT = """
@@ -130,14 +130,7 @@ def median(values: list[float]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--small", type=int, default=200)
-    parser.add_argument("--large", type=int, default=4000)
-    parser.add_argument("--tools", type=int, default=20)
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args(argv)
+    args = parse_counts(__doc__, argv, small=200, large=4000, tools=20, runs=5)
 
     with FakeAnthropic(strict=False) as fake, tempfile.TemporaryDirectory() as scratch:
         workdir = Path(scratch)

@@ -44,7 +44,9 @@ from typing import Any
 import anyio
 import orjson
 
-from bench.session_store import DEFAULT_DATA_DIR, _concurrent_run, ensure_pi, ensure_session_file, run_pi
+from bench.appends import concurrent_run
+from bench.pi_reference import ensure_pi, run_pi
+from bench.synthetic import DEFAULT_DATA_DIR, ensure_session_file
 
 SERVER = [sys.executable, "-m", "rpc_agent", "--provider", "faux"]
 BLOCK_TARGET_MS = 50.0
@@ -316,7 +318,7 @@ def appends_in_process(folder: Path, tasks: int, per_task: int, runs: int) -> fl
     for _ in range(runs):
         with tempfile.TemporaryDirectory(dir=folder, prefix="appends-") as tmp:
             elapsed, _fsyncs = anyio.run(
-                _concurrent_run, Path(tmp), tasks, per_task, backend_options={"use_uvloop": True}
+                concurrent_run, Path(tmp), tasks, per_task, backend_options={"use_uvloop": True}
             )
         rates.append(tasks * per_task / elapsed)
     return float(statistics.median(rates))

@@ -94,6 +94,12 @@ class SettingsError(AgentError):
 
 class SessionError(AgentError):
     path: str | None = None
+    """The session file the error is about (None: not about one file)."""
+
+    def __init__(self, message: str, path: Path | str | None = None) -> None:
+        super().__init__(message)
+        if path is not None:
+            self.path = str(path)
 
     def data(self) -> dict[str, Any] | None:
         return {"path": self.path}
@@ -117,8 +123,7 @@ class SessionNotFoundError(SessionError):
     kind = "SESSION_NOT_FOUND"
 
     def __init__(self, path: Path | str) -> None:
-        super().__init__(f"session file not found: {shorten(str(path), 1024)}")
-        self.path = str(path)
+        super().__init__(f"session file not found: {shorten(str(path), 1024)}", path)
 
 
 class InvalidSessionFileError(SessionError):
@@ -126,9 +131,8 @@ class InvalidSessionFileError(SessionError):
 
     def __init__(self, path: Path | str, reason: str) -> None:
         super().__init__(
-            f"{shorten(str(path), 1024)} is not a session file ({reason}); it was left untouched"
+            f"{shorten(str(path), 1024)} is not a session file ({reason}); it was left untouched", path
         )
-        self.path = str(path)
         self.reason = reason
 
 
@@ -137,8 +141,7 @@ class SessionLockedError(SessionError):
 
     def __init__(self, path: Path | str, pid: int | None) -> None:
         owner = f"pid {pid}" if pid else "another writer"
-        super().__init__(f"session {path} is locked by {owner}")
-        self.path = str(path)
+        super().__init__(f"session {path} is locked by {owner}", path)
         self.pid = pid
 
     def data(self) -> dict[str, Any] | None:
@@ -151,8 +154,7 @@ class PersistenceError(SessionError):
     kind = "PERSISTENCE_FAILED"
 
     def __init__(self, path: Path | str, cause: BaseException) -> None:
-        super().__init__(f"writing session file {path} failed: {cause}")
-        self.path = str(path)
+        super().__init__(f"writing session file {path} failed: {cause}", path)
         self.cause = cause
 
 
@@ -168,9 +170,9 @@ class SessionFileChangedError(SessionError):
     def __init__(self, path: Path | str, what: str) -> None:
         super().__init__(
             f"the session file {path} {what} by something other than this session; nothing more "
-            "is written to it (reopen the session to go on)"
+            "is written to it (reopen the session to go on)",
+            path,
         )
-        self.path = str(path)
 
 
 class ProtectedPathError(SessionError, ValueError):
@@ -179,8 +181,7 @@ class ProtectedPathError(SessionError, ValueError):
     kind = "INVALID_PARAMS"
 
     def __init__(self, path: Path | str, reason: str) -> None:
-        super().__init__(f"refusing to write {path}: {reason}")
-        self.path = str(path)
+        super().__init__(f"refusing to write {path}: {reason}", path)
         self.reason = reason
 
 

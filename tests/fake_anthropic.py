@@ -112,6 +112,12 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+def tool_round(*blocks: Block, answer: str) -> list[Reply]:
+    """A turn that calls tools (``blocks``: what precedes the calls, and the calls), then the
+    final answer once their results are in."""
+    return [Reply(list(blocks), stop_reason="tool_use"), Reply([Text(answer)])]
+
+
 @dataclass
 class HttpError:
     status: int

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import orjson
 
+from child_python import modules_loaded_by
 from rpc_agent.protocol.generate import OUTPUT, render
 from rpc_agent.server.methods import Methods
 
@@ -56,10 +55,7 @@ def test_schema_covers_events_and_entries() -> None:
 def test_the_protocol_package_is_the_bottom_layer() -> None:
     """rpc_agent.protocol imports nothing else of ours: the wire and file shapes, the method
     table and the error codes stand on pydantic alone."""
-    probe = (
-        "import sys, rpc_agent.protocol.generate, rpc_agent.protocol.table, rpc_agent.protocol.errors\n"
-        "print(sorted(m for m in sys.modules if m.startswith('rpc_agent.')"
-        " and not m.startswith('rpc_agent.protocol')))\n"
+    loaded = modules_loaded_by(
+        "import rpc_agent.protocol.generate, rpc_agent.protocol.table, rpc_agent.protocol.errors"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    assert [m for m in loaded if m.startswith("rpc_agent.") and not m.startswith("rpc_agent.protocol")] == []

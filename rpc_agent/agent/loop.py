@@ -167,21 +167,21 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
         outcome.stop_reason = assistant.get("stopReason")
         if _limit_reached(ctx, outcome, turns, bool(calls)):
             return
-        steering = ctx.queue.take_steering(ctx.settings.steering_mode)
-        if steering:
-            ctx.on_queue_change()
-            pending = steering
+        pending = _dequeue(ctx, ctx.queue.take_steering, ctx.settings.steering_mode)
+        # Host messages sent during the run (``extra_first``) steer it, as in pi.
+        if pending or ctx.extra_first or (calls and turns < ctx.settings.max_turns):
             continue
-        if ctx.extra_first:  # host messages sent during the run steer it, as in pi
-            continue
-        if calls and turns < ctx.settings.max_turns:
-            continue
-        follow_up = ctx.queue.take_follow_up(ctx.settings.follow_up_mode)
-        if follow_up:
-            ctx.on_queue_change()
-            pending = follow_up
-            continue
-        return
+        pending = _dequeue(ctx, ctx.queue.take_follow_up, ctx.settings.follow_up_mode)
+        if not pending:
+            return
+
+
+def _dequeue(ctx: RunContext, take: Callable[[str], list[QueuedMessage]], mode: str) -> list[QueuedMessage]:
+    """What ``take`` lets through in ``mode`` from its queue; the client hears that it changed."""
+    taken = take(mode)
+    if taken:
+        ctx.on_queue_change()
+    return taken
 
 
 def _end_aborted_turn(ctx: RunContext, turn_start: int) -> None:
@@ -365,20 +365,7 @@ async def stream_assistant(ctx: RunContext) -> JsonDict:
             if not started:
                 started = True
                 ctx.emit(trusted(ev.MessageStartEvent, message=copy.deepcopy(partial)))
-            ctx.emit(
-                trusted(
-                    ev.MessageUpdateEvent,
-                    assistantMessageEvent=trusted(
-                        ev.AssistantMessageDelta,
-                        type=event.type,
-                        contentIndex=event.contentIndex,
-                        delta=event.delta,
-                        content=event.content,
-                        toolCall=event.toolCall,
-                        reason=event.reason,
-                    ),
-                )
-            )
+            ctx.emit(trusted(ev.MessageUpdateEvent, assistantMessageEvent=event.step()))
             if event.type in ("done", "error"):
                 return copy.deepcopy(partial)
     except anyio.get_cancelled_exc_class():

@@ -4,7 +4,8 @@ It owns the current SessionManager, the run state (streaming, queues, abort) and
 and the guards every change goes through (``_exclusive``, ``_mutation``). Features with logic
 of their own live beside it and take the session: switching and forking (``switching``), tree
 navigation (``navigation``), the user's bash (``user_bash``), compaction (``compaction_runner``),
-the read-only views and the page export (``views``), model and level checks (``model_choice``).
+the read-only views and the page export (``views``), model and level checks (``model_choice``),
+and what a run starts with (``run_setup``).
 It knows nothing of JSON-RPC: it raises domain errors and emits typed events through ``emit``.
 """
 
@@ -26,12 +27,11 @@ from ..protocol import events as ev
 from ..protocol import methods as m
 from ..protocol.base import trusted
 from ..protocol.entries import THINKING_LEVELS
-from ..providers.base import ModelInfo, Provider, ToolSpec
-from ..session import guard
+from ..providers.base import ModelInfo, Provider
 from ..session.store import SessionManager
-from ..tools.base import CommandRunner, FileAccess, Tool, tool_schema
+from ..tools.base import CommandRunner, FileAccess, Tool
 from ..tools.temp_files import TempFiles
-from . import compaction_runner, custom_entries, hooks, model_choice, navigation, switching, views
+from . import compaction_runner, custom_entries, hooks, model_choice, navigation, run_setup, switching, views
 from .approvals import ApprovalGate
 from .compaction_runner import auto_compact, needs_compaction
 from .host import Host, NoHost
@@ -40,7 +40,6 @@ from .pairing import EventPairing
 from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
-from .system_prompt import build_system_prompt
 from .user_bash import UserBash
 
 __all__ = ["THINKING_LEVELS", "AgentSession", "SessionTools"]
@@ -211,26 +210,6 @@ class AgentSession:
         mcp_tools = self.mcp.tools() if self.mcp is not None else []
         return [*self.tools, *self.client_tools, *mcp_tools]
 
-    def _tool_specs(self, tools: list[Tool] | None = None) -> list[ToolSpec]:
-        return [
-            ToolSpec(name=t.name, description=t.description, parameters=tool_schema(t))
-            for t in (tools if tools is not None else self.run_tools())
-        ]
-
-    def _authorize(self) -> Authorize | None:
-        """The ACP front's permission callback, else the approval policy with the host."""
-        if self.authorize is not None:
-            return self.authorize
-        gate = self._gate
-
-        async def authorize(call_id: str, name: str, arguments: JsonDict) -> bool:
-            tool = next((t for t in [*self.tools, *self.client_tools] if t.name == name), None)
-            if tool is not None:
-                await gate.check(tool, call_id, arguments)
-            return True
-
-        return authorize
-
     # --- prompting ----------------------------------------------------------------------
 
     def _announce_queue(self) -> None:
@@ -277,33 +256,7 @@ class AgentSession:
         self.is_streaming = True
         done = self._run_done = anyio.Event()
         outcome = RunOutcome()
-        tools = self.run_tools()
-        specs = self._tool_specs(tools)
-        system_prompt = self.system_prompt_override or build_system_prompt(Path(self.manager.cwd), specs)
-        if self.append_system_prompt:
-            system_prompt = f"{system_prompt}\n\n{self.append_system_prompt}"
-        ctx = RunContext(
-            manager=self.manager,
-            provider=self.provider,
-            model=self.model,
-            thinking_level=self.thinking_level,
-            system_prompt=system_prompt,
-            tools=tools,
-            settings=self.settings,
-            queue=self.queue,
-            emit=self.emit,
-            cwd=Path(self.manager.cwd),
-            on_queue_change=self._announce_queue,
-            tool_specs=specs,
-            authorize=self._authorize(),
-            files=self.files,
-            commands=self.commands,
-            session_folders=guard.store_folders(self.home, (self.session_dir,)),
-            temp_files=self.temp_files,
-            host=self.host,
-            max_turns=max_turns if max_turns is not None else self.max_turns,
-            max_budget_usd=max_budget_usd if max_budget_usd is not None else self.max_budget_usd,
-        )
+        ctx = run_setup.run_context(self, max_turns=max_turns, max_budget_usd=max_budget_usd)
         pairing = EventPairing(self.emit, lambda text: error_message(ctx, text))
         ctx.emit = pairing
         self._run_context = ctx

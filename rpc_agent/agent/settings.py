@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import SettingsError
+from ..settings_files import read_each
 from ..tools.environment import EnvironmentPolicy
-from ..validation import describe
 
 
 @dataclass(slots=True)
@@ -149,17 +149,14 @@ def load_settings(paths: list[Path], overrides: SettingsFile | None = None) -> A
     credentials to the commands the model runs.
     """
     settings = AgentSettings()
-    for index, path in enumerate(paths):
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            raise SettingsError(f"cannot read settings file {path}: {exc}") from exc
-        try:
-            source = SettingsFile.model_validate_json(data)
-        except ValidationError as exc:
-            raise SettingsError(f"invalid settings file {path}: {describe(exc)}") from None
+    files = read_each(
+        paths,
+        SettingsFile.model_validate_json,
+        error=SettingsError,
+        unreadable="cannot read settings file {path}",
+        invalid="invalid settings file {path}",
+    )
+    for index, source in files:
         _apply(settings, source)
         if index == 0 and source.shellEnvironment is not None:
             settings.shell_environment = source.shellEnvironment.policy()

@@ -90,11 +90,11 @@ def _session_folder(session: AgentSession) -> Path:
 
 async def _hook_cancels(session: AgentSession, name: str, event: JsonDict) -> bool:
     """pi's session_before_switch / session_before_fork: may the change go ahead?"""
-    if name == "session_before_switch":
-        switch = await hooks.run(session.host, name, event, h.SessionBeforeSwitchResult)
-        return bool(switch is not None and switch.cancel)
-    fork_answer = await hooks.run(session.host, name, event, h.SessionBeforeForkResult)
-    return bool(fork_answer is not None and fork_answer.cancel)
+    model: type[h.SessionBeforeResult] = (
+        h.SessionBeforeSwitchResult if name == "session_before_switch" else h.SessionBeforeForkResult
+    )
+    answer = await hooks.run(session.host, name, event, model)
+    return bool(answer is not None and answer.cancel)
 
 
 async def new_session(session: AgentSession, parent_session: str | None) -> m.SessionChangeResult:

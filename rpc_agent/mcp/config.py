@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rpc_agent.errors import SettingsError
 
 from ..protocol import methods as m
+from ..settings_files import read_each
 from ..validation import describe
 
 logger = logging.getLogger("rpc_agent.mcp")
@@ -153,18 +154,15 @@ def config_paths(home: Path, cwd: Path) -> list[Path]:
 def load_file_settings(paths: list[Path]) -> McpSettings:
     """The servers and the start-up timeout from the files (later files win)."""
     settings = McpSettings()
-    for path in paths:
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            raise McpConfigError(f"cannot read {path}: {exc}") from exc
-        try:
-            parsed = _File.model_validate(json.loads(data))
-        except (ValueError, ValidationError) as exc:
-            detail = describe(exc) if isinstance(exc, ValidationError) else str(exc)
-            raise McpConfigError(f"invalid MCP settings in {path}: {detail}") from None
+    files = read_each(
+        paths,
+        lambda data: _File.model_validate(json.loads(data)),
+        error=McpConfigError,
+        unreadable="cannot read {path}",
+        invalid="invalid MCP settings in {path}",
+    )
+    for position, parsed in files:
+        path = paths[position]
         for name, entry in parsed.mcpServers.items():
             if entry.disabled:
                 settings.servers.pop(name, None)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
-from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .. import __version__
 from ..protocol import methods as m
@@ -44,9 +44,10 @@ its own before terminating it) before its task is cancelled outright."""
 
 
 LIVENESS_INTERVAL = 2.0
-"""While a call runs, the server is pinged this often: a streamable HTTP server that dies
-mid-call leaves the call's response stream open on our side, and only a failing request shows
-it (a stdio server's death is seen at once, as the end of its stdout)."""
+"""While a call runs, the server is pinged this often, and at once when an HTTP response stream
+breaks (``http_transport.py``): a streamable HTTP server that dies mid-call leaves the call
+waiting on our side, and only a failing request shows it (a stdio server's death is seen at
+once, as the end of its stdout)."""
 
 LIVENESS_TIMEOUT = 10.0
 
@@ -80,6 +81,8 @@ class McpConnection:
         self._outer: anyio.CancelScope | None = None
         self._stop_requested = False
         self.liveness_interval = LIVENESS_INTERVAL
+        self._stream_broke = anyio.Event()
+        """Set when an HTTP response stream broke: the probe of a running call pings at once."""
         self._calls: list[str] = []
         """Tools being called now (to say which call a dying server took down)."""
 
@@ -154,6 +157,13 @@ class McpConnection:
         from mcp.client.stdio import stdio_client
         from mcp.client.streamable_http import streamable_http_client
 
+        from .http_transport import BreakWatchingTransport
+
+        # The transports close the streams they hand out only when they exit uncancelled (a
+        # server that never answered is closed under cancellation), and the HTTP one never
+        # closes its receiving end: both are closed here, after the transport has exited.
+        streams: list[MemoryObjectReceiveStream[Any] | MemoryObjectSendStream[Any]] = []
+        stack.callback(lambda: [stream.close() for stream in streams])
         if config.transport == "stdio":
             params = StdioServerParameters(
                 command=config.command, args=list(config.args), env=dict(config.env), cwd=self.cwd
@@ -166,6 +176,7 @@ class McpConnection:
                     headers=dict(config.headers) or None,
                     follow_redirects=True,
                     timeout=httpx.Timeout(30.0, read=300.0),
+                    transport=BreakWatchingTransport(lambda: self._stream_broke.set()),
                 )
             )
             read, write, _ = await stack.enter_async_context(
@@ -173,6 +184,7 @@ class McpConnection:
             )
         else:
             raise McpCallError(f"the {config.transport} transport is not supported")
+        streams += [read, write]
         read = await self._watch_end(stack, read)
         session = await stack.enter_async_context(
             ClientSession(
@@ -286,7 +298,10 @@ class McpConnection:
 
         async def probe() -> None:
             while True:
-                await anyio.sleep(self.liveness_interval)
+                with anyio.move_on_after(self.liveness_interval):
+                    await self._stream_broke.wait()
+                if self._stream_broke.is_set():
+                    self._stream_broke = anyio.Event()
                 try:
                     with anyio.fail_after(LIVENESS_TIMEOUT):
                         await session.send_ping()

@@ -202,6 +202,21 @@ class ModelChangeEntry(_EntryBase):
     role: str | None = None
 
 
+class CompactionFields(BaseModel):
+    """What a compaction decided: ``compact``'s result, and the compaction a hook supplies.
+
+    The entry below stores the same fields but declares them itself, after its ``type``
+    (a base's fields come first, and the entry's fields keep the file's order).
+    """
+
+    model_config = ConfigDict(defer_build=True)
+
+    summary: str
+    firstKeptEntryId: str
+    tokensBefore: int
+    details: Any = None
+
+
 class CompactionEntry(_EntryBase):
     type: Literal["compaction"] = "compaction"
     summary: str
@@ -275,22 +290,10 @@ KnownEntry = Annotated[
     Field(discriminator="type"),
 ]
 
-KNOWN_ENTRY_TYPES = frozenset(
-    {
-        "message",
-        "thinking_level_change",
-        "model_change",
-        "compaction",
-        "branch_summary",
-        "custom",
-        "custom_message",
-        "label",
-        "session_info",
-        "ttsr_injection",
-        "session_init",
-        "mode_change",
-    }
+KNOWN_ENTRY_TYPES: frozenset[str] = frozenset(
+    model.model_fields["type"].default for model in get_args(get_args(KnownEntry)[0])
 )
+"""The ``type`` of every entry in ``KnownEntry``, read from the union itself."""
 
 
 @cache

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .base import JsonDict, Params, Result
-from .entries import AgentMessage
+from .entries import AgentMessage, CompactionFields
 
 HookName = Literal[
     "session_before_tree",
@@ -75,11 +75,18 @@ class SetClientToolsResult(Result):
     tools: list[str]
 
 
-class SendCustomMessageParams(Params):
+class CustomMessageFields(BaseModel):
+    """A custom message as a client gives it: to ``send_custom_message``, or from a hook."""
+
+    model_config = ConfigDict(defer_build=True)
+
     customType: str
     content: str | list[JsonDict]
     display: bool = True
     details: Any = None
+
+
+class SendCustomMessageParams(CustomMessageFields, Params):
     triggerTurn: bool = Field(default=False, description="start a run with it when the agent is idle")
 
 
@@ -149,32 +156,32 @@ class TreeSummary(_Answer):
     details: Any = None
 
 
-class SessionBeforeTreeResult(_Answer):
+class SessionBeforeResult(_Answer):
+    """Every ``session_before_*`` hook may cancel the change it is told about (pi's shape)."""
+
     cancel: bool | None = None
+
+
+class SessionBeforeTreeResult(SessionBeforeResult):
     summary: TreeSummary | None = None
     customInstructions: str | None = None
     replaceInstructions: bool | None = None
     label: str | None = None
 
 
-class CompactionHookResult(_Answer):
-    summary: str
-    firstKeptEntryId: str
-    tokensBefore: int
-    details: Any = None
+class CompactionHookResult(CompactionFields, _Answer):
+    pass
 
 
-class SessionBeforeCompactResult(_Answer):
-    cancel: bool | None = None
+class SessionBeforeCompactResult(SessionBeforeResult):
     compaction: CompactionHookResult | None = None
 
 
-class SessionBeforeSwitchResult(_Answer):
-    cancel: bool | None = None
+class SessionBeforeSwitchResult(SessionBeforeResult):
+    pass
 
 
-class SessionBeforeForkResult(_Answer):
-    cancel: bool | None = None
+class SessionBeforeForkResult(SessionBeforeResult):
     skipConversationRestore: bool | None = None
 
 
@@ -192,11 +199,8 @@ class ToolResultHookResult(_Answer):
     isError: bool | None = None
 
 
-class HookCustomMessage(_Answer):
-    customType: str
-    content: str | list[JsonDict]
-    display: bool = True
-    details: Any = None
+class HookCustomMessage(CustomMessageFields, _Answer):
+    pass
 
 
 class BeforeAgentStartResult(_Answer):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from .base import JsonDict, Params, Result
-from .entries import AgentMessage, ImageContent, ThinkingLevel
+from .entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel
 from .host import AcceptedCapabilities, ClientCapabilities
 
 StreamingBehavior = Literal["steer", "followUp"]
@@ -414,11 +414,8 @@ class CompactParams(Params):
     customInstructions: str | None = None
 
 
-class CompactResult(Result):
-    summary: str
-    firstKeptEntryId: str
-    tokensBefore: int
-    details: Any = None
+class CompactResult(CompactionFields, Result):
+    pass
 
 
 class ExportHtmlParams(Params):

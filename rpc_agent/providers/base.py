@@ -18,10 +18,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.base import JsonDict, trusted
 
 from ..errors import ProviderError
-from ..protocol.events import AssistantEventType
+from ..protocol.events import AssistantEventType, AssistantMessageDelta
 
 
 @dataclass(slots=True)
@@ -43,6 +43,12 @@ class AssistantEvent:
     error: ProviderError | None = None
     """On an ``error`` event: the classified failure (retryable, overflow, status,
     retry_after), the same object a failure before any content raises."""
+
+    def step(self) -> AssistantMessageDelta:
+        """This step as clients get it in ``message_update``: the same fields, without the
+        live message and the error object."""
+        fields = {name: getattr(self, name) for name in AssistantMessageDelta.model_fields}
+        return trusted(AssistantMessageDelta, **fields)
 
 
 def empty_usage() -> JsonDict:

@@ -26,7 +26,7 @@ would not verify), is sent as plain text; redacted thinking of another model is 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -88,25 +88,27 @@ def _image_block(block: JsonDict) -> JsonDict:
     return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
 
 
+def _content_blocks(content: Any, convert: Callable[[JsonDict], JsonDict | None]) -> list[JsonDict]:
+    """The API blocks of a stored content list: a text block as text (dropped when empty),
+    any other block as ``convert`` makes it (None: dropped)."""
+    if not isinstance(content, list):
+        return []
+    blocks: list[JsonDict] = []
+    for item in content:
+        if not isinstance(item, dict):
+            continue
+        block = _text_block(str(item.get("text") or "")) if item.get("type") == "text" else convert(item)
+        if block is not None:
+            blocks.append(block)
+    return blocks
+
+
 def _user_blocks(content: Any) -> list[JsonDict]:
     """Blocks of a user-side content value (a string or a list of text/image blocks)."""
     if isinstance(content, str):
         block = _text_block(content)
         return [block] if block else []
-    blocks: list[JsonDict] = []
-    if not isinstance(content, list):
-        return blocks
-    for item in content:
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type")
-        if kind == "text":
-            text_block = _text_block(str(item.get("text") or ""))
-            if text_block:
-                blocks.append(text_block)
-        elif kind == "image":
-            blocks.append(_image_block(item))
-    return blocks
+    return _content_blocks(content, lambda item: _image_block(item) if item.get("type") == "image" else None)
 
 
 def bash_execution_text(message: JsonDict) -> str:
@@ -149,41 +151,28 @@ def _assistant_blocks(message: JsonDict, model_id: str) -> list[JsonDict]:
         and message.get("provider", PROVIDER) == PROVIDER
         and message.get("api", API) == API
     )
-    blocks: list[JsonDict] = []
-    content = message.get("content")
-    if not isinstance(content, list):
-        return blocks
-    for item in content:
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type")
-        if kind == "text":
-            block = _text_block(str(item.get("text") or ""))
-            if block:
-                blocks.append(block)
-        elif kind == "thinking":
-            signature = item.get("thinkingSignature")
-            thinking = str(item.get("thinking") or "")
-            if item.get("redacted"):
-                if same_model and signature:
-                    blocks.append({"type": "redacted_thinking", "data": signature})
-            elif same_model and signature:
-                blocks.append({"type": "thinking", "thinking": thinking, "signature": signature})
-            else:
-                block = _text_block(thinking)
-                if block:
-                    blocks.append(block)
-        elif kind == "toolCall":
-            arguments = item.get("arguments")
-            blocks.append(
-                {
-                    "type": "tool_use",
-                    "id": tool_call_id(item.get("id")),
-                    "name": str(item.get("name") or "unknown"),
-                    "input": arguments if isinstance(arguments, dict) else {},
-                }
-            )
-    return blocks
+    return _content_blocks(message.get("content"), lambda item: _assistant_block(item, same_model))
+
+
+def _assistant_block(item: JsonDict, same_model: bool) -> JsonDict | None:
+    kind = item.get("type")
+    if kind == "thinking":
+        signature = item.get("thinkingSignature")
+        thinking = str(item.get("thinking") or "")
+        if item.get("redacted"):
+            return {"type": "redacted_thinking", "data": signature} if same_model and signature else None
+        if same_model and signature:
+            return {"type": "thinking", "thinking": thinking, "signature": signature}
+        return _text_block(thinking)
+    if kind == "toolCall":
+        arguments = item.get("arguments")
+        return {
+            "type": "tool_use",
+            "id": tool_call_id(item.get("id")),
+            "name": str(item.get("name") or "unknown"),
+            "input": arguments if isinstance(arguments, dict) else {},
+        }
+    return None
 
 
 def _result_content(message: JsonDict) -> list[JsonDict]:

@@ -12,8 +12,9 @@ A reply object may hold:
 * ``thinking``: a thinking block streamed before the text (with a fake signature);
 * ``toolCalls``: ``[{"name": "bash", "arguments": {...}, "id"?: "..."}]``;
 * ``error``: fail this call with that message; with ``status`` (e.g. 529) and ``retryable``;
-  with ``overflow: true`` it is a context-overflow error; with ``afterChunks: n`` the stream
-  breaks mid-message after n deltas instead of failing up front;
+  with ``retryAfterMs``, the wait a real provider's ``retry-after`` header would ask for; with
+  ``overflow: true`` it is a context-overflow error; with ``afterChunks: n`` the stream breaks
+  mid-message after n deltas instead of failing up front;
 * ``delayMs``: a pause before every delta (to test abort and steering mid-stream);
 * ``usage``: ``{"input": n, "output": n}`` to report instead of the estimate; ``costUsd``: the
   call's cost in dollars (the faux models are free otherwise; budget limits are tested with it).
@@ -247,11 +248,13 @@ class FauxProvider:
 
 def _provider_error(reply: JsonDict) -> ProviderError:
     status = reply.get("status")
+    retry_after = reply.get("retryAfterMs")
     return ProviderError(
         str(reply["error"]),
         status=int(status) if status is not None else None,
         retryable=bool(reply.get("retryable", False)),
         overflow=bool(reply.get("overflow", False)),
+        retry_after=float(retry_after) / 1000 if retry_after is not None else None,
     )
 
 

@@ -105,26 +105,39 @@ _SONNET_4 = _prices(3, 15)
 _SONNET_5 = _prices(2, 10)
 _FABLE = _prices(10, 50)
 
+
+def _always_thinking(model_id: str, name: str, cost: dict[str, float] = _FABLE, **more: Any) -> ModelSpec:
+    """A model that cannot turn thinking off (Fable, Mythos, Opus 5.5): "off" is the lowest
+    effort. They share the 1M window, 128k output, effort xhigh and summarized thinking."""
+    return ModelSpec(
+        model_id,
+        name,
+        _M,
+        _K128,
+        cost,
+        off="low_effort",
+        xhigh_effort="xhigh",
+        display_summarized=True,
+        **more,
+    )
+
+
 # First entry is the default model.
 MODEL_TABLE: tuple[ModelSpec, ...] = (
-    ModelSpec("claude-opus-5-5", "Claude Opus 5.5", _M, _K128, _prices(4, 20),
-              off="low_effort", xhigh_effort="xhigh", display_summarized=True),
+    _always_thinking("claude-opus-5-5", "Claude Opus 5.5", _prices(4, 20)),
     ModelSpec("claude-sonnet-5-5", "Claude Sonnet 5.5", _M, _K128, _SONNET_5,
               off="between_tools", xhigh_effort="xhigh", display_summarized=True),
     ModelSpec("claude-haiku-5-5", "Claude Haiku 5.5", _M, _K128, _prices(0.1, 0.5),
               off="disabled", xhigh_effort="xhigh", display_summarized=True,
               long_context=(100_000, _prices(0.5, 2.5))),
-    ModelSpec("claude-fable-5-1", "Claude Fable 5.1", _M, _K128, _FABLE,
-              off="low_effort", xhigh_effort="xhigh", display_summarized=True),
+    _always_thinking("claude-fable-5-1", "Claude Fable 5.1"),
     # In the SDK's model list but not yet described on the model pages: Fable-class assumed.
-    ModelSpec("claude-fable-5-2", "Claude Fable 5.2", _M, _K128, _FABLE,
-              off="low_effort", xhigh_effort="xhigh", display_summarized=True),
+    _always_thinking("claude-fable-5-2", "Claude Fable 5.2"),
     ModelSpec("claude-opus-5", "Claude Opus 5", _M, _K128, _OPUS_45,
               off="disabled", xhigh_effort="xhigh", display_summarized=True),
     ModelSpec("claude-sonnet-5", "Claude Sonnet 5", _M, _K128, _SONNET_5,
               off="disabled", xhigh_effort="xhigh", display_summarized=True),
-    ModelSpec("claude-fable-5", "Claude Fable 5", _M, _K128, _FABLE,
-              off="low_effort", xhigh_effort="xhigh", display_summarized=True),
+    _always_thinking("claude-fable-5", "Claude Fable 5"),
     ModelSpec("claude-opus-4-8", "Claude Opus 4.8", _M, _K128, _OPUS_45,
               xhigh_effort="xhigh", display_summarized=True),
     ModelSpec("claude-opus-4-7", "Claude Opus 4.7", _M, _K128, _OPUS_45,
@@ -138,15 +151,11 @@ MODEL_TABLE: tuple[ModelSpec, ...] = (
     ModelSpec("claude-haiku-4-5", "Claude Haiku 4.5", 200_000, _K64, _prices(1, 5),
               thinking="budget", aliases=("claude-haiku-4-5-20251001",)),
     # Limited-access releases (Project Glasswing): same specs and prices as Fable.
-    ModelSpec("claude-mythos-5-2", "Claude Mythos 5.2", _M, _K128, _FABLE,
-              off="low_effort", xhigh_effort="xhigh", display_summarized=True),
-    ModelSpec("claude-mythos-5-1", "Claude Mythos 5.1", _M, _K128, _FABLE,
-              off="low_effort", xhigh_effort="xhigh", display_summarized=True),
-    ModelSpec("claude-mythos-5", "Claude Mythos 5", _M, _K128, _FABLE,
-              off="low_effort", xhigh_effort="xhigh", display_summarized=True),
+    _always_thinking("claude-mythos-5-2", "Claude Mythos 5.2"),
+    _always_thinking("claude-mythos-5-1", "Claude Mythos 5.1"),
+    _always_thinking("claude-mythos-5", "Claude Mythos 5"),
     # Past its retirement date; kept so stored sessions still price and convert correctly.
-    ModelSpec("claude-mythos-preview", "Claude Mythos Preview", _M, _K128, _prices(25, 125),
-              off="low_effort", xhigh_effort="xhigh", display_summarized=True, listed=False),
+    _always_thinking("claude-mythos-preview", "Claude Mythos Preview", _prices(25, 125), listed=False),
 )  # fmt: skip
 
 _BY_ID: dict[str, ModelSpec] = {}

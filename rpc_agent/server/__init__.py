@@ -9,7 +9,8 @@ Wiring a server::
 """
 
 from .errors import ERROR_CODES, ConnectionClosedError, ErrorCode, RpcError
-from .router import MethodRegistry, MethodSpec, Router
+from .registry import MethodRegistry, MethodSpec
+from .router import Router
 from .transport import LineReader, LineWriter, open_stdio
 
 __all__ = [

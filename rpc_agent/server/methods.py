@@ -28,7 +28,8 @@ from ..providers.base import ModelInfo
 from ..session import files, listing
 from ..session.store import SessionManager
 from .errors import ERROR_CODES, RpcError
-from .router import MethodRegistry, RawJson
+from .registry import MethodRegistry
+from .replies import RawJson
 
 if TYPE_CHECKING:
     from .host_bridge import JsonRpcHost

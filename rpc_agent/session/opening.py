@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rpc_agent.errors import SessionNotFoundError
 from rpc_agent.protocol.base import JsonDict
@@ -20,6 +20,7 @@ from . import files, listing
 from .blobs import BlobStore, restore_blobs
 from .encoding import encode_for_disk, migrate_lines
 from .locking import SessionLock
+from .place import SessionPlace
 
 if TYPE_CHECKING:
     from .store import SessionManager
@@ -113,34 +114,12 @@ def _open_locked(
         # for what we write, such as dropping transient fields, are not for old lines).
         files.atomic_write(path, files.encode_lines(lines))
         lock.follow_path()
-    header, entries = _header_and_entries(raw, blobs)
-    header_cwd = header.get("cwd")
-    return _expecting_file(
-        cls,
-        cwd=header_cwd if isinstance(header_cwd, str) and header_cwd else (cwd or os.getcwd()),
-        session_dir=folder,
-        session_file=path,
-        blobs=blobs,
-        header=header,
-        entries=entries,
-        on_disk=True,
-        report=raw.report,
-        lock=lock,
-        stored=raw.stored,
-    )
+    return _from_file(cls, raw, path, folder, blobs, cwd or None, lock=lock)
 
 
 def in_memory(cls: type[SessionManager], cwd: str | None) -> SessionManager:
     cwd = cwd or os.getcwd()
-    return cls(
-        cwd=cwd,
-        session_dir=None,
-        session_file=None,
-        blobs=None,
-        header=new_header(cwd, None),
-        entries=[],
-        on_disk=False,
-    )
+    return cls(SessionPlace(cwd, new_header(cwd, None)), [], on_disk=False)
 
 
 def continue_recent(
@@ -198,25 +177,15 @@ def fresh(
         if write_now:
             files.atomic_write(path, encode_for_disk([header, *entries], blobs))
             lock.follow_path()
-        return _expecting_file(
-            cls,
-            cwd=cwd,
-            session_dir=folder,
-            session_file=path,
-            blobs=blobs,
-            header=header,
-            entries=entries,
-            on_disk=write_now,
-            lock=lock,
-        )
+        place = SessionPlace(cwd, header, folder, path, blobs)
+        return _expecting_file(cls(place, entries, on_disk=write_now, lock=lock))
     except BaseException:
         lock.release()
         raise
 
 
-def _expecting_file(cls: type[SessionManager], **kwargs: Any) -> SessionManager:
-    """A manager whose write chain knows the file now at its path as the session's own."""
-    manager = cls(**kwargs)
+def _expecting_file(manager: SessionManager) -> SessionManager:
+    """The manager, its write chain told that the file now at its path is the session's own."""
     chain = manager.write_chain
     if chain is not None:
         chain.expect_file()
@@ -231,19 +200,31 @@ def open_read_only(cls: type[SessionManager], path: Path | str, home: Path | Non
     lines = raw.lines
     migrate_lines(lines)
     blobs = BlobStore(blob_folder(path.parent, home))
+    return _from_file(cls, raw, path, path.parent, blobs, "", read_only=True)
+
+
+def _from_file(
+    cls: type[SessionManager],
+    raw: files.RawFile,
+    path: Path,
+    folder: Path,
+    blobs: BlobStore,
+    cwd: str | None,
+    *,
+    lock: SessionLock | None = None,
+    read_only: bool = False,
+) -> SessionManager:
+    """A manager for the file read (already migrated); the header's cwd wins over ``cwd``,
+    and the process's is the last resort."""
     header, entries = _header_and_entries(raw, blobs)
     header_cwd = header.get("cwd")
-    return cls(
-        cwd=header_cwd if isinstance(header_cwd, str) else "",
-        session_dir=path.parent,
-        session_file=path,
-        blobs=blobs,
-        header=header,
-        entries=entries,
-        on_disk=True,
-        report=raw.report,
-        read_only=True,
+    if not isinstance(header_cwd, str) or not header_cwd:
+        header_cwd = cwd if cwd is not None else os.getcwd()
+    place = SessionPlace(header_cwd, header, folder, path, blobs)
+    manager = cls(
+        place, entries, on_disk=True, report=raw.report, lock=lock, stored=raw.stored, read_only=read_only
     )
+    return _expecting_file(manager)
 
 
 def _header_and_entries(raw: files.RawFile, blobs: BlobStore) -> tuple[JsonDict, list[JsonDict]]:

@@ -1,8 +1,8 @@
 """SessionManager: one session's tree, its leaf pointer, and its file.
 
 The manager is a ``SessionView`` (view.py: reading) that also appends, moves the leaf and owns
-the file; the index is in index.py, the tree in tree.py, the constructors in opening.py and
-the disk encoding in encoding.py. Context building and migrations are pure functions
+the file; the index is in index.py, the tree in tree.py, the constructors in opening.py,
+the entries of a branched copy in branched.py and the disk encoding in encoding.py. Context building and migrations are pure functions
 elsewhere; this class decides *when* things reach the disk:
 
 * nothing is written until the session has an assistant message (a prompt that never got an
@@ -30,13 +30,13 @@ from rpc_agent.errors import InvalidSessionFileError
 from rpc_agent.protocol.base import JsonDict
 
 from ..protocol.entries import dump_message, parse_message
-from . import files, opening
-from .blobs import BlobStore
+from . import branched, files, opening
 from .decoding import StoredLines
 from .encoding import encode_for_disk
 from .files import LoadReport
 from .index import LEAF_MARKER, EntryIndex, _ids, is_bookkeeping, is_leaf_marker, new_entry_id
 from .locking import SessionLock
+from .place import SessionPlace
 from .tree import SessionTree, TreeNode
 from .view import SessionView
 from .writer import WriteChain
@@ -77,34 +77,23 @@ class SessionManager(SessionView):
 
     def __init__(
         self,
-        *,
-        cwd: str,
-        session_dir: Path | None,
-        session_file: Path | None,
-        blobs: BlobStore | None,
-        header: JsonDict,
+        place: SessionPlace,
         entries: list[JsonDict],
+        *,
         on_disk: bool,
         report: LoadReport | None = None,
         lock: SessionLock | None = None,
         stored: StoredLines | None = None,
         read_only: bool = False,
     ) -> None:
-        index = EntryIndex(stored=stored, blobs=blobs, report=report, has_assistant=on_disk)
+        index = EntryIndex(stored=stored, blobs=place.blobs, report=report, has_assistant=on_disk)
         index.add_all(entries)
-        super().__init__(
-            cwd=cwd,
-            session_dir=session_dir,
-            session_file=session_file,
-            blobs=blobs,
-            header=header,
-            index=index,
-        )
+        super().__init__(place, index)
         self._lock = lock
         self._read_only = read_only
         self._chain = (
-            WriteChain(session_file, on_open=lock.follow if lock is not None else None)
-            if session_file is not None and not read_only
+            WriteChain(place.session_file, on_open=lock.follow if lock is not None else None)
+            if place.session_file is not None and not read_only
             else None
         )
         self._on_disk = on_disk
@@ -242,36 +231,27 @@ class SessionManager(SessionView):
         details: Any = None,
         from_hook: bool | None = None,
     ) -> PendingAppend:
-        fields: JsonDict = {
+        required = {
             "type": "compaction",
             "summary": summary,
             "firstKeptEntryId": first_kept_entry_id,
             "tokensBefore": tokens_before,
         }
-        if details is not None:
-            fields["details"] = details
-        if from_hook is not None:
-            fields["fromHook"] = from_hook
-        return self._append(fields)
+        return self._append(_fields(required, {"details": details, "fromHook": from_hook}))
 
     def append_custom_entry(self, custom_type: str, data: Any = None) -> PendingAppend:
-        fields: JsonDict = {"type": "custom", "customType": custom_type}
-        if data is not None:
-            fields["data"] = data
-        return self._append(fields)
+        return self._append(_fields({"type": "custom", "customType": custom_type}, {"data": data}))
 
     def append_custom_message_entry(
         self, custom_type: str, content: str | list[JsonDict], display: bool = True, details: Any = None
     ) -> PendingAppend:
-        fields: JsonDict = {
+        required = {
             "type": "custom_message",
             "customType": custom_type,
             "content": content,
             "display": display,
         }
-        if details is not None:
-            fields["details"] = details
-        return self._append(fields)
+        return self._append(_fields(required, {"details": details}))
 
     def append_label_change(
         self, target_id: str, label: str | None, *, move_leaf: bool = True
@@ -321,16 +301,12 @@ class SessionManager(SessionView):
             self.require_entry(entry_id)
         self.check_writable()
         self._leaf = entry_id
-        fields: JsonDict = {
+        required = {
             "type": "branch_summary",
             "fromId": entry_id if entry_id is not None else "root",
             "summary": summary,
         }
-        if details is not None:
-            fields["details"] = details
-        if from_hook is not None:
-            fields["fromHook"] = from_hook
-        return self._append(fields)
+        return self._append(_fields(required, {"details": details, "fromHook": from_hook}))
 
     # --- new files from this one --------------------------------------------------------
 
@@ -342,27 +318,8 @@ class SessionManager(SessionView):
         first, when the path holds an assistant message; otherwise it is deferred like any new
         session.
         """
-        entries = _path_without_labels(self.get_branch(leaf_id))
-        stamps = self._label_timestamps()
+        entries = branched.path_entries(self.get_branch(leaf_id), self._index)
         header = opening.new_header(self.cwd, str(self.session_file) if self.session_file else None)
-        taken = {e["id"] for e in entries}
-        parent = entries[-1]["id"] if entries else None
-        for target, label in self._index.labels.items():
-            if target not in taken:
-                continue
-            label_id = new_entry_id(taken)
-            taken.add(label_id)
-            entries.append(
-                {
-                    "type": "label",
-                    "id": label_id,
-                    "parentId": parent,
-                    "timestamp": stamps.get(target) or files.now_iso(),
-                    "targetId": target,
-                    "label": label,
-                }
-            )
-            parent = label_id
         if self.session_file is None or self.session_dir is None:
             manager = SessionManager.in_memory(self.cwd)
             manager.header = header
@@ -387,16 +344,6 @@ class SessionManager(SessionView):
             entries=entries,
             write_now=has_assistant,
         )
-
-    def _label_timestamps(self) -> dict[str, str]:
-        """The timestamp of the label entry that set each current label (the latest one)."""
-        stamps: dict[str, str] = {}
-        for entry in self._index.entries:
-            if entry.get("type") == "label" and isinstance(entry.get("targetId"), str):
-                stamp = entry.get("timestamp")
-                if isinstance(stamp, str):
-                    stamps[entry["targetId"]] = stamp
-        return stamps
 
     # --- durability and lifetime -------------------------------------------------------
 
@@ -481,35 +428,9 @@ class SessionManager(SessionView):
         self.close()
 
 
-def _path_without_labels(path: list[JsonDict]) -> list[JsonDict]:
-    """Copies of a root-to-leaf path without its label entries and leaf markers, re-chained.
-
-    Labels (and markers) are nodes of the chain like any entry: dropping one must hand its
-    place to the next kept entry, or that entry would point at a parent the new file does not
-    hold and the context would stop there. Ids stay as they are; only ``parentId`` changes
-    (and a compaction that kept "from" a dropped entry keeps from the next kept one), as the
-    reference implementation does.
-    """
-    kept: list[JsonDict] = []
-    replacement: dict[str, str] = {}
-    dropped: list[str] = []
-    parent: str | None = None
-    for entry in path:
-        if entry.get("type") == "label" or is_leaf_marker(entry):
-            dropped.append(entry["id"])
-            continue
-        for dropped_id in dropped:
-            replacement[dropped_id] = entry["id"]
-        dropped.clear()
-        copy = dict(entry)
-        copy["parentId"] = parent
-        kept.append(copy)
-        parent = entry["id"]
-    for copy in kept:
-        first_kept = copy.get("firstKeptEntryId")
-        if copy.get("type") == "compaction" and isinstance(first_kept, str) and first_kept in replacement:
-            copy["firstKeptEntryId"] = replacement[first_kept]
-    return kept
+def _fields(required: JsonDict, optional: JsonDict) -> JsonDict:
+    """An entry's fields, the optional ones only when given: pi writes no ``null`` for them."""
+    return {**required, **{key: value for key, value in optional.items() if value is not None}}
 
 
 __all__ = [

@@ -33,6 +33,18 @@ TreeFilter = Literal["default", "no-custom", "user-only", "labeled-only"]
 ``custom_message``); ``user-only``: user messages; ``labeled-only``: nodes with a label."""
 
 
+@dataclass(frozen=True, slots=True)
+class TreeQuery:
+    """The rows a client asks for: the subtree of ``root`` (None: the whole tree), down to
+    ``max_depth`` levels below it, filtered by ``keep``; with ``since`` (a cursor from an
+    earlier request) only the rows added or changed after it, in file order."""
+
+    root: str | None = None
+    max_depth: int | None = None
+    keep: TreeFilter = "default"
+    since: int | None = None
+
+
 @dataclass(slots=True)
 class TreeNode:
     """One row of the flattened tree: depth-first, children oldest first."""
@@ -288,15 +300,9 @@ class SessionTree:
         full = stored.parse()
         return full if full is not None else entry
 
-    def select(
-        self,
-        *,
-        root: str | None = None,
-        max_depth: int | None = None,
-        keep: TreeFilter = "default",
-        since: int | None = None,
-    ) -> list[str]:
+    def select(self, query: TreeQuery) -> list[str]:
         """Ids of the nodes asked for, depth-first (with ``since``: new or relabelled, file order)."""
+        root, max_depth, keep, since = query.root, query.max_depth, query.keep, query.since
         order = self.order()
         if since is not None:
             order = self._changed_since(since)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -18,11 +17,11 @@ import orjson
 from rpc_agent.errors import EntryNotFoundError
 from rpc_agent.protocol.base import JsonDict
 
-from .blobs import BlobStore
 from .context import SessionContext, build_session_context, path_to_root
 from .files import LoadReport
 from .index import EntryIndex, is_bookkeeping
-from .tree import SessionTree, TreeFilter, TreeNode, free_dict, sort_key
+from .place import SessionPlace
+from .tree import SessionTree, TreeFilter, TreeNode, TreeQuery, free_dict, sort_key
 
 PIECE_BYTES = 1 << 20
 """About this much of a big JSON array per piece (see ``array_pieces``)."""
@@ -57,21 +56,12 @@ session builds them on the first request quicker than a thread starts."""
 class SessionView:
     """One session's entries, leaf, labels and name, read-only."""
 
-    def __init__(
-        self,
-        *,
-        cwd: str,
-        session_dir: Path | None,
-        session_file: Path | None,
-        blobs: BlobStore | None,
-        header: JsonDict,
-        index: EntryIndex,
-    ) -> None:
-        self.cwd = cwd
-        self.session_dir = session_dir
-        self.session_file = session_file
-        self.blobs = blobs
-        self.header = header
+    def __init__(self, place: SessionPlace, index: EntryIndex) -> None:
+        self.cwd = place.cwd
+        self.header = place.header
+        self.session_dir = place.session_dir
+        self.session_file = place.session_file
+        self.blobs = place.blobs
         self._index = index
         self._tree = SessionTree(index)
         self._leaf: str | None = index.leaf_from_file()
@@ -341,7 +331,8 @@ class SessionView:
         tree = self._tree
         if root is not None and root not in tree.order_set():
             raise EntryNotFoundError(root)
-        if columns and root is None and max_depth is None and keep == "default" and since is None:
+        query = TreeQuery(root, max_depth, keep, since)
+        if columns and query == TreeQuery():
             return tree.columns()  # the whole tree: kept encoded until the next append
-        ids = tree.select(root=root, max_depth=max_depth, keep=keep, since=since)
+        ids = tree.select(query)
         return tree.columns(ids) if columns else tree.encode(ids)

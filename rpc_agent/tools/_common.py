@@ -7,23 +7,43 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
 from rpc_agent.session.guard import session_write_refusal, store_folders
-from rpc_agent.tools.base import ToolContext, ToolError
+from rpc_agent.tools.base import FileAccess, ToolContext, ToolError, ToolOutput
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
 BINARY_SAMPLE_BYTES = 8192
 
 
-def coerce_args(model: type[ArgsT], args: Any) -> ArgsT:
-    """The loop passes validated ``Args``; a plain mapping is validated here too."""
-    if isinstance(args, model):
-        return args
-    return model.model_validate(args)
+class BuiltinTool(Generic[ArgsT]):
+    """A built-in tool, written as ``class ReadTool(BuiltinTool[ReadArgs])`` with its name,
+    description and ``run``: the arguments model is named once, in the class header.
+
+    The loop passes ``Args`` already validated; a plain mapping (a direct caller's) is
+    validated here, so ``run`` always gets the model.
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Args: ClassVar[type[BaseModel]]
+    read_only: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            if get_origin(base) is BuiltinTool:
+                (cls.Args,) = get_args(base)
+
+    async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
+        params = args if isinstance(args, self.Args) else self.Args.model_validate(args)
+        return await self.run(cast(ArgsT, params), ctx)
+
+    async def run(self, params: ArgsT, ctx: ToolContext) -> ToolOutput:
+        raise NotImplementedError
 
 
 def display_path(path: Path, cwd: Path) -> str:
@@ -70,6 +90,39 @@ def require_exists(path: Path) -> os.stat_result:
         raise ToolError(f"Path not found (a parent is not a directory): {path}") from None
     except PermissionError:
         raise ToolError(f"Permission denied: {path}") from None
+
+
+def require_dir(path: Path, otherwise: str) -> None:
+    """A tool error unless ``path`` is a directory; ``otherwise`` follows "is not a directory"
+    and says what to do instead."""
+    require_exists(path)
+    if not path.is_dir():
+        raise ToolError(f"{path} is not a directory{otherwise}")
+
+
+def require_file(path: Path, *, directory: str, other: str) -> os.stat_result:
+    """``path``'s stat when it is a regular file; else a tool error, its text ending with
+    ``directory`` (for a directory) or ``other`` (a device, FIFO or socket)."""
+    info = require_exists(path)
+    if stat.S_ISDIR(info.st_mode):
+        raise ToolError(f"{path} is a directory, not a file{directory}")
+    if not stat.S_ISREG(info.st_mode):
+        raise ToolError(f"{path} is not a regular file{other}")
+    return info
+
+
+async def write_file(files: FileAccess, path: Path, text: str) -> None:
+    """Write ``text`` through ``files``; a failure becomes a tool error the model can act on."""
+    try:
+        await files.write_text(path, text)
+    except FileExistsError:
+        raise ToolError(f"Cannot create the folder for {path}: a parent path is a file.") from None
+    except NotADirectoryError:
+        raise ToolError(f"Cannot write {path}: a parent path is a file, not a folder.") from None
+    except PermissionError:
+        raise ToolError(f"Permission denied writing {path}") from None
+    except OSError as exc:
+        raise ToolError(f"Could not write {path}: {exc.strerror or exc}") from None
 
 
 def _umask() -> int:

@@ -18,13 +18,12 @@ import signal
 import subprocess
 import tempfile
 import time
-from typing import Any, ClassVar
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 from pydantic import BaseModel, ConfigDict, Field
 
-from rpc_agent.tools._common import coerce_args
+from rpc_agent.tools._common import BuiltinTool
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 from rpc_agent.tools.spawn import open_process
 from rpc_agent.tools.temp_files import TempFiles
@@ -253,9 +252,9 @@ def _partial(output: _Output) -> ToolOutput:
     return ToolOutput.text(result.content.removesuffix("\n"), details={"truncated": result.truncated})
 
 
-class BashTool:
-    name: ClassVar[str] = "bash"
-    description: ClassVar[str] = (
+class BashTool(BuiltinTool[BashArgs]):
+    name = "bash"
+    description = (
         "Run a bash command in the working directory (`bash -c`, stdin closed, stderr merged into "
         "stdout) and return its output and exit code. Output streams while the command runs. Only "
         f"the last {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB of output are "
@@ -265,10 +264,8 @@ class BashTool:
         "`-y` and avoid pagers and editors. Use bash for builds, tests, git and other programs; "
         "prefer read, edit, write, grep, find and ls for files."
     )
-    Args: ClassVar[type[BaseModel]] = BashArgs
 
-    async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
-        params = coerce_args(BashArgs, args)
+    async def run(self, params: BashArgs, ctx: ToolContext) -> ToolOutput:
         if ctx.commands is not None:
             return await ctx.commands.run(params.command, params.timeout, ctx)
         if not ctx.cwd.is_dir():

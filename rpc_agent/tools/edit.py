@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import difflib
-import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
 
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
 from rpc_agent.tools._common import (
     BINARY_SAMPLE_BYTES,
-    coerce_args,
+    BuiltinTool,
     looks_binary,
     refuse_session_files,
-    require_exists,
+    require_file,
+    write_file,
 )
 from rpc_agent.tools.base import FileAccess, ToolContext, ToolError, ToolOutput
 
@@ -66,9 +65,9 @@ def unified_diff(old: str, new: str, label: str, context: int = 3) -> tuple[str,
     return _for_display(diff), first
 
 
-class EditTool:
-    name: ClassVar[str] = "edit"
-    description: ClassVar[str] = (
+class EditTool(BuiltinTool[EditArgs]):
+    name = "edit"
+    description = (
         "Edit a file by replacing an exact piece of text. oldText must match the file exactly "
         "(whitespace and indentation included; line numbers from read are not part of the file) "
         "and occur once, unless replaceAll is true. If it is not found, or found more than once, "
@@ -76,25 +75,15 @@ class EditTool:
         "Use edit for surgical changes to existing files; use write for new files or full rewrites. "
         "Line endings (CRLF) and a UTF-8 BOM are preserved."
     )
-    Args: ClassVar[type[BaseModel]] = EditArgs
 
-    async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
-        params = coerce_args(EditArgs, args)
+    async def run(self, params: EditArgs, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(params.path)
-        return await self._edit(path, params, ctx)
-
-    async def _edit(self, path: Path, params: EditArgs, ctx: ToolContext) -> ToolOutput:
         cwd, files = ctx.cwd, ctx.files
         await anyio.to_thread.run_sync(refuse_session_files, path, ctx)
         text = await read_for_edit(path, files)
         edited = apply_edit(text, params, path)
         body, new_body, count = edited.body, edited.new_body, edited.count
-        try:
-            await files.write_text(path, edited.new_text)
-        except PermissionError:
-            raise ToolError(f"Permission denied writing {path}") from None
-        except OSError as exc:
-            raise ToolError(f"Could not write {path}: {exc.strerror or exc}") from None
+        await write_file(files, path, edited.new_text)
 
         try:
             label = path.relative_to(cwd).as_posix()
@@ -110,11 +99,7 @@ class EditTool:
 
 
 def _check_file(path: Path) -> None:
-    info = require_exists(path)
-    if stat.S_ISDIR(info.st_mode):
-        raise ToolError(f"{path} is a directory, not a file.")
-    if not stat.S_ISREG(info.st_mode):
-        raise ToolError(f"{path} is not a regular file; edit only changes files.")
+    require_file(path, directory=".", other="; edit only changes files.")
 
 
 async def read_for_edit(path: Path, files: FileAccess) -> str:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import anyio.from_thread
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
-from rpc_agent.tools._common import coerce_args, require_exists
+from rpc_agent.tools._common import BuiltinTool, require_dir
 from rpc_agent.tools._walk import GlobMatcher, walk
-from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
+from rpc_agent.tools.base import ToolContext, ToolOutput
 from rpc_agent.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
 DEFAULT_LIMIT = 1000
@@ -34,10 +34,10 @@ class FindArgs(BaseModel):
     )
 
 
-class FindTool:
-    name: ClassVar[str] = "find"
-    read_only: ClassVar[bool] = True
-    description: ClassVar[str] = (
+class FindTool(BuiltinTool[FindArgs]):
+    name = "find"
+    read_only = True
+    description = (
         "Find files (and folders, shown with a trailing `/`) whose name or path matches a glob. "
         "A pattern without `/` matches names at any depth ('*.py'); with `/` it matches the path "
         "relative to the search directory ('src/**/*.ts'). Results are paths relative to the "
@@ -45,14 +45,10 @@ class FindTool:
         f"`limit` paths (default {DEFAULT_LIMIT}) and {DEFAULT_MAX_BYTES // 1024}KB. Use find to locate "
         "files by name; use grep to search inside files and ls to look at one folder."
     )
-    Args: ClassVar[type[BaseModel]] = FindArgs
 
-    async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
-        params = coerce_args(FindArgs, args)
+    async def run(self, params: FindArgs, ctx: ToolContext) -> ToolOutput:
         root = ctx.resolve(params.path or ".")
-        require_exists(root)
-        if not root.is_dir():
-            raise ToolError(f"{root} is not a directory; find searches inside a directory.")
+        require_dir(root, "; find searches inside a directory.")
         found = await anyio.to_thread.run_sync(
             self._find, root, GlobMatcher(params.pattern), anyio.from_thread.check_cancelled
         )

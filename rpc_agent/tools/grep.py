@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import anyio
 import anyio.from_thread
@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rpc_agent.tools._common import (
     BINARY_SAMPLE_BYTES,
-    coerce_args,
+    BuiltinTool,
     display_path,
     looks_binary,
     require_exists,
@@ -128,10 +128,10 @@ def _clean(text: str) -> str:
     return text.removesuffix("\n").removesuffix("\r")
 
 
-class GrepTool:
-    name: ClassVar[str] = "grep"
-    read_only: ClassVar[bool] = True
-    description: ClassVar[str] = (
+class GrepTool(BuiltinTool[GrepArgs]):
+    name = "grep"
+    read_only = True
+    description = (
         "Search file contents for a regular expression (or literal text with literal=true) under a "
         "directory or in one file. Respects .gitignore and skips .git, node_modules and binary files. "
         "Output lines are `path:line: text` (context lines: `path-line- text`), paths relative to the "
@@ -140,10 +140,8 @@ class GrepTool:
         "results were cut, then narrow the pattern, path or glob. Use grep to find where something "
         "is defined or used; use find to look for files by name."
     )
-    Args: ClassVar[type[BaseModel]] = GrepArgs
 
-    async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
-        params = coerce_args(GrepArgs, args)
+    async def run(self, params: GrepArgs, ctx: ToolContext) -> ToolOutput:
         root = ctx.resolve(params.path or ".")
         require_exists(root)
         search = _Search(limit=params.limit, context=params.context)

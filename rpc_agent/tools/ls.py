@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
-from rpc_agent.tools._common import coerce_args, require_exists
+from rpc_agent.tools._common import BuiltinTool, require_dir
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 
 DEFAULT_LIMIT = 500
@@ -24,26 +24,22 @@ class LsArgs(BaseModel):
     )
 
 
-class LsTool:
-    name: ClassVar[str] = "ls"
-    read_only: ClassVar[bool] = True
-    description: ClassVar[str] = (
+class LsTool(BuiltinTool[LsArgs]):
+    name = "ls"
+    read_only = True
+    description = (
         "List the entries of one directory, sorted alphabetically, folders marked with a trailing "
         "`/`, dotfiles and .gitignored entries included. Not recursive: use find "
         f"for a tree search. Returns at most `limit` entries (default {DEFAULT_LIMIT})."
     )
-    Args: ClassVar[type[BaseModel]] = LsArgs
 
-    async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
-        params = coerce_args(LsArgs, args)
+    async def run(self, params: LsArgs, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(params.path or ".")
         return await anyio.to_thread.run_sync(self._list, path, params.limit)
 
     @staticmethod
     def _list(path: Path, limit: int) -> ToolOutput:
-        require_exists(path)
-        if not path.is_dir():
-            raise ToolError(f"{path} is not a directory. Use read to see a file.")
+        require_dir(path, ". Use read to see a file.")
         try:
             with os.scandir(path) as scan:
                 entries = [f"{entry.name}/" if entry.is_dir() else entry.name for entry in scan]

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import base64
 import io
-import stat
 from pathlib import Path
-from typing import Any, ClassVar, overload
+from typing import Any, overload
 
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
-from rpc_agent.tools._common import BINARY_SAMPLE_BYTES, coerce_args, looks_binary, require_exists
+from rpc_agent.tools._common import BINARY_SAMPLE_BYTES, BuiltinTool, looks_binary, require_file
 from rpc_agent.tools.access import DiskFiles
 from rpc_agent.tools.base import FileAccess, ToolContext, ToolError, ToolOutput
 from rpc_agent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, MAX_LINE_CHARS, format_size
@@ -45,10 +44,10 @@ class ReadArgs(BaseModel):
     )
 
 
-class ReadTool:
-    name: ClassVar[str] = "read"
-    read_only: ClassVar[bool] = True
-    description: ClassVar[str] = (
+class ReadTool(BuiltinTool[ReadArgs]):
+    name = "read"
+    read_only = True
+    description = (
         "Read a file from the filesystem. Text files come back with line numbers "
         "(`<number>\\t<line>`, numbers are for reference only and are not part of the file). "
         f"At most {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB are returned per call "
@@ -57,10 +56,8 @@ class ReadTool:
         "page through large files. PNG, JPEG, GIF and WebP images are returned as images you can "
         "see. Other binary files are refused. Read a file before editing it."
     )
-    Args: ClassVar[type[BaseModel]] = ReadArgs
 
-    async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
-        params = coerce_args(ReadArgs, args)
+    async def run(self, params: ReadArgs, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(params.path)
         if isinstance(ctx.files, DiskFiles):
             return await anyio.to_thread.run_sync(self._read, path, params)
@@ -82,13 +79,11 @@ class ReadTool:
     def _read(self, path: Path, params: ReadArgs, text: bool) -> ToolOutput | None: ...
     def _read(self, path: Path, params: ReadArgs, text: bool = True) -> ToolOutput | None:
         """The result for ``path``; with ``text`` False, None for a text file (not read)."""
-        info = require_exists(path)
-        if stat.S_ISDIR(info.st_mode):
-            raise ToolError(f"{path} is a directory, not a file. Use ls to list its contents.")
-        if not stat.S_ISREG(info.st_mode):
-            raise ToolError(
-                f"{path} is not a regular file (a device, FIFO or socket); read only reads files."
-            )
+        info = require_file(
+            path,
+            directory=". Use ls to list its contents.",
+            other=" (a device, FIFO or socket); read only reads files.",
+        )
         try:
             with path.open("rb") as handle:
                 head = handle.read(BINARY_SAMPLE_BYTES)

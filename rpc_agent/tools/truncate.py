@@ -64,6 +64,17 @@ def truncate_head(
     text: str, *, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> Truncation:
     """Keep the first complete lines of ``text`` that fit both limits."""
+    return _truncate(text, max_lines, max_bytes, from_end=False)
+
+
+def truncate_tail(
+    text: str, *, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
+) -> Truncation:
+    """Keep the last complete lines of ``text`` that fit both limits."""
+    return _truncate(text, max_lines, max_bytes, from_end=True)
+
+
+def _truncate(text: str, max_lines: int, max_bytes: int, *, from_end: bool) -> Truncation:
     lines = _split(text)
     total_bytes = _byte_len(text)
     if len(lines) <= max_lines and total_bytes <= max_bytes:
@@ -71,18 +82,27 @@ def truncate_head(
     kept: list[str] = []
     used = 0
     truncated_by: Literal["lines", "bytes"] = "lines"
-    for line in lines:
+    partial = False
+    for line in reversed(lines) if from_end else lines:
         if len(kept) >= max_lines:
             truncated_by = "lines"
             break
         size = _byte_len(line) + (1 if kept else 0)
         if used + size > max_bytes:
             truncated_by = "bytes"
+            if from_end and not kept:
+                # The last line alone is too long: keep its end rather than nothing.
+                kept.append(_tail_bytes(line, max_bytes))
+                partial = True
             break
         kept.append(line)
         used += size
+    if from_end:
+        kept.reverse()
     content = "\n".join(kept)
-    return Truncation(content, True, truncated_by, len(lines), total_bytes, len(kept), _byte_len(content))
+    return Truncation(
+        content, True, truncated_by, len(lines), total_bytes, len(kept), _byte_len(content), partial
+    )
 
 
 def _tail_bytes(text: str, max_bytes: int) -> str:
@@ -93,39 +113,6 @@ def _tail_bytes(text: str, max_bytes: int) -> str:
     while start < len(data) and (data[start] & 0xC0) == 0x80:
         start += 1
     return data[start:].decode("utf-8", "replace")
-
-
-def truncate_tail(
-    text: str, *, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
-) -> Truncation:
-    """Keep the last complete lines of ``text`` that fit both limits."""
-    lines = _split(text)
-    total_bytes = _byte_len(text)
-    if len(lines) <= max_lines and total_bytes <= max_bytes:
-        return Truncation(text, False, None, len(lines), total_bytes, len(lines), total_bytes)
-    kept: list[str] = []
-    used = 0
-    truncated_by: Literal["lines", "bytes"] = "lines"
-    partial = False
-    for line in reversed(lines):
-        if len(kept) >= max_lines:
-            truncated_by = "lines"
-            break
-        size = _byte_len(line) + (1 if kept else 0)
-        if used + size > max_bytes:
-            truncated_by = "bytes"
-            if not kept:
-                # The last line alone is too long: keep its end rather than nothing.
-                kept.append(_tail_bytes(line, max_bytes))
-                partial = True
-            break
-        kept.append(line)
-        used += size
-    kept.reverse()
-    content = "\n".join(kept)
-    return Truncation(
-        content, True, truncated_by, len(lines), total_bytes, len(kept), _byte_len(content), partial
-    )
 
 
 def shorten_line(line: str, max_chars: int) -> tuple[str, bool]:

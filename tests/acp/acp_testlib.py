@@ -33,15 +33,14 @@ from acp.schema import (
     AvailableCommandsUpdate,
     ClientCapabilities,
     ConfigOptionUpdate,
-    CreateElicitationResponse,
     CreateTerminalResponse,
     CurrentModeUpdate,
-    ElicitationMode,
     EnvVariable,
     FileSystemCapabilities,
     InitializeResponse,
     KillTerminalResponse,
     PermissionOption,
+    PromptResponse,
     ReadTextFileResponse,
     ReleaseTerminalResponse,
     RequestPermissionResponse,
@@ -59,7 +58,7 @@ from acp.schema import (
 from acp.stdio import spawn_agent_process
 from acp_inprocess import serve_in_task
 
-from acp import PROTOCOL_VERSION, RequestError
+from acp import PROTOCOL_VERSION, RequestError, text_block
 
 JsonDict = dict[str, Any]
 
@@ -81,6 +80,16 @@ SessionUpdate = (
     | SessionInfoUpdate
     | UsageUpdate
 )
+
+
+def _not_offered(method: str) -> Any:
+    """A client method that answers "method not found" (typed ``Any``: it stands for each of the
+    protocol's signatures)."""
+
+    async def refuse(self: object, *args: Any, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found(method)
+
+    return refuse
 
 
 @dataclass
@@ -110,52 +119,16 @@ class RecordingClient:
         self.updates.append((session_id, update))
         self._note_change()
 
-    async def write_text_file(
-        self, session_id: str, path: str, content: str, **kwargs: Any
-    ) -> WriteTextFileResponse | None:
-        raise RequestError.method_not_found("fs/write_text_file")
-
-    async def read_text_file(
-        self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any
-    ) -> ReadTextFileResponse:
-        raise RequestError.method_not_found("fs/read_text_file")
-
-    async def create_terminal(
-        self,
-        session_id: str,
-        command: str,
-        args: list[str] | None = None,
-        env: list[EnvVariable] | None = None,
-        cwd: str | None = None,
-        output_byte_limit: int | None = None,
-        **kwargs: Any,
-    ) -> CreateTerminalResponse:
-        raise RequestError.method_not_found("terminal/create")
-
-    async def terminal_output(
-        self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> TerminalOutputResponse:
-        raise RequestError.method_not_found("terminal/output")
-
-    async def release_terminal(
-        self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> ReleaseTerminalResponse | None:
-        raise RequestError.method_not_found("terminal/release")
-
-    async def wait_for_terminal_exit(
-        self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> WaitForTerminalExitResponse:
-        raise RequestError.method_not_found("terminal/wait_for_exit")
-
-    async def kill_terminal(
-        self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> KillTerminalResponse | None:
-        raise RequestError.method_not_found("terminal/kill")
-
-    async def create_elicitation(
-        self, message: str, mode: ElicitationMode, **kwargs: Any
-    ) -> CreateElicitationResponse:
-        raise RequestError.method_not_found("elicitation/create")
+    # What a client without the ``fs`` and ``terminal`` capabilities (and without elicitation)
+    # answers when asked anyway.
+    write_text_file = _not_offered("fs/write_text_file")
+    read_text_file = _not_offered("fs/read_text_file")
+    create_terminal = _not_offered("terminal/create")
+    terminal_output = _not_offered("terminal/output")
+    release_terminal = _not_offered("terminal/release")
+    wait_for_terminal_exit = _not_offered("terminal/wait_for_exit")
+    kill_terminal = _not_offered("terminal/kill")
+    create_elicitation = _not_offered("elicitation/create")
 
     async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
         return None
@@ -210,6 +183,11 @@ class RecordingClient:
                 await self._changed.wait()
 
 
+def tool_call(name: str, call_id: str, **arguments: Any) -> JsonDict:
+    """A faux reply that calls one tool."""
+    return {"toolCalls": [{"name": name, "arguments": arguments, "id": call_id}]}
+
+
 def content_text(update: ToolCallProgress) -> str:
     return "".join(
         c.content.text
@@ -254,51 +232,75 @@ class AcpWorld:
     ) -> AsyncIterator[ClientSideConnection]:
         """Start ``rpc-agent --acp`` (a process, or a task when ``in_process``), initialize it,
         and hand back the client connection."""
-        args = ["-m", "rpc_agent", "--acp", *provider]
+        args = ["--acp", *provider]
         if script is not None:
             args += ["--faux-script", str(self.script(script))]
         log = self.root / f"agent-{len(self.logs)}.stderr"
         self.logs.append(log)
-        if self.in_process:
-            env = {"RPC_AGENT_HOME": str(self.home), **(env or {})}
-            with pytest.MonkeyPatch.context() as patch:
-                # What the process would have had: the variables given (and none of the others
-                # the agent reads), and the working directory.
-                for name in list(os.environ):
-                    if name.startswith(("ANTHROPIC_", "RPC_AGENT_")) and name not in env:
-                        patch.delenv(name)
-                for name, value in env.items():
-                    patch.setenv(name, value)
-                patch.chdir(self.cwd)
-                log.touch()
-                async with serve_in_task(client, args[2:], log, use_unstable_protocol=True) as (conn, code):
-                    with anyio.fail_after(WAIT):
-                        init = await conn.initialize(
-                            protocol_version=PROTOCOL_VERSION,
-                            client_capabilities=capabilities or ClientCapabilities(),
-                        )
-                    assert isinstance(init, InitializeResponse)
-                    yield conn
-            assert code == [0], log.read_text()
-            return
+        env = {"RPC_AGENT_HOME": str(self.home), **(env or {})}
+        connect = self._in_task if self.in_process else self._in_process_of_its_own
+        async with connect(client, args, env, log) as conn:
+            with anyio.fail_after(WAIT):
+                init = await conn.initialize(
+                    protocol_version=PROTOCOL_VERSION,
+                    client_capabilities=capabilities or ClientCapabilities(),
+                )
+            assert isinstance(init, InitializeResponse)
+            yield conn
+
+    @asynccontextmanager
+    async def session(
+        self, client: RecordingClient, script: list[JsonDict] | None = None, **options: Any
+    ) -> AsyncIterator[tuple[ClientSideConnection, str]]:
+        """An agent as ``agent()`` gives it, with a new session open in the working directory:
+        the connection and the session's id."""
+        async with self.agent(client, script, **options) as conn:
+            with anyio.fail_after(WAIT):
+                sid = (await conn.new_session(cwd=str(self.cwd))).session_id
+            yield conn, sid
+
+    @asynccontextmanager
+    async def _in_process_of_its_own(
+        self, client: RecordingClient, args: list[str], env: dict[str, str], log: Path
+    ) -> AsyncIterator[ClientSideConnection]:
         with log.open("wb") as stderr:
             async with spawn_agent_process(
                 client,
                 sys.executable,
+                "-m",
+                "rpc_agent",
                 *args,
-                env={"RPC_AGENT_HOME": str(self.home), **(env or {})},
+                env=env,
                 cwd=self.cwd,
                 transport_kwargs={"stderr": stderr.fileno()},
                 use_unstable_protocol=True,
             ) as (conn, process):
-                with anyio.fail_after(WAIT):
-                    init = await conn.initialize(
-                        protocol_version=PROTOCOL_VERSION,
-                        client_capabilities=capabilities or ClientCapabilities(),
-                    )
-                assert isinstance(init, InitializeResponse)
                 yield conn
         assert process.returncode == 0, log.read_text()
+
+    @asynccontextmanager
+    async def _in_task(
+        self, client: RecordingClient, args: list[str], env: dict[str, str], log: Path
+    ) -> AsyncIterator[ClientSideConnection]:
+        with pytest.MonkeyPatch.context() as patch:
+            # What the process would have had: the variables given (and none of the others
+            # the agent reads), and the working directory.
+            for name in list(os.environ):
+                if name.startswith(("ANTHROPIC_", "RPC_AGENT_")) and name not in env:
+                    patch.delenv(name)
+            for name, value in env.items():
+                patch.setenv(name, value)
+            patch.chdir(self.cwd)
+            log.touch()
+            async with serve_in_task(client, args, log, use_unstable_protocol=True) as (conn, code):
+                yield conn
+        assert code == [0], log.read_text()
+
+
+async def prompt(conn: ClientSideConnection, sid: str, text: str) -> PromptResponse:
+    """Prompt ``text`` in session ``sid`` and wait for the answer (hang-guarded)."""
+    with anyio.fail_after(WAIT):
+        return await conn.prompt(session_id=sid, prompt=[text_block(text)])
 
 
 @dataclass
@@ -402,22 +404,22 @@ class EditorClient(RecordingClient):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(terminal.process.pid, signal.SIGKILL)
 
-    async def kill_terminal(
-        self, session_id: str, terminal_id: str, **kwargs: Any
-    ) -> KillTerminalResponse | None:
-        self.calls.append(f"terminal/kill {terminal_id}")
+    async def _end(self, what: str, terminal_id: str) -> None:
+        self.calls.append(f"terminal/{what} {terminal_id}")
         terminal = self.terminals[terminal_id]
         self._kill(terminal)
         await terminal.process.wait()
+
+    async def kill_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> KillTerminalResponse | None:
+        await self._end("kill", terminal_id)
         return KillTerminalResponse()
 
     async def release_terminal(
         self, session_id: str, terminal_id: str, **kwargs: Any
     ) -> ReleaseTerminalResponse | None:
-        self.calls.append(f"terminal/release {terminal_id}")
-        terminal = self.terminals[terminal_id]
-        self._kill(terminal)
-        await terminal.process.wait()
+        await self._end("release", terminal_id)
         return ReleaseTerminalResponse()
 
     def close_terminals(self) -> None:

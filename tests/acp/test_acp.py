@@ -9,10 +9,10 @@ from pathlib import Path
 import anyio
 import pytest
 from acp.schema import AvailableCommandsUpdate, SessionConfigOptionSelect
-from acp_testlib import WAIT, AcpWorld, JsonDict, RecordingClient, content_text
+from acp_testlib import WAIT, AcpWorld, JsonDict, RecordingClient, content_text, prompt, tool_call
 
 from acp import RequestError, text_block
-from fake_anthropic import FakeAnthropic, Reply, Text, Thinking, ToolUse
+from fake_anthropic import FakeAnthropic, Thinking, ToolUse, tool_round
 
 pytestmark = pytest.mark.anyio
 
@@ -42,17 +42,14 @@ async def test_initialize_advertises_capabilities(world: AcpWorld) -> None:
 
 async def test_prompt_asks_before_bash_and_runs_it_when_allowed(world: AcpWorld) -> None:
     script: list[JsonDict] = [
-        {"toolCalls": [{"name": "bash", "arguments": {"command": "echo hi > made.txt"}, "id": "call_1"}]},
+        tool_call("bash", "call_1", command="echo hi > made.txt"),
         {"text": "Created it."},
-        {"toolCalls": [{"name": "bash", "arguments": {"command": "echo again > again.txt"}, "id": "call_2"}]},
+        tool_call("bash", "call_2", command="echo again > again.txt"),
         {"text": "Again."},
     ]
     client = RecordingClient(answers=["allow_always"])
-    async with world.agent(client, script) as conn:
-        with anyio.fail_after(WAIT):
-            session = await conn.new_session(cwd=str(world.cwd))
-            sid = session.session_id
-            answer = await conn.prompt(session_id=sid, prompt=[text_block("make a file")])
+    async with world.session(client, script) as (conn, sid):
+        answer = await prompt(conn, sid, "make a file")
         assert answer.stop_reason == "end_turn"
         assert (world.cwd / "made.txt").read_text() == "hi\n"
         assert [call.tool_call_id for _, call in client.permission_requests] == ["call_1"]
@@ -84,14 +81,12 @@ async def test_prompt_asks_before_bash_and_runs_it_when_allowed(world: AcpWorld)
 
 async def test_rejected_permission_goes_back_to_the_model_as_a_tool_error(world: AcpWorld) -> None:
     script: list[JsonDict] = [
-        {"toolCalls": [{"name": "write", "arguments": {"path": "nope.txt", "content": "x"}, "id": "w1"}]},
+        tool_call("write", "w1", path="nope.txt", content="x"),
         {"text": "Understood, I left it alone."},
     ]
     client = RecordingClient(answers=["reject_once"])
-    async with world.agent(client, script) as conn:
-        with anyio.fail_after(WAIT):
-            sid = (await conn.new_session(cwd=str(world.cwd))).session_id
-            answer = await conn.prompt(session_id=sid, prompt=[text_block("write a file")])
+    async with world.session(client, script) as (conn, sid):
+        answer = await prompt(conn, sid, "write a file")
         assert answer.stop_reason == "end_turn"
         assert not (world.cwd / "nope.txt").exists()
         assert len(client.permission_requests) == 1
@@ -106,9 +101,7 @@ async def test_rejected_permission_goes_back_to_the_model_as_a_tool_error(world:
 async def test_cancel_stops_a_slow_reply(world: AcpWorld) -> None:
     slow = " ".join(f"word{i}" for i in range(200))
     client = RecordingClient()
-    async with world.agent(client, [{"text": slow, "delayMs": 50}]) as conn:
-        with anyio.fail_after(WAIT):
-            sid = (await conn.new_session(cwd=str(world.cwd))).session_id
+    async with world.session(client, [{"text": slow, "delayMs": 50}]) as (conn, sid):
         stop_reasons: list[str] = []
 
         async def run_prompt() -> None:
@@ -136,10 +129,9 @@ async def test_fork_then_load_in_a_fresh_process_replays_the_history(world: AcpW
         {"text": "Listed the folder."},
     ]
     client = RecordingClient()
-    async with world.agent(client, script) as conn:
+    async with world.session(client, script) as (conn, sid):
+        await prompt(conn, sid, "what is here?")
         with anyio.fail_after(WAIT):
-            sid = (await conn.new_session(cwd=str(world.cwd))).session_id
-            await conn.prompt(session_id=sid, prompt=[text_block("what is here?")])
             fork = await conn.fork_session(session_id=sid, cwd=str(world.cwd))
             assert fork.session_id != sid
             answer = await conn.prompt(session_id=fork.session_id, prompt=[text_block("and in the fork?")])
@@ -224,22 +216,17 @@ async def test_config_options_slash_commands_and_extension_methods(world: AcpWor
 async def test_anthropic_provider_against_the_fake_messages_api(world: AcpWorld) -> None:
     with FakeAnthropic() as fake:
         fake.enqueue(
-            Reply(
-                [
-                    Thinking("I should list first."),
-                    ToolUse("toolu_1", "bash", {"command": "echo hi > x.txt"}),
-                ],
-                stop_reason="tool_use",
-            ),
-            Reply([Text("All done, the file is there.")]),
+            *tool_round(
+                Thinking("I should list first."),
+                ToolUse("toolu_1", "bash", {"command": "echo hi > x.txt"}),
+                answer="All done, the file is there.",
+            )
         )
         client = RecordingClient()
         env = {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "sk-test-acp"}
         provider = ("--provider", "anthropic", "--model", "claude-haiku-4-5")
-        async with world.agent(client, provider=provider, env=env) as conn:
-            with anyio.fail_after(WAIT):
-                sid = (await conn.new_session(cwd=str(world.cwd))).session_id
-                answer = await conn.prompt(session_id=sid, prompt=[text_block("make x.txt")])
+        async with world.session(client, provider=provider, env=env) as (conn, sid):
+            answer = await prompt(conn, sid, "make x.txt")
         assert answer.stop_reason == "end_turn"
         assert client.thought_text(sid) == "I should list first."
         assert [call.tool_call_id for _, call in client.permission_requests] == ["toolu_1"]
@@ -258,10 +245,8 @@ def test_the_json_rpc_server_does_not_import_the_acp_sdk() -> None:
 
 async def test_resume_in_a_fresh_process_continues_without_replay(world: AcpWorld) -> None:
     client = RecordingClient()
-    async with world.agent(client) as conn:
-        with anyio.fail_after(WAIT):
-            sid = (await conn.new_session(cwd=str(world.cwd))).session_id
-            await conn.prompt(session_id=sid, prompt=[text_block("remember me")])
+    async with world.session(client) as (conn, sid):
+        await prompt(conn, sid, "remember me")
 
     fresh = RecordingClient()
     async with world.agent(fresh) as conn:

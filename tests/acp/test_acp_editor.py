@@ -13,7 +13,17 @@ from acp.schema import (
     SessionConfigOptionSelect,
     TerminalToolCallContent,
 )
-from acp_testlib import EDITOR, WAIT, AcpWorld, EditorClient, JsonDict, RecordingClient, content_text
+from acp_testlib import (
+    EDITOR,
+    WAIT,
+    AcpWorld,
+    EditorClient,
+    JsonDict,
+    RecordingClient,
+    content_text,
+    prompt,
+    tool_call,
+)
 
 from acp import RequestError, resource_link_block, text_block
 
@@ -45,7 +55,7 @@ async def test_read_and_edit_go_through_the_editors_buffers(world: AcpWorld) -> 
     notes = world.cwd / "notes.txt"
     notes.write_text("saved version\nline two\n")
     script: list[JsonDict] = [
-        {"toolCalls": [{"name": "read", "arguments": {"path": "notes.txt"}, "id": "r1"}]},
+        tool_call("read", "r1", path="notes.txt"),
         {
             "toolCalls": [
                 {
@@ -59,10 +69,8 @@ async def test_read_and_edit_go_through_the_editors_buffers(world: AcpWorld) -> 
     ]
     client = EditorClient()
     client.buffers[str(notes)] = "unsaved version\nline two\n"
-    async with world.agent(client, script, capabilities=EDITOR) as conn:
-        with anyio.fail_after(WAIT):
-            sid = (await conn.new_session(cwd=str(world.cwd))).session_id
-            answer = await conn.prompt(session_id=sid, prompt=[text_block("fix the notes")])
+    async with world.session(client, script, capabilities=EDITOR) as (conn, sid):
+        answer = await prompt(conn, sid, "fix the notes")
     assert answer.stop_reason == "end_turn"
     assert "unsaved version" in _tool_results(world)["r1"]
     assert client.buffers[str(notes)] == "unsaved version\nline 2\n"
@@ -86,7 +94,7 @@ async def test_read_and_edit_go_through_the_editors_buffers(world: AcpWorld) -> 
 
 async def test_without_fs_the_tools_use_the_disk_and_still_report_diffs(world: AcpWorld) -> None:
     script: list[JsonDict] = [
-        {"toolCalls": [{"name": "write", "arguments": {"path": "new.txt", "content": "a\nb\n"}, "id": "w1"}]},
+        tool_call("write", "w1", path="new.txt", content="a\nb\n"),
         {
             "toolCalls": [
                 {"name": "edit", "arguments": {"path": "new.txt", "oldText": "b", "newText": "c"}, "id": "e1"}
@@ -95,10 +103,8 @@ async def test_without_fs_the_tools_use_the_disk_and_still_report_diffs(world: A
         {"text": "Written."},
     ]
     client = RecordingClient()  # no fs capability: its fs methods would fail
-    async with world.agent(client, script) as conn:
-        with anyio.fail_after(WAIT):
-            sid = (await conn.new_session(cwd=str(world.cwd))).session_id
-            answer = await conn.prompt(session_id=sid, prompt=[text_block("write it")])
+    async with world.session(client, script) as (conn, sid):
+        answer = await prompt(conn, sid, "write it")
     assert answer.stop_reason == "end_turn"
     target = world.cwd / "new.txt"
     assert target.read_text() == "a\nc\n"
@@ -116,14 +122,12 @@ async def test_without_fs_the_tools_use_the_disk_and_still_report_diffs(world: A
 async def test_a_read_reports_where_it_reads(world: AcpWorld) -> None:
     (world.cwd / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 30)))
     script: list[JsonDict] = [
-        {"toolCalls": [{"name": "read", "arguments": {"path": "long.txt", "offset": 12}, "id": "r1"}]},
+        tool_call("read", "r1", path="long.txt", offset=12),
         {"text": "Read."},
     ]
     client = RecordingClient()
-    async with world.agent(client, script) as conn:
-        with anyio.fail_after(WAIT):
-            sid = (await conn.new_session(cwd=str(world.cwd))).session_id
-            await conn.prompt(session_id=sid, prompt=[text_block("read")])
+    async with world.session(client, script) as (conn, sid):
+        await prompt(conn, sid, "read")
     (start,) = client.tool_calls(sid)
     assert [(loc.path, loc.line) for loc in start.locations or []] == [(str(world.cwd / "long.txt"), 12)]
 
@@ -138,10 +142,8 @@ async def test_bash_runs_in_the_editors_terminal(world: AcpWorld) -> None:
         {"text": "Ran."},
     ]
     client = EditorClient()
-    async with world.agent(client, script, capabilities=EDITOR) as conn:
-        with anyio.fail_after(WAIT):
-            sid = (await conn.new_session(cwd=str(world.cwd))).session_id
-            answer = await conn.prompt(session_id=sid, prompt=[text_block("run it")])
+    async with world.session(client, script, capabilities=EDITOR) as (conn, sid):
+        answer = await prompt(conn, sid, "run it")
     assert answer.stop_reason == "end_turn"
     assert [call.split()[0] for call in client.calls] == [
         "terminal/create",
@@ -168,10 +170,8 @@ async def test_a_terminal_command_times_out_like_local_bash(world: AcpWorld) -> 
         {"text": "Too slow."},
     ]
     client = EditorClient()
-    async with world.agent(client, script, capabilities=EDITOR) as conn:
-        with anyio.fail_after(WAIT):
-            sid = (await conn.new_session(cwd=str(world.cwd))).session_id
-            await conn.prompt(session_id=sid, prompt=[text_block("run it")])
+    async with world.session(client, script, capabilities=EDITOR) as (conn, sid):
+        await prompt(conn, sid, "run it")
     result = _tool_results(world)["b1"]
     assert "started" in result
     assert "timed out after 1 seconds" in result
@@ -182,12 +182,10 @@ async def test_a_terminal_command_times_out_like_local_bash(world: AcpWorld) -> 
 
 async def test_cancel_kills_and_releases_the_terminal(world: AcpWorld) -> None:
     script: list[JsonDict] = [
-        {"toolCalls": [{"name": "bash", "arguments": {"command": "sleep 30"}, "id": "b1"}]},
+        tool_call("bash", "b1", command="sleep 30"),
     ]
     client = EditorClient(answers=["allow_once"])
-    async with world.agent(client, script, capabilities=EDITOR) as conn:
-        with anyio.fail_after(WAIT):
-            sid = (await conn.new_session(cwd=str(world.cwd))).session_id
+    async with world.session(client, script, capabilities=EDITOR) as (conn, sid):
         stop: list[str] = []
 
         async def run_prompt() -> None:
@@ -208,9 +206,8 @@ async def test_cancel_kills_and_releases_the_terminal(world: AcpWorld) -> None:
 
 async def test_slash_command_at_the_start_of_any_text_block(world: AcpWorld) -> None:
     client = RecordingClient()
-    async with world.agent(client) as conn:
+    async with world.session(client) as (conn, sid):
         with anyio.fail_after(WAIT):
-            sid = (await conn.new_session(cwd=str(world.cwd))).session_id
             answer = await conn.prompt(
                 session_id=sid,
                 prompt=[
@@ -225,9 +222,9 @@ async def test_slash_command_at_the_start_of_any_text_block(world: AcpWorld) -> 
 
 async def test_approval_policy_is_a_session_config_option(world: AcpWorld) -> None:
     script: list[JsonDict] = [
-        {"toolCalls": [{"name": "write", "arguments": {"path": "a.txt", "content": "x"}, "id": "w1"}]},
+        tool_call("write", "w1", path="a.txt", content="x"),
         {"text": "Wrote."},
-        {"toolCalls": [{"name": "ls", "arguments": {}, "id": "l1"}]},
+        tool_call("ls", "l1"),
         {"text": "Listed."},
     ]
     client = RecordingClient(answers=["allow_once"])

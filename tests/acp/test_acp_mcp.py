@@ -21,16 +21,8 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def world(tmp_path: Path) -> AcpWorld:
-    """Agents with MCP servers stay processes, as in ``tests/e2e/test_mcp.py``: the MCP SDK's
-    client leaves memory streams unclosed when a server is stopped (closed, failed to start,
-    or replaced), which a process's exit hides; in the test process they surface later as
-    unraisable ``ResourceWarning``s that fail whichever test the garbage collector hits."""
-    return AcpWorld(tmp_path)
-
-
-@pytest.fixture
-def quick_world(tmp_path: Path) -> AcpWorld:
-    """An agent that starts no MCP server runs in the test's event loop (``acp_inprocess.py``)."""
+    """The agent runs in the test's event loop (``acp_inprocess.py``); the MCP servers it starts
+    are processes, and its closing them is what the tests check."""
     return AcpWorld(tmp_path, in_process=True)
 
 
@@ -40,9 +32,9 @@ def stdio(name: str = "srv", *extra: str) -> McpServerStdio:
     )
 
 
-async def test_initialize_advertises_http_mcp_servers(quick_world: AcpWorld) -> None:
+async def test_initialize_advertises_http_mcp_servers(world: AcpWorld) -> None:
     client = RecordingClient()
-    async with quick_world.agent(client) as conn:
+    async with world.agent(client) as conn:
         init = await conn.initialize(protocol_version=1)
         assert init.agent_capabilities is not None
         mcp = init.agent_capabilities.mcp_capabilities

@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
-from pydantic import BaseModel
+from agent_testlib import Recorder
 
 from rpc_agent.agent.compaction import context_tokens, estimate_tokens, prepare_compaction
 from rpc_agent.agent.session import AgentSession
@@ -168,20 +168,6 @@ def test_repeated_compaction_starts_at_previous_kept_boundary_and_passes_previou
 # --- through AgentSession (in process, faux provider) ------------------------------------------
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[JsonDict] = []
-        self.compaction_started = anyio.Event()
-
-    def __call__(self, event: BaseModel) -> None:
-        self.events.append(event.model_dump(mode="json", warnings=False))
-        if self.events[-1]["type"] == "compaction_start":
-            self.compaction_started.set()
-
-    def of(self, kind: str) -> list[JsonDict]:
-        return [e for e in self.events if e["type"] == kind]
-
-
 def make_agent(
     tmp_path: Path, script: list[JsonDict], *, keep: int = 100, reserve: int = 16_384
 ) -> tuple[AgentSession, Recorder, FauxProvider]:
@@ -238,7 +224,7 @@ async def test_abort_during_compaction_appends_nothing(tmp_path: Path) -> None:
     before = list(agent.manager.entries)
 
     async def abort_soon() -> None:
-        await events.compaction_started.wait()
+        await events.until(lambda e: e["type"] == "compaction_start")
         await anyio.sleep(0.05)  # let the summary stream start
         agent.abort()
 

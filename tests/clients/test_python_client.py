@@ -11,6 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from child_python import modules_loaded_by
 from rpc_agent_client import RpcAgentClient, RpcCallError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,13 +28,9 @@ def test_every_method_in_the_schema_has_a_typed_call() -> None:
 
 
 def test_the_client_loads_no_server_code() -> None:
-    probe = (
-        "import sys, rpc_agent_client, rpc_agent_client.demo, rpc_agent_client.types\n"
-        "heavy = ('rpc_agent', 'anthropic', 'uvloop', 'acp', 'jsonrpcserver')\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    loaded = modules_loaded_by("import rpc_agent_client, rpc_agent_client.demo, rpc_agent_client.types")
+    heavy = ("rpc_agent", "anthropic", "uvloop", "acp", "jsonrpcserver")
+    assert [m for m in loaded if m.split(".")[0] in heavy] == []
 
 
 def test_the_generated_types_match_the_schema() -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from pi_lines import BASE_MS, USAGE
 from rpc_agent.session import PendingAppend, SessionManager
 from rpc_agent.session.context import SessionContext
 
@@ -34,16 +35,6 @@ COMPAT_DIR = Path(__file__).resolve().parent
 PI_PACKAGE_DIR = COMPAT_DIR / "node_modules" / "@mariozechner" / "pi-coding-agent"
 
 pytestmark = pytest.mark.usefixtures("agent_home")
-
-USAGE: JsonDict = {
-    "input": 10,
-    "output": 5,
-    "cacheRead": 0,
-    "cacheWrite": 0,
-    "totalTokens": 15,
-    "cost": {"input": 0.001, "output": 0.002, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.003},
-}
-T0 = 1_733_234_400_000  # 2024-12-03T14:00:00Z in epoch milliseconds
 
 
 # --- running pi ----------------------------------------------------------------------------
@@ -104,7 +95,7 @@ def context_json(context: SessionContext) -> JsonDict:
 
 class Clock:
     def __init__(self) -> None:
-        self.now = T0
+        self.now = BASE_MS
 
     def __call__(self) -> int:
         self.now += 1000

@@ -20,8 +20,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_pi_compat import context_json, node, run_pi
+from test_pi_compat import context_json, node, run_pi, run_pi_lines
 
+from pi_lines import (
+    as_v2,
+    assistant_message,
+    old_compaction,
+    old_header,
+    old_hook_message,
+    old_line,
+    old_message,
+    old_user,
+    read_call,
+    read_result_message,
+    write_jsonl,
+)
 from rpc_agent.session import SessionManager
 
 JsonDict = dict[str, Any]
@@ -30,126 +43,27 @@ __all__ = ["node"]  # the fixture, shared with test_pi_compat
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 
-USAGE: JsonDict = {
-    "input": 1,
-    "output": 1,
-    "cacheRead": 0,
-    "cacheWrite": 0,
-    "totalTokens": 2,
-    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-}
-
-
-def assistant(content: list[JsonDict], ts: int, stop: str = "stop") -> JsonDict:
-    return {
-        "role": "assistant",
-        "content": content,
-        "api": "anthropic-messages",
-        "provider": "anthropic",
-        "model": "claude-sonnet-4-5",
-        "usage": USAGE,
-        "stopReason": stop,
-        "timestamp": ts,
-    }
-
 
 def old_session(version: int | None) -> list[JsonDict]:
-    header: JsonDict = {
-        "type": "session",
-        "id": "0c0ffee0-1111-4222-8333-444455556666",
-        "timestamp": "2024-12-03T14:00:00.000Z",
-        "cwd": "/project",
-        "thinkingLevel": "off",
-    }
-    if version is not None:
-        header["version"] = version
     image = base64.b64encode(bytes(range(256)) * 8).decode("ascii")
-    entries: list[JsonDict] = [
-        {"type": "thinking_level_change", "timestamp": "2024-12-03T14:00:00.500Z", "thinkingLevel": "high"},
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:01.000Z",
-            "message": {
-                "role": "user",
-                "content": [
-                    {"type": "text", "text": "what is this?"},
-                    {"type": "image", "data": image, "mimeType": "image/png"},
-                ],
-                "timestamp": 1733234401000,
-            },
-        },
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:02.000Z",
-            "message": assistant(
-                [
-                    {
-                        "type": "toolCall",
-                        "id": "call_1",
-                        "name": "read",
-                        "arguments": {"path": "a.txt"},
-                        "partialJson": '{"path":"a.txt"}',
-                    }
-                ],
-                1733234402000,
-                "toolUse",
-            ),
-        },
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:03.000Z",
-            "message": {
-                "role": "toolResult",
-                "toolCallId": "call_1",
-                "toolName": "read",
-                "content": [{"type": "text", "text": "x" * 600_000}],
-                "isError": False,
-                "timestamp": 1733234403000,
-            },
-        },
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:04.000Z",
-            "message": {
-                "role": "hookMessage",
-                "customType": "my-hook",
-                "content": "hook says hi",
-                "display": True,
-                "timestamp": 1733234404000,
-            },
-        },
-        {
-            "type": "compaction",
-            "timestamp": "2024-12-03T14:00:05.000Z",
-            "summary": "Read a.txt.",
-            "firstKeptEntryIndex": 3,
-            "tokensBefore": 5000,
-        },
-        {
-            "type": "model_change",
-            "timestamp": "2024-12-03T14:00:06.000Z",
-            "provider": "openai",
-            "modelId": "gpt-4o",
-        },
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:07.000Z",
-            "message": assistant([{"type": "text", "text": "Done.", "extra": 1}], 1733234407000),
-        },
+    lines: list[JsonDict] = [
+        old_header(version=version, thinkingLevel="off"),
+        old_line("thinking_level_change", 0.5, thinkingLevel="high"),
+        old_user(
+            [
+                {"type": "text", "text": "what is this?"},
+                {"type": "image", "data": image, "mimeType": "image/png"},
+            ],
+            1,
+        ),
+        old_message(2, assistant_message([read_call('{"path":"a.txt"}')], 2, "toolUse")),
+        old_message(3, read_result_message("x" * 600_000, 3)),
+        old_hook_message(4),
+        old_compaction(5, "Read a.txt.", 3, 5000),
+        old_line("model_change", 6, provider="openai", modelId="gpt-4o"),
+        old_message(7, assistant_message([{"type": "text", "text": "Done.", "extra": 1}], 7)),
     ]
-    if version == 2:
-        previous = None
-        for number, entry in enumerate(entries, start=1):
-            entry["id"] = f"{number:08x}"
-            entry["parentId"] = previous
-            previous = entry["id"]
-        entries[5]["firstKeptEntryId"] = entries[2]["id"]
-        del entries[5]["firstKeptEntryIndex"]
-    return [header, *entries]
-
-
-def write_jsonl(path: Path, lines: list[JsonDict]) -> None:
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return as_v2(lines) if version == 2 else lines
 
 
 def assert_pi_reads_the_same_after_we_migrate(node: str, source: Path, work: Path) -> JsonDict:
@@ -159,12 +73,13 @@ def assert_pi_reads_the_same_after_we_migrate(node: str, source: Path, work: Pat
     ours = work / "migrated.jsonl"
     shutil.copyfile(source, as_is)
     shutil.copyfile(source, ours)
-    before = run_pi(node, "pi_context.mjs", str(as_is))  # pi migrates in memory (and its copy)
 
     with SessionManager.open(ours) as manager:
         assert manager.load_report.migrated_from is not None
     assert json.loads(ours.read_text().split("\n", 1)[0])["version"] == 3
-    after = run_pi(node, "pi_context.mjs", str(ours))
+    # One node run reads both copies: the untouched one (pi migrates it in memory, and its
+    # copy) and ours.
+    before, after = run_pi_lines(node, "pi_context.mjs", str(as_is), str(ours))
 
     assert after["messages"] == before["messages"]
     assert after["thinkingLevel"] == before["thinkingLevel"]
@@ -216,7 +131,7 @@ def test_fields_a_file_leaves_out_stay_out_of_the_context(node: str, tmp_path: P
             "id": "00000002",
             "parentId": "00000001",
             "timestamp": "2024-12-03T14:00:02.000Z",
-            "message": assistant([{"type": "text", "text": "hello"}], 1733234402000),
+            "message": assistant_message([{"type": "text", "text": "hello"}], 2),
         },
         {
             "type": "compaction",

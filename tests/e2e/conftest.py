@@ -71,6 +71,20 @@ def messages_of(entries: list[JsonDict], role: str | None = None) -> list[JsonDi
     ]
 
 
+async def current_file(client: RpcAgentClient) -> Path:
+    """The file of the server's current session (it has one: the test wrote to it)."""
+    state = await client.get_state()
+    assert state.sessionFile is not None
+    return Path(state.sessionFile)
+
+
+async def context_of(client: RpcAgentClient, *roles: str) -> list[JsonDict]:
+    """The messages of the current context, once checked to have these roles in this order."""
+    messages: list[JsonDict] = (await client.call("get_messages"))["messages"]
+    assert [m["role"] for m in messages] == list(roles)
+    return messages
+
+
 def text_of(message: JsonDict) -> str:
     content = message.get("content")
     if isinstance(content, str):
@@ -176,12 +190,17 @@ class E2E:
         return RpcAgentClient.spawn(*argv, env=self.env(), cwd=self.cwd, stderr=stderr)
 
     @asynccontextmanager
-    async def raw(self, *args: str, script: list[JsonDict] | None = None) -> AsyncIterator[RawServer]:
-        """A server driven over raw pipes (for malformed input)."""
+    async def raw(
+        self,
+        *args: str,
+        script: list[JsonDict] | None = None,
+        python_args: tuple[str, ...] = ("-m", "rpc_agent"),
+    ) -> AsyncIterator[RawServer]:
+        """A server driven over raw pipes (for malformed input); ``python_args`` start it."""
         log = self.new_log()
         with log.open("wb") as stderr:
             process = await anyio.open_process(
-                [sys.executable, "-m", "rpc_agent", *self.argv(*args, script=script)],
+                [sys.executable, *python_args, *self.argv(*args, script=script)],
                 cwd=self.cwd,
                 env={**_base_env(), **self.env()},
                 stderr=stderr.fileno(),
@@ -207,18 +226,8 @@ class E2E:
 @asynccontextmanager
 async def _in_process_client(argv: list[str], log: Path) -> AsyncIterator[RpcAgentClient]:
     """What ``RpcAgentClient.spawn`` does, with the server task in place of the process."""
-    async with serve_in_task(argv, log) as task:
-        client = RpcAgentClient(task)
-        async with anyio.create_task_group() as group:
-            client._group = group
-            group.start_soon(client._read_loop)
-            try:
-                yield client
-            finally:
-                await client.close()
-                group.cancel_scope.cancel()
-        client._event_send.close()
-        client._event_receive.close()
+    async with serve_in_task(argv, log) as task, RpcAgentClient.connect(task) as client:
+        yield client
 
 
 def assert_no_internal_errors(log: Path) -> None:

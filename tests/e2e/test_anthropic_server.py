@@ -15,7 +15,7 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from fake_anthropic import FakeAnthropic, HttpError, Reply, Text, Thinking, ToolUse
+from fake_anthropic import FakeAnthropic, HttpError, Reply, Text, Thinking, ToolUse, tool_round
 
 from .conftest import E2E, header_and_entries, messages_of, start, text_of, wait_event
 
@@ -83,14 +83,11 @@ async def test_streamed_text_reaches_the_client_and_the_request_is_well_formed(
 @pytest.mark.in_process
 async def test_tool_use_round_trip_runs_the_tool_in_the_cwd(e2e: E2E, fake: FakeAnthropic) -> None:
     fake.enqueue(
-        Reply(
-            [
-                Text("Creating it."),
-                ToolUse("toolu_01", "bash", {"command": "echo made > made.txt && cat made.txt"}),
-            ],
-            stop_reason="tool_use",
-        ),
-        Reply([Text("Done: made.txt exists.")]),
+        *tool_round(
+            Text("Creating it."),
+            ToolUse("toolu_01", "bash", {"command": "echo made > made.txt && cat made.txt"}),
+            answer="Done: made.txt exists.",
+        )
     )
     async with e2e.server(*anthropic()) as client:
         result = await client.call("prompt", {"message": "make a file"})
@@ -243,14 +240,11 @@ async def test_host_round_trip_approval_client_tool_and_hooks(e2e: E2E, fake: Fa
     """One full round on the real SDK: the host denies a write, runs its own tool, injects a
     message and the system prompt, and supplies a branch summary that costs no model call."""
     fake.enqueue(
-        Reply(
-            [
-                ToolUse("toolu_w", "write", {"path": "no.txt", "content": "x"}),
-                ToolUse("toolu_c", "clock", {"zone": "UTC"}),
-            ],
-            stop_reason="tool_use",
-        ),
-        Reply([Text("It is noon; I did not write the file.")]),
+        *tool_round(
+            ToolUse("toolu_w", "write", {"path": "no.txt", "content": "x"}),
+            ToolUse("toolu_c", "clock", {"zone": "UTC"}),
+            answer="It is noon; I did not write the file.",
+        )
     )
     async with e2e.server(*anthropic()) as client:
         client.on_approval(lambda params: {"decision": "deny", "message": "read-only today"})

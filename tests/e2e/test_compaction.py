@@ -16,7 +16,7 @@ import pytest
 from rpc_agent.server import errors as codes
 from rpc_agent_client import RpcAgentClient, RpcCallError
 
-from .conftest import E2E, expect_error, header_and_entries, long_text, start, text_of, wait_event
+from .conftest import E2E, context_of, expect_error, header_and_entries, long_text, start, text_of, wait_event
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
@@ -78,14 +78,7 @@ async def test_manual_compact(e2e: E2E) -> None:
         assert compaction["firstKeptEntryId"] == users[1]
         assert compaction["summary"] == result["summary"]
         assert compaction["id"] == state.leafId
-        messages = (await client.call("get_messages"))["messages"]
-        assert [m["role"] for m in messages] == [
-            "compactionSummary",
-            "user",
-            "assistant",
-            "user",
-            "assistant",
-        ]
+        messages = await context_of(client, "compactionSummary", "user", "assistant", "user", "assistant")
         assert messages[0]["summary"] == result["summary"]
 
         # Everything left fits in the kept part: a clear error, nothing appended.

@@ -1,30 +1,49 @@
-"""``rpc-agent -p``: one prompt, the answer on stdout, an exit code; and the run limits."""
+"""``rpc-agent -p``: one prompt, the answer on stdout, an exit code; and the run limits.
+
+The command runs through the real ``rpc_agent.cli.main`` in the test's process (``in_process``:
+the fixture gives it the environment and working directory a process would have), with its
+stdout and stderr captured: what it prints and returns is the point, not the interpreter.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import os
-import subprocess
-import sys
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from .conftest import E2E, WAIT, header_and_entries, messages_of
+from rpc_agent import cli
+
+from .conftest import E2E, header_and_entries, messages_of
+
+pytestmark = pytest.mark.in_process
 
 JsonDict = dict[str, Any]
 
 
-def run(e2e: E2E, *args: str, script: list[JsonDict] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rpc_agent", *e2e.argv(*args, script=script)],
-        cwd=e2e.cwd,
-        env={**os.environ, **e2e.env()},
-        capture_output=True,
-        text=True,
-        timeout=WAIT,
-        check=False,
-    )
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run(e2e: E2E, *args: str, script: list[JsonDict] | None = None) -> Done:
+    assert e2e.in_process, "the e2e fixture sets the environment only for in_process tests"
+    stdout, stderr = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8") for _ in range(2))
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = cli.main(e2e.argv(*args, script=script))
+    return Done(code, _written(stdout), _written(stderr))
+
+
+def _written(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    buffer = stream.buffer
+    assert isinstance(buffer, io.BytesIO)
+    return buffer.getvalue().decode()
 
 
 def bash_call(command: str) -> JsonDict:

@@ -6,6 +6,7 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +30,46 @@ EXIT_BOUND = 2.0
 """Seconds the server may take to exit once its host is gone (a stated requirement)."""
 
 
-async def wait_for_text(server: RawServer) -> None:
-    """Read events until the first text delta of a streaming answer."""
-    while True:
+async def send_prompt_p(server: RawServer, text: str) -> None:
+    await server.send({"jsonrpc": "2.0", "id": "p", "method": "prompt", "params": {"message": text}})
+
+
+async def read_events_until(server: RawServer, done: Callable[[JsonDict], bool]) -> None:
+    """Read event lines into ``server.events`` until one of them makes ``done`` true."""
+    while not any(done(event) for event in server.events):
         line = await server.recv_line()
         assert line is not None
         message = orjson.loads(line)
         assert message.get("method") == "event", message
         server.events.append(message["params"])
-        delta = message["params"].get("assistantMessageEvent") or {}
-        if delta.get("type") == "text_delta":
-            return
+
+
+async def wait_for_text(server: RawServer) -> None:
+    """Read events until the first text delta of a streaming answer."""
+    await read_events_until(
+        server, lambda event: (event.get("assistantMessageEvent") or {}).get("type") == "text_delta"
+    )
+
+
+async def wait_for_processes(marker: str, count: int = 1) -> None:
+    """Until ``count`` processes whose command line holds ``marker`` run (another process's
+    doing: there is nothing to wait on but the process table)."""
+    with anyio.fail_after(WAIT):
+        while len(processes_running(marker)) < count:  # noqa: ASYNC110
+            await anyio.sleep(0.02)
+
+
+def stored_messages(e2e: E2E) -> tuple[Path, list[JsonDict]]:
+    """The one session file, and the messages it holds."""
+    (session_file,) = e2e.session_files()
+    return session_file, [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
+
+
+def assert_tool_call_stored_as_aborted(e2e: E2E) -> None:
+    _, stored = stored_messages(e2e)
+    assert [m["role"] for m in stored] == ["user", "assistant", "toolResult"]
+    assert stored[-1]["isError"] is True
+    assert "aborted" in text_of(stored[-1])
 
 
 async def rest(server: RawServer) -> list[JsonDict]:
@@ -52,7 +82,7 @@ async def rest(server: RawServer) -> list[JsonDict]:
 
 async def test_eof_during_a_slow_prompt_aborts_it_and_exits(e2e: E2E) -> None:
     async with e2e.raw(script=[SLOW]) as server:
-        await server.send({"jsonrpc": "2.0", "id": "p", "method": "prompt", "params": {"message": "talk"}})
+        await send_prompt_p(server, "talk")
         await wait_for_text(server)
         # The host goes away: the run stops as on SIGTERM, it does not stream on to its end.
         assert server.process.stdin is not None
@@ -89,7 +119,7 @@ async def test_requests_read_from_a_file_run_to_their_end(e2e: E2E) -> None:
 
 async def test_sigterm_during_a_slow_prompt_keeps_the_partial(e2e: E2E) -> None:
     async with e2e.raw(script=[SLOW]) as server:
-        await server.send({"jsonrpc": "2.0", "id": "p", "method": "prompt", "params": {"message": "talk"}})
+        await send_prompt_p(server, "talk")
         await wait_for_text(server)
         server.terminate()
         remaining = await rest(server)
@@ -113,7 +143,7 @@ async def test_shutdown_answers_then_exits_zero(e2e: E2E) -> None:
 
 async def test_shutdown_during_a_prompt_answers_both(e2e: E2E) -> None:
     async with e2e.raw(script=[SLOW]) as server:
-        await server.send({"jsonrpc": "2.0", "id": "p", "method": "prompt", "params": {"message": "talk"}})
+        await send_prompt_p(server, "talk")
         await wait_for_text(server)
         await server.send({"jsonrpc": "2.0", "id": "bye", "method": "shutdown"})
         remaining = await rest(server)
@@ -123,8 +153,7 @@ async def test_shutdown_during_a_prompt_answers_both(e2e: E2E) -> None:
     assert answers["p"].get("result", {}).get("stopReason") == "aborted" or (
         answers["p"]["error"]["code"] == codes.CANCELLED
     )
-    (session_file,) = e2e.session_files()
-    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
+    _, stored = stored_messages(e2e)
     assert stored[-1]["stopReason"] == "aborted"
 
 
@@ -132,24 +161,15 @@ async def test_sigterm_during_a_tool_call_kills_the_command_and_stores_the_resul
     marker = f"sleep 31.{os.getpid()}"
     script: list[JsonDict] = [{"toolCalls": [{"name": "bash", "arguments": {"command": marker}}]}]
     async with e2e.raw(script=script) as server:
-        await server.send({"jsonrpc": "2.0", "id": "p", "method": "prompt", "params": {"message": "wait"}})
-        while not any(e["type"] == "tool_execution_start" for e in server.events):
-            line = await server.recv_line()
-            assert line is not None
-            server.events.append(orjson.loads(line)["params"])
-        with anyio.fail_after(WAIT):
-            while not processes_running(marker):  # noqa: ASYNC110 (another process to appear)
-                await anyio.sleep(0.02)
+        await send_prompt_p(server, "wait")
+        await read_events_until(server, lambda event: event["type"] == "tool_execution_start")
+        await wait_for_processes(marker)
         server.terminate()
         remaining = await rest(server)
         assert await server.process.wait() == 0
     assert [m for m in remaining if m.get("id") == "p"]
     assert processes_running(marker) == []
-    (session_file,) = e2e.session_files()
-    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
-    assert [m["role"] for m in stored] == ["user", "assistant", "toolResult"]
-    assert stored[-1]["isError"] is True
-    assert "aborted" in text_of(stored[-1])
+    assert_tool_call_stored_as_aborted(e2e)
 
 
 TOOL_COMMANDS = {
@@ -165,10 +185,8 @@ async def test_eof_during_a_tool_call_kills_the_command_and_exits(e2e: E2E, kind
     command = TOOL_COMMANDS[kind].format(marker=marker)
     script: list[JsonDict] = [{"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}]
     async with e2e.raw(script=script) as server:
-        await server.send({"jsonrpc": "2.0", "id": "p", "method": "prompt", "params": {"message": "wait"}})
-        with anyio.fail_after(WAIT):
-            while not processes_running(f"sleep {marker}"):  # noqa: ASYNC110 (another process)
-                await anyio.sleep(0.02)
+        await send_prompt_p(server, "wait")
+        await wait_for_processes(f"sleep {marker}")
         assert server.process.stdin is not None
         await server.process.stdin.aclose()
         with anyio.fail_after(EXIT_BOUND):
@@ -176,11 +194,7 @@ async def test_eof_during_a_tool_call_kills_the_command_and_exits(e2e: E2E, kind
             assert await server.process.wait() == 0
     assert [m for m in remaining if m.get("id") == "p"]
     assert processes_running(f"sleep {marker}") == []
-    (session_file,) = e2e.session_files()
-    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
-    assert [m["role"] for m in stored] == ["user", "assistant", "toolResult"]
-    assert stored[-1]["isError"] is True
-    assert "aborted" in text_of(stored[-1])
+    assert_tool_call_stored_as_aborted(e2e)
 
 
 async def test_client_close_during_a_prompt_stores_it_as_aborted(e2e: E2E) -> None:
@@ -198,8 +212,7 @@ async def test_client_close_during_a_prompt_stores_it_as_aborted(e2e: E2E) -> No
             pass  # answered "cancelled", or not at all: the host had stopped listening
         else:
             assert answer.stopReason == "aborted"
-    (session_file,) = e2e.session_files()
-    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
+    _, stored = stored_messages(e2e)
     assert [m["role"] for m in stored] == ["user", "assistant"]
     assert stored[1]["stopReason"] == "aborted"
 
@@ -218,15 +231,10 @@ async def test_tool_processes_do_not_outlive_a_killed_server(e2e: E2E) -> None:
     command = f"echo started; trap '' TERM; {marker} & {marker}; true"
     script: list[JsonDict] = [{"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}]
     async with e2e.raw(script=script) as server:
-        await server.send({"jsonrpc": "2.0", "id": "p", "method": "prompt", "params": {"message": "wait"}})
+        await send_prompt_p(server, "wait")
         # The first output update: the server is watching the command by then.
-        while not any(e["type"] == "tool_execution_update" for e in server.events):
-            line = await server.recv_line()
-            assert line is not None
-            server.events.append(orjson.loads(line)["params"])
-        with anyio.fail_after(WAIT):
-            while len(processes_running(marker)) < 2:  # noqa: ASYNC110 (other processes to appear)
-                await anyio.sleep(0.02)
+        await read_events_until(server, lambda event: event["type"] == "tool_execution_update")
+        await wait_for_processes(marker, 2)
         server.process.kill()
         await server.process.wait()
     try:
@@ -248,8 +256,7 @@ def assert_prompt_p_aborted(e2e: E2E, remaining: list[Any]) -> tuple[Path, list[
     else:
         assert answer["error"]["code"] == codes.CANCELLED
     assert [m["params"]["type"] for m in remaining if m.get("method") == "event"][-1] == "agent_end"
-    (session_file,) = e2e.session_files()
-    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
+    session_file, stored = stored_messages(e2e)
     assert [m["role"] for m in stored] == ["user", "assistant"]
     assert stored[1]["stopReason"] == "aborted"
     return session_file, stored

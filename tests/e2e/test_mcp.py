@@ -1,5 +1,9 @@
-"""MCP servers through the JSON-RPC front: real servers (``tests/mcp_servers/mcp_server.py``, written
-with the same SDK) over stdio and HTTP, their tools called by the scripted model."""
+"""MCP servers through the JSON-RPC front: real servers (``tests/mcp_servers/mcp_server.py``: the
+SDK's FastMCP over HTTP, a hand-written one over stdio) as processes, their tools called by the
+scripted model.
+
+The rpc-agent server runs in the test's event loop (``in_process``) but where its stderr is the
+point (a crashing MCP server's output goes to rpc-agent's log)."""
 
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ def statuses(events: list[JsonDict], name: str) -> list[str]:
     return [e["status"] for e in events if e["type"] == "mcp_server_status" and e["name"] == name]
 
 
+@pytest.mark.in_process
 async def test_stdio_server_tools_are_offered_and_called(e2e: E2E) -> None:
     script = [
         call("mcp__srv__echo", text="hi"),
@@ -90,6 +95,7 @@ async def test_server_crashing_mid_call_is_a_tool_error_and_the_run_goes_on(e2e:
     assert "test server: crashing on purpose" in e2e.logs[-1].read_text()
 
 
+@pytest.mark.in_process
 async def test_server_exiting_while_idle_is_reported_at_once(e2e: E2E) -> None:
     script = [call("mcp__srv__exit_soon"), {"text": "it said bye"}]
     async with e2e.server(script=script) as client:
@@ -102,6 +108,7 @@ async def test_server_exiting_while_idle_is_reported_at_once(e2e: E2E) -> None:
         assert (await client.call("mcp_servers"))["servers"][0]["status"] == "failed"
 
 
+@pytest.mark.in_process
 async def test_slow_server_times_out_and_the_session_still_works(e2e: E2E) -> None:
     settings = e2e.cwd / ".rpc-agent" / "settings.json"
     settings.parent.mkdir()
@@ -119,6 +126,7 @@ async def test_slow_server_times_out_and_the_session_still_works(e2e: E2E) -> No
         assert await wait_gone(int(pid_file.read_text()))
 
 
+@pytest.mark.in_process
 async def test_project_mcp_json_and_switching_sessions_restarts_servers(e2e: E2E) -> None:
     project = stdio_server()
     (e2e.cwd / ".mcp.json").write_text(
@@ -145,6 +153,7 @@ async def test_project_mcp_json_and_switching_sessions_restarts_servers(e2e: E2E
         assert [(s["name"], s["status"]) for s in servers] == [("proj", "ready"), ("extra", "ready")]
 
 
+@pytest.mark.in_process
 async def test_http_server(e2e: E2E) -> None:
     async with http_server() as url:
         script = [call("mcp__web__echo", text="over http"), call("mcp__web__resources"), {"text": "ok"}]
@@ -162,6 +171,7 @@ async def test_http_server(e2e: E2E) -> None:
             assert server["status"] == "ready"
 
 
+@pytest.mark.in_process
 async def test_http_server_dying_mid_call_is_a_tool_error(e2e: E2E) -> None:
     async with http_server() as url:
         script = [call("mcp__web__crash"), {"text": "noted"}]
@@ -175,6 +185,7 @@ async def test_http_server_dying_mid_call_is_a_tool_error(e2e: E2E) -> None:
             assert statuses(client.events_seen, "web")[-1] == "failed"
 
 
+@pytest.mark.in_process
 async def test_bad_mcp_servers_param_is_invalid_params(e2e: E2E) -> None:
     async with e2e.server() as client:
         await expect_error(client.call("initialize", {"mcpServers": [{"name": "x"}]}), codes.INVALID_PARAMS)

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from rpc_agent.server import errors as codes
+from rpc_agent_client import RpcAgentClient
 
-from .conftest import E2E, expect_error, header_and_entries, messages_of, text_of
+from .conftest import E2E, current_file, expect_error, header_and_entries, messages_of, text_of
 
 JsonDict = dict[str, Any]
 
@@ -106,15 +107,18 @@ async def test_switch_session_to_a_file_that_is_not_regular_is_an_error(
         assert await server.close_and_wait() == 0
 
 
+async def first_turn(client: RpcAgentClient) -> tuple[Path, bytes]:
+    """Prompt "first": the session's file, and what it holds then."""
+    await client.call("prompt", {"message": "first"})
+    live = await current_file(client)
+    return live, live.read_bytes()
+
+
 @pytest.mark.anyio
 @pytest.mark.in_process
 async def test_export_html_never_replaces_the_session_file(e2e: E2E) -> None:
     async with e2e.server() as client:
-        await client.call("prompt", {"message": "first"})
-        state = await client.get_state()
-        assert state.sessionFile is not None
-        live = Path(state.sessionFile)
-        before = live.read_bytes()
+        live, before = await first_turn(client)
         (e2e.cwd / "alias.jsonl").symlink_to(live)
         os.link(live, e2e.cwd / "hard.jsonl")
         relative = os.path.relpath(live, e2e.cwd)  # the server runs in e2e.cwd
@@ -141,11 +145,7 @@ async def test_export_html_never_replaces_the_session_file(e2e: E2E) -> None:
 @pytest.mark.in_process
 async def test_the_model_cannot_write_the_session_file(e2e: E2E) -> None:
     async with e2e.server() as client:
-        await client.call("prompt", {"message": "first"})
-        state = await client.get_state()
-        assert state.sessionFile is not None
-        live = Path(state.sessionFile)
-        before = live.read_bytes()
+        live, before = await first_turn(client)
     script: list[JsonDict] = [
         {"toolCalls": [{"name": "write", "arguments": {"path": str(live), "content": "<html></html>"}}]},
         {"text": "I could not."},
@@ -170,9 +170,7 @@ async def test_switch_session_follows_the_file_not_its_name(e2e: E2E) -> None:
     one to the server's own session is that session."""
     async with e2e.server() as holder:
         await holder.call("prompt", {"message": "held elsewhere"})
-        held_state = await holder.get_state()
-        assert held_state.sessionFile is not None
-        held = Path(held_state.sessionFile)
+        held = await current_file(holder)
         pid = holder.process.pid
         (e2e.root / "sym.jsonl").symlink_to(held)
         os.link(held, e2e.root / "hard.jsonl")

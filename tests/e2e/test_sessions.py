@@ -9,10 +9,21 @@ from typing import Any
 import anyio
 import pytest
 
+from pi_lines import assistant_message, encode, old_compaction, old_header, old_line, old_message, old_user
 from rpc_agent.server import errors as codes
 from rpc_agent_client import RpcAgentClient
 
-from .conftest import E2E, WAIT, expect_error, header_and_entries, messages_of, read_jsonl, text_of
+from .conftest import (
+    E2E,
+    WAIT,
+    context_of,
+    current_file,
+    expect_error,
+    header_and_entries,
+    messages_of,
+    read_jsonl,
+    text_of,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -24,12 +35,6 @@ async def prompt_ids(client: RpcAgentClient, text: str) -> tuple[str, str]:
     await client.call("prompt", {"message": text})
     ends = [e for e in client.events_seen[mark:] if e["type"] == "message_end"]
     return ends[0]["entryId"], ends[-1]["entryId"]
-
-
-async def current_file(client: RpcAgentClient) -> Path:
-    state = await client.get_state()
-    assert state.sessionFile is not None
-    return Path(state.sessionFile)
 
 
 def context_texts(result: JsonDict) -> list[str]:
@@ -220,78 +225,21 @@ async def test_reopen_restores_the_leaf_after_navigation(e2e: E2E) -> None:
         assert len((await client.call("get_tree"))["nodes"]) == 4
 
 
-USAGE = {
-    "input": 1,
-    "output": 1,
-    "cacheRead": 0,
-    "cacheWrite": 0,
-    "totalTokens": 2,
-    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-}
-
-
-def v1_assistant(text: str, ms: int) -> JsonDict:
-    return {
-        "role": "assistant",
-        "content": [{"type": "text", "text": text}],
-        "api": "anthropic-messages",
-        "provider": "anthropic",
-        "model": "claude-sonnet-4-5",
-        "usage": USAGE,
-        "stopReason": "stop",
-        "timestamp": ms,
-    }
-
-
 def v1_file(cwd: Path) -> bytes:
     """A v1 session as the old writer produced it: no version, no ids, a compaction by index."""
-    lines: list[JsonDict] = [
-        {
-            "type": "session",
-            "id": "0c0ffee0-1111-4222-8333-444455556666",
-            "timestamp": "2024-12-03T14:00:00.000Z",
-            "cwd": str(cwd),
-        },
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:01.000Z",
-            "message": {"role": "user", "content": "u1", "timestamp": 1733234401000},
-        },
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:02.000Z",
-            "message": v1_assistant("a1", 1733234402000),
-        },
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:03.000Z",
-            "message": {"role": "user", "content": "u2", "timestamp": 1733234403000},
-        },
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:04.000Z",
-            "message": v1_assistant("a2", 1733234404000),
-        },
-        {
-            "type": "compaction",
-            "timestamp": "2024-12-03T14:00:05.000Z",
-            "summary": "u1 and a1 were discussed",
-            "firstKeptEntryIndex": 3,
-            "tokensBefore": 50000,
-        },
-        {"type": "thinking_level_change", "timestamp": "2024-12-03T14:00:06.000Z", "thinkingLevel": "high"},
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:07.000Z",
-            "message": {"role": "user", "content": "u3", "timestamp": 1733234407000},
-        },
-        {
-            "type": "message",
-            "timestamp": "2024-12-03T14:00:08.000Z",
-            "message": v1_assistant("a3", 1733234408000),
-        },
-    ]
-    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+    return encode(
+        [
+            old_header(cwd=str(cwd)),
+            old_user("u1", 1),
+            old_message(2, assistant_message([{"type": "text", "text": "a1"}], 2)),
+            old_user("u2", 3),
+            old_message(4, assistant_message([{"type": "text", "text": "a2"}], 4)),
+            old_compaction(5, "u1 and a1 were discussed", 3, 50000),
+            old_line("thinking_level_change", 6, thinkingLevel="high"),
+            old_user("u3", 7),
+            old_message(8, assistant_message([{"type": "text", "text": "a3"}], 8)),
+        ]
+    )
 
 
 @pytest.mark.in_process
@@ -311,14 +259,7 @@ async def test_a_v1_session_file_is_migrated_and_served(e2e: E2E) -> None:
         assert state.sessionId == "0c0ffee0-1111-4222-8333-444455556666"
         assert state.leafId == entries[-1]["id"]
         assert state.thinkingLevel == "high"
-        messages = (await client.call("get_messages"))["messages"]
-        assert [m["role"] for m in messages] == [
-            "compactionSummary",
-            "user",
-            "assistant",
-            "user",
-            "assistant",
-        ]
+        messages = await context_of(client, "compactionSummary", "user", "assistant", "user", "assistant")
         assert messages[0]["summary"] == "u1 and a1 were discussed"
         assert [text_of(m) for m in messages[1:]] == ["u2", "a2", "u3", "a3"]
         nodes = (await client.call("get_tree"))["nodes"]

@@ -1,7 +1,8 @@
 """Settings methods, and automatic retries of transient provider errors.
 
-The retry delay stays at its default (2 s; ``--retry-base-delay-ms`` would shorten it) so that
-``abort_retry`` and ``abort`` have a wait to land in; the one successful retry pays it once.
+Where ``abort_retry`` and ``abort`` must land in the wait before a retry, the delay stays at its
+default (2 s); a retry that is waited out asks for a short one (the error's ``retryAfterMs``, or
+``--retry-base-delay-ms``).
 """
 
 from __future__ import annotations
@@ -136,14 +137,14 @@ async def test_steering_all_at_once_and_follow_ups_one_at_a_time(e2e: E2E) -> No
 async def test_auto_retry_then_abort_retry_and_abort(e2e: E2E) -> None:
     overloaded = {"error": "overloaded", "status": 529, "retryable": True}
     script: list[JsonDict] = [
-        overloaded,
+        {**overloaded, "retryAfterMs": 20},
         {"text": "recovered"},
         overloaded,
         overloaded,
         {"text": "after the aborted retries"},
     ]
     async with e2e.server(script=script) as client:
-        # A transient error, then success: one retry after the default delay.
+        # A transient error, then success: one retry after the delay the error asked for.
         mark = len(client.events_seen)
         result = await client.call("prompt", {"message": "try"})
         assert result["stopReason"] == "stop"
@@ -208,7 +209,7 @@ async def test_errors_that_are_not_retried(e2e: E2E) -> None:
         {"error": "overloaded again", "status": 529, "retryable": True, "afterChunks": 0},
         {"text": "fine"},
     ]
-    async with e2e.server(script=script) as client:
+    async with e2e.server("--retry-base-delay-ms", "20", script=script) as client:
         result = await client.call("prompt", {"message": "first"})
         assert result["stopReason"] == "error"
         assert result["errorMessage"] == "invalid api key"
@@ -223,7 +224,7 @@ async def test_errors_that_are_not_retried(e2e: E2E) -> None:
         assert result["messages"][-1]["errorMessage"] == "connection reset"
         assert not [e for e in client.events_seen if e["type"].startswith("auto_retry")]
 
-        # Broke before anything useful, retryable: retried (after the default delay).
+        # Broke before anything useful, retryable: retried (after the configured delay).
         mark = len(client.events_seen)
         result = await client.call("prompt", {"message": "third"})
         assert result["stopReason"] == "stop"

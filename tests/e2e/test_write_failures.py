@@ -4,18 +4,15 @@ opened, and changes nothing that could not be stored."""
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 import pytest
 
 from rpc_agent.server import errors as codes
 
-from .conftest import E2E, PAIRS, RawServer, assert_no_internal_errors, event_types, validate_events
+from .conftest import E2E, PAIRS, RawServer, event_types, validate_events
 
 pytestmark = pytest.mark.anyio
 
@@ -35,24 +32,9 @@ _LIMITED = (
 
 @asynccontextmanager
 async def limited_server(e2e: E2E, script: list[JsonDict]) -> AsyncIterator[RawServer]:
-    log = e2e.new_log()
-    with log.open("wb") as stderr:
-        process = await anyio.open_process(
-            [sys.executable, "-c", _LIMITED.format(limit=LIMIT), *e2e.argv(script=script)],
-            cwd=e2e.cwd,
-            env={**os.environ, **e2e.env()},
-            stderr=stderr.fileno(),
-        )
-    server = RawServer(process)
-    try:
+    async with e2e.raw(script=script, python_args=("-c", _LIMITED.format(limit=LIMIT))) as server:
         yield server
         assert await server.close_and_wait() == 0
-    finally:
-        if process.returncode is None:
-            process.kill()
-        with anyio.CancelScope(shield=True):
-            await process.aclose()
-    assert_no_internal_errors(log)
 
 
 def assert_paired(events: list[JsonDict]) -> None:

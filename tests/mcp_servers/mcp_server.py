@@ -1,79 +1,171 @@
-"""A small MCP server for the tests, written with the same SDK (FastMCP).
+"""A small MCP server for the tests.
 
 ``python mcp_server.py [stdio | http PORT] [--sleep SECONDS]``: stdio by default; ``http`` serves
 streamable HTTP on 127.0.0.1:PORT at ``/mcp``; ``--sleep`` delays start-up (a slow server); ``$MCP_TEST_PID_FILE`` gets its process id.
 Tools: ``echo`` (text), ``pid`` (read-only, the server's process id), ``picture`` (text and a
 PNG), ``resources`` (an embedded text resource and a resource link), ``crash`` (the process
 exits in the middle of the call), ``exit_soon`` (exits just after answering).
+
+Over HTTP the tools are served by the SDK's FastMCP (a server written with the same SDK as our
+client). Over stdio the server answers the few requests a client makes by hand, without the SDK:
+it takes most of a second to import, and the tests start a score of stdio servers (each is a
+process with its own life: they crash, exit, hang at start, get replaced).
 """
 
 from __future__ import annotations
 
+import inspect
+import json
 import os
 import sys
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 if os.environ.get("MCP_TEST_PID_FILE"):  # first thing: before the SDK's second of imports
     with open(os.environ["MCP_TEST_PID_FILE"], "w") as out:
         out.write(str(os.getpid()))
 
-from mcp.server.fastmcp import FastMCP
-from mcp.types import (
-    EmbeddedResource,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-    TextResourceContents,
-    ToolAnnotations,
-)
-from pydantic import AnyUrl
+JsonDict = dict[str, Any]
 
 PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
-server = FastMCP("test-server", host="127.0.0.1", log_level="WARNING")
+
+def text(value: str) -> JsonDict:
+    return {"type": "text", "text": value}
 
 
-@server.tool(description="Say the text back.")
-def echo(text: str) -> str:
-    return f"echo: {text}"
+# --- the tools: each returns its content blocks (MCP's JSON shapes) ------------------------------
 
 
-@server.tool(description="The server's process id.", annotations=ToolAnnotations(readOnlyHint=True))
-def pid() -> str:
-    return str(os.getpid())
+def echo(text: str) -> list[JsonDict]:
+    return [{"type": "text", "text": f"echo: {text}"}]
 
 
-@server.tool(description="A caption and a picture.")
-def picture() -> list[TextContent | ImageContent]:
+def pid() -> list[JsonDict]:
+    return [text(str(os.getpid()))]
+
+
+def picture() -> list[JsonDict]:
+    return [text("a red dot"), {"type": "image", "data": PNG_1X1, "mimeType": "image/png"}]
+
+
+def resources() -> list[JsonDict]:
     return [
-        TextContent(type="text", text="a red dot"),
-        ImageContent(type="image", data=PNG_1X1, mimeType="image/png"),
+        {"type": "resource", "resource": {"uri": "file:///notes.txt", "text": "remember the milk"}},
+        {"type": "resource_link", "name": "spec", "uri": "https://example.com/spec"},
     ]
 
 
-@server.tool(description="A document and a link.")
-def resources() -> list[EmbeddedResource | ResourceLink]:
-    return [
-        EmbeddedResource(
-            type="resource",
-            resource=TextResourceContents(uri=AnyUrl("file:///notes.txt"), text="remember the milk"),
-        ),
-        ResourceLink(type="resource_link", name="spec", uri=AnyUrl("https://example.com/spec")),
-    ]
-
-
-@server.tool(description="Exit in the middle of the call.")
-def crash() -> str:
+def crash() -> list[JsonDict]:
     sys.stderr.write("test server: crashing on purpose\n")
     sys.stderr.flush()
     os._exit(3)
 
 
-@server.tool(description="Answer, then exit a moment later.")
-def exit_soon() -> str:
+def exit_soon() -> list[JsonDict]:
     threading.Timer(0.2, os._exit, args=(0,)).start()
-    return "bye"
+    return [text("bye")]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    run: Callable[..., list[JsonDict]]
+    description: str
+    read_only: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.run.__name__
+
+    def input_schema(self) -> JsonDict:
+        """Every argument of these tools is a required string."""
+        names = list(inspect.signature(self.run).parameters)
+        return {"type": "object", "properties": {n: {"type": "string"} for n in names}, "required": names}
+
+
+TOOLS = [
+    ToolSpec(echo, "Say the text back."),
+    ToolSpec(pid, "The server's process id.", read_only=True),
+    ToolSpec(picture, "A caption and a picture."),
+    ToolSpec(resources, "A document and a link."),
+    ToolSpec(crash, "Exit in the middle of the call."),
+    ToolSpec(exit_soon, "Answer, then exit a moment later."),
+]
+
+
+# --- stdio, by hand --------------------------------------------------------------------------------
+
+
+def answer(method: str, params: JsonDict) -> JsonDict:
+    if method == "initialize":
+        return {
+            "protocolVersion": params["protocolVersion"],
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "test-server", "version": "1"},
+        }
+    if method == "ping":
+        return {}
+    if method == "tools/list":
+        return {
+            "tools": [
+                {"name": tool.name, "description": tool.description, "inputSchema": tool.input_schema()}
+                | ({"annotations": {"readOnlyHint": True}} if tool.read_only else {})
+                for tool in TOOLS
+            ]
+        }
+    if method == "tools/call":
+        (tool,) = [t for t in TOOLS if t.name == params["name"]]
+        return {"content": tool.run(**params.get("arguments", {})), "isError": False}
+    raise LookupError(method)
+
+
+def serve_stdio() -> None:
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "id" not in message:
+            continue  # a notification (initialized, cancelled): nothing to answer
+        reply: JsonDict = {"jsonrpc": "2.0", "id": message["id"]}
+        try:
+            reply["result"] = answer(message["method"], message.get("params") or {})
+        except LookupError:
+            reply["error"] = {"code": -32601, "message": f"no method {message['method']}"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+# --- HTTP, with the SDK -----------------------------------------------------------------------------
+
+
+def serve_http(port: int) -> None:
+    from mcp.server.fastmcp import FastMCP
+    from mcp.types import ContentBlock, ToolAnnotations
+    from pydantic import TypeAdapter
+
+    blocks = TypeAdapter(list[ContentBlock])
+    server = FastMCP("test-server", host="127.0.0.1", port=port, log_level="WARNING")
+    for tool in TOOLS:
+        server.add_tool(
+            _with_sdk_types(tool.run, blocks),
+            name=tool.name,
+            description=tool.description,
+            annotations=ToolAnnotations(readOnlyHint=True) if tool.read_only else None,
+            structured_output=False,
+        )
+    server.run(transport="streamable-http")
+
+
+def _with_sdk_types(run: Callable[..., list[JsonDict]], blocks: Any) -> Callable[..., Any]:
+    """The tool with its signature (FastMCP derives the input schema from it), returning the
+    SDK's content models."""
+
+    def tool(**arguments: Any) -> Any:
+        return blocks.validate_python(run(**arguments))
+
+    tool.__signature__ = inspect.signature(run).replace(return_annotation=inspect.Signature.empty)  # type: ignore[attr-defined]
+    return tool
 
 
 def main(argv: list[str]) -> None:
@@ -82,10 +174,9 @@ def main(argv: list[str]) -> None:
         time.sleep(float(argv[index + 1]))
         del argv[index : index + 2]
     if argv and argv[0] == "http":
-        server.settings.port = int(argv[1])
-        server.run(transport="streamable-http")
+        serve_http(int(argv[1]))
     else:
-        server.run(transport="stdio")
+        serve_stdio()
 
 
 if __name__ == "__main__":

@@ -18,12 +18,9 @@ from rpc_agent.server import MethodRegistry, Router, RpcError, open_stdio
 from rpc_agent.server import errors as codes
 
 
-class EchoParams(BaseModel):
-    text: str
-    extra: Any = None
+class Echo(BaseModel):
+    """What ``echo`` takes and gives back (and what the other test methods take)."""
 
-
-class EchoResult(BaseModel):
     text: str
     extra: Any = None
 
@@ -73,8 +70,8 @@ def _router() -> Router:
     return router
 
 
-def echo(p: EchoParams) -> EchoResult:
-    return EchoResult(text=p.text, extra=p.extra)
+def echo(p: Echo) -> Echo:
+    return Echo(text=p.text, extra=p.extra)
 
 
 async def slow(p: SlowParams) -> SlowResult:
@@ -110,11 +107,11 @@ def in_flight(_p: None) -> InFlight:
     return InFlight(requests=[[request_id, method] for request_id, method in _router().in_flight])
 
 
-async def ask_client(p: EchoParams) -> AskResult:
+async def ask_client(p: Echo) -> AskResult:
     return AskResult(answer=await _router().request("client/echo", {"text": p.text}))
 
 
-def notify_me(p: EchoParams) -> None:
+def notify_me(p: Echo) -> None:
     _router().notify("event", {"type": "echo", "text": p.text})
     return None
 
@@ -133,9 +130,7 @@ def map_error(exc: BaseException) -> RpcError | None:
 
 def build_registry() -> MethodRegistry:
     registry = MethodRegistry()
-    registry.add(
-        "echo", echo, params=EchoParams, result=EchoResult, inline=True, description="Echo the text."
-    )
+    registry.add("echo", echo, params=Echo, result=Echo, inline=True, description="Echo the text.")
     registry.add("slow", slow, params=SlowParams, result=SlowResult, description="Sleep, then answer.")
     registry.add("fail_rpc", fail_rpc, params=None, result=Pong, inline=True)
     registry.add("fail_value", fail_value, params=None, result=Pong)
@@ -144,8 +139,8 @@ def build_registry() -> MethodRegistry:
     registry.add("typed", typed, params=TypedParams, result=TypedResult, inline=True)
     registry.add("ping", ping, params=None, result=Pong, inline=True)
     registry.add("in_flight", in_flight, params=None, result=InFlight, inline=True)
-    registry.add("ask_client", ask_client, params=EchoParams, result=AskResult)
-    registry.add("notify_me", notify_me, params=EchoParams, result=None, inline=True)
+    registry.add("ask_client", ask_client, params=Echo, result=AskResult)
+    registry.add("notify_me", notify_me, params=Echo, result=None, inline=True)
     registry.add("print_stray", print_stray, params=None, result=Pong, inline=True)
     return registry
 

@@ -1,17 +1,24 @@
-"""Drive ``rpc_test_server.py`` over real pipes, the way an editor would."""
+"""Drive ``rpc_test_server.py`` over real pipes, the way an editor would: as a process, or, for
+the tests about the router's answers rather than the process, served in the test's event loop."""
 
 from __future__ import annotations
 
+import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import anyio
 import anyio.abc
 
+from e2e.inprocess import ServerTask
 from linepipe import LinePipe
+from rpc_agent.server.transport import LineReader, LineWriter
+
+from . import rpc_test_server
 
 SERVER_SCRIPT = Path(__file__).with_name("rpc_test_server.py")
 
@@ -55,6 +62,43 @@ async def running_server(tmp_path: Path) -> AsyncIterator[RpcServer]:
             process.kill()
         with anyio.CancelScope(shield=True):
             await process.aclose()
+
+
+@asynccontextmanager
+async def server_in_task(tmp_path: Path) -> AsyncIterator[RpcServer]:
+    """``rpc_test_server.main`` in a task, its stdin and stdout one socket pair (as in
+    ``tests/e2e/inprocess.py``). What needs the process stays with ``running_server``: the end of
+    stdin, signals, stderr, writes to fd 1. On the way out the server is cancelled, as the process
+    would be killed."""
+    ours, theirs = socket.socketpair()
+    signal_send, signal_receive = anyio.create_memory_object_stream[int](1)
+
+    def open_stdio() -> tuple[LineReader, LineWriter]:
+        return LineReader(theirs.fileno()), LineWriter(theirs.fileno())
+
+    with mock.patch.object(rpc_test_server, "open_stdio", open_stdio):
+        async with anyio.create_task_group() as group:
+            scope = anyio.CancelScope()
+            task = ServerTask(await anyio.abc.SocketStream.from_socket(ours), signal_send, scope)
+
+            async def run() -> None:
+                try:
+                    with scope:
+                        await rpc_test_server.main()
+                finally:
+                    theirs.close()
+                    task.finished(0)
+
+            group.start_soon(run)
+            try:
+                yield RpcServer(task, tmp_path / "server-stderr.txt")
+            finally:
+                scope.cancel()
+                with anyio.CancelScope(shield=True):
+                    await task.wait()
+                    await task.aclose()
+                signal_send.close()
+                signal_receive.close()
 
 
 def ids_and_codes(batch: list[dict[str, Any]]) -> list[tuple[Any, int | None]]:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -12,6 +11,7 @@ import orjson
 import pytest
 from pydantic import BaseModel, Field
 
+from child_python import modules_loaded_by
 from rpc_agent.server import (
     ERROR_CODES,
     ConnectionClosedError,
@@ -20,7 +20,7 @@ from rpc_agent.server import (
     RpcError,
 )
 from rpc_agent.server import errors as codes
-from rpc_agent.server.router import RawJson
+from rpc_agent.server.replies import RawJson
 from rpc_agent.session.view import array_pieces
 
 
@@ -95,6 +95,33 @@ class Started:
                 await self.changed.wait()
 
 
+def forever_registry() -> tuple[MethodRegistry, Started]:
+    """A registry whose one method, ``forever``, never returns."""
+    registry, started = MethodRegistry(), Started()
+    registry.add("forever", started, params=None, result=Result)
+    return registry, started
+
+
+@asynccontextmanager
+async def serving(registry: MethodRegistry) -> AsyncIterator[tuple[Router, Sink, Lines]]:
+    """A router serving ``registry`` in a task; its input ends with the block."""
+    sink, lines = Sink(), Lines()
+    router = Router(registry, sink)
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(router.serve, lines)
+        yield router, sink, lines
+        lines.end()
+
+
+async def served(registry: MethodRegistry, *messages: Any, **options: Any) -> Sink:
+    """What a router answers to ``messages``, served to the end of the input."""
+    sink, lines = Sink(), Lines()
+    lines.feed(*messages)
+    lines.end()
+    await Router(registry, sink, **options).serve(lines)
+    return sink
+
+
 def request(request_id: Any, method: str, params: Any = None) -> dict[str, Any]:
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
@@ -156,14 +183,9 @@ def test_every_error_code_is_published_once_with_a_description() -> None:
 
 
 def test_importing_the_server_package_stays_cheap() -> None:
-    code = (
-        "import sys\n"
-        "import rpc_agent.server\n"
-        "heavy = ['anthropic', 'jsonschema', 'http.server', 'jsonrpcserver']\n"
-        "print([name for name in heavy if name in sys.modules])\n"
-    )
-    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert output.splitlines() == ["[]"]
+    loaded = modules_loaded_by("import rpc_agent.server")
+    heavy = ["anthropic", "jsonschema", "http.server", "jsonrpcserver"]
+    assert [name for name in heavy if name in loaded] == []
 
 
 # --- router -------------------------------------------------------------------------------------
@@ -171,12 +193,8 @@ def test_importing_the_server_package_stays_cheap() -> None:
 
 @pytest.mark.anyio
 async def test_cancel_all_answers_every_running_request_with_cancelled() -> None:
-    registry, started = MethodRegistry(), Started()
-    registry.add("forever", started, params=None, result=Result)
-    sink, lines = Sink(), Lines()
-    router = Router(registry, sink)
-    async with anyio.create_task_group() as task_group:
-        task_group.start_soon(router.serve, lines)
+    registry, started = forever_registry()
+    async with serving(registry) as (router, sink, lines):
         lines.feed(request(1, "forever"), request("two", "forever"), {"jsonrpc": "2.0", "method": "forever"})
         await started.wait_for(3)
         assert sorted(router.in_flight, key=repr) == sorted(
@@ -184,7 +202,6 @@ async def test_cancel_all_answers_every_running_request_with_cancelled() -> None
         )
         assert router.cancel_all("shutting down for the test") == 3
         await sink.wait_for(2)
-        lines.end()
     assert sorted(message["id"] for message in sink.messages if isinstance(message["id"], int)) == [1]
     for message in sink.messages:
         assert message["error"]["code"] == codes.CANCELLED
@@ -195,12 +212,8 @@ async def test_cancel_all_answers_every_running_request_with_cancelled() -> None
 
 @pytest.mark.anyio
 async def test_cancel_by_id_cancels_only_that_request() -> None:
-    registry, started = MethodRegistry(), Started()
-    registry.add("forever", started, params=None, result=Result)
-    sink, lines = Sink(), Lines()
-    router = Router(registry, sink)
-    async with anyio.create_task_group() as task_group:
-        task_group.start_soon(router.serve, lines)
+    registry, started = forever_registry()
+    async with serving(registry) as (router, sink, lines):
         lines.feed(request(1, "forever"), request(2, "forever"))
         await started.wait_for(2)
         assert router.cancel(2, "aborted")
@@ -210,24 +223,20 @@ async def test_cancel_by_id_cancels_only_that_request() -> None:
         assert sink.messages[0]["error"]["code"] == codes.CANCELLED
         assert router.in_flight == [(1, "forever")]
         router.cancel_all()
-        lines.end()
 
 
 @pytest.mark.anyio
 async def test_a_server_request_fails_once_the_input_has_ended() -> None:
-    sink, lines = Sink(), Lines()
-    router = Router(MethodRegistry(), sink)
     outcome: list[BaseException] = []
 
-    async def ask() -> None:
+    async def ask(router: Router) -> None:
         try:
             await router.request("client/question", {"q": 1})
         except ConnectionClosedError as exc:
             outcome.append(exc)
 
-    async with anyio.create_task_group() as task_group:
-        task_group.start_soon(router.serve, lines)
-        task_group.start_soon(ask)
+    async with serving(MethodRegistry()) as (router, sink, lines), anyio.create_task_group() as task_group:
+        task_group.start_soon(ask, router)
         await sink.wait_for(1)
         assert sink.messages[0]["method"] == "client/question"
         lines.end()
@@ -255,16 +264,14 @@ async def test_results_that_cannot_be_sent_become_internal_errors_with_the_id() 
         raise RpcError(codes.PROVIDER_ERROR, "upstream failed", {"cause": ValueError("deep")})
 
     registry.add("odd_data", odd_data, params=None, result=None, inline=True)
-    sink, lines = Sink(), Lines()
-    lines.feed(
+    sink = await served(
+        registry,
         request(1, "surrogate"),
         request(2, "not_a_model"),
         request(3, "sneaky_async"),
         request(4, "odd_data"),
         request(5, "wire_dict"),
     )
-    lines.end()
-    await Router(registry, sink).serve(lines)
     results = {message["id"]: message["result"] for message in sink.messages if "result" in message}
     assert results == {5: {"plain": "dict"}}  # a hot handler's result already in wire shape
     by_id = {message["id"]: message["error"] for message in sink.messages if "error" in message}
@@ -291,15 +298,12 @@ async def test_a_big_result_goes_out_whole_after_the_requests_that_arrive_while_
     registry = MethodRegistry()
     registry.add("big", big, params=None, result=None)
     registry.add("get_state", lambda _p: {"busy": False}, params=None, result=None, inline=True)
-    sink, lines = Sink(), Lines()
-    async with anyio.create_task_group() as group:
-        group.start_soon(Router(registry, sink).serve, lines)
+    async with serving(registry) as (_router, sink, lines):
         lines.feed(request("b", "big"))
         await returned.wait()
         release.set()  # the handler's result is ready to be encoded when get_state arrives
         lines.feed(request("s", "get_state"))
         await sink.wait_for(2)
-        lines.end()
     assert sink.messages[0] == {"jsonrpc": "2.0", "result": {"busy": False}, "id": "s"}
     expected = {"cursor": 7, "rows": stored, "more": [1, 2]}
     assert sink.messages[1] == {"jsonrpc": "2.0", "result": expected, "id": "b"}
@@ -351,10 +355,7 @@ async def test_the_error_mapper_is_consulted_and_its_failures_do_not_lose_the_an
     registry = MethodRegistry()
     registry.add("gone", raise_gone, params=None, result=None, inline=True)
     registry.add("key", raise_key_error, params=None, result=None, inline=True)
-    sink, lines = Sink(), Lines()
-    lines.feed(request(1, "gone"), request(2, "key"))
-    lines.end()
-    await Router(registry, sink, error_mapper=mapper).serve(lines)
+    sink = await served(registry, request(1, "gone"), request(2, "key"), error_mapper=mapper)
     assert sink.messages[0] == {
         "jsonrpc": "2.0",
         "error": {"code": codes.SESSION_NOT_FOUND, "message": "gone"},
@@ -380,8 +381,7 @@ async def test_notify_sends_models_by_alias_and_dicts_as_they_are() -> None:
 
 @pytest.mark.anyio
 async def test_on_eof_can_cancel_the_work_instead_of_waiting_for_it() -> None:
-    registry, started = MethodRegistry(), Started()
-    registry.add("forever", started, params=None, result=Result)
+    registry, _started = forever_registry()
     sink, lines = Sink(), Lines()
     router = Router(registry, sink)
     lines.feed(request(1, "forever"))

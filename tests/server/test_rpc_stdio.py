@@ -1,6 +1,9 @@
 """The JSON-RPC 2.0 contract over real pipes: a small server built from the router, driven the
 way an editor drives rpc-agent. Every error answer to a request must carry its id, the server
-must keep serving after anything, and stdout must only ever carry JSON-RPC lines."""
+must keep serving after anything, and stdout must only ever carry JSON-RPC lines.
+
+The server is a process where the process is the point (EOF, SIGTERM, stderr, writes to fd 1);
+elsewhere it is served in the test's event loop over a socket pair (``server_in_task``)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import pytest
 
 from rpc_agent.server import errors as codes
 
-from .server_testlib import RpcServer, ids_and_codes, running_server
+from .server_testlib import RpcServer, ids_and_codes, running_server, server_in_task
 
 pytestmark = pytest.mark.anyio
 
@@ -32,20 +35,20 @@ async def assert_still_serving(server: RpcServer) -> None:
 
 
 async def test_a_request_is_answered_with_its_own_id(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         for request_id in [1, "abc", 0, -7, 2.5, None, "", 2**53]:
             answer = await server.call("ping", request_id=request_id)
             assert answer == {"jsonrpc": "2.0", "result": {"pong": True}, "id": request_id}
 
 
 async def test_typed_params_are_validated_and_passed_as_a_model(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         answer = await server.call("typed", {"count": 3, "name": "n", "tags": ["a", "b"]})
         assert answer["result"] == {"summary": "n:3:1.0:a,b"}
 
 
 async def test_positional_params_map_to_the_model_fields_in_order(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         answer = await server.call("typed", [4, "p", 0.5])
         assert answer["result"] == {"summary": "p:4:0.5:"}
         answer = await server.call("ping", [], request_id=9)
@@ -56,7 +59,7 @@ async def test_positional_params_map_to_the_model_fields_in_order(tmp_path: Path
 
 
 async def test_garbage_gets_a_parse_error_with_null_id_and_the_server_keeps_serving(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         for garbage in [
             b"garbage",
             b"{]",
@@ -72,7 +75,7 @@ async def test_garbage_gets_a_parse_error_with_null_id_and_the_server_keeps_serv
 
 
 async def test_truncated_json_gets_a_parse_error_and_the_next_line_is_served(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         await server.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"cut\n')
         await server.send_raw(orjson.dumps(ping(2)) + b"\n")
         first, second = await server.recv(), await server.recv()
@@ -82,7 +85,7 @@ async def test_truncated_json_gets_a_parse_error_and_the_next_line_is_served(tmp
 
 
 async def test_invalid_utf8_is_a_parse_error(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         await server.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"\xff\xfe"}}\n')
         answer = await server.recv()
         assert answer["error"]["code"] == codes.PARSE_ERROR
@@ -90,7 +93,7 @@ async def test_invalid_utf8_is_a_parse_error(tmp_path: Path) -> None:
 
 
 async def test_crlf_lines_are_accepted_and_answers_end_in_bare_lf(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         await server.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"crlf"}}\r\n')
         await server.send_raw(b'{"jsonrpc":"2.0","id":2,"method":"ping"}\r\n')
         assert (await server.recv())["result"]["text"] == "crlf"
@@ -99,14 +102,14 @@ async def test_crlf_lines_are_accepted_and_answers_end_in_bare_lf(tmp_path: Path
 
 
 async def test_blank_lines_are_ignored(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         await server.send_raw(b"\n\r\n\n")
         await assert_still_serving(server)
 
 
 async def test_unicode_line_separators_inside_strings_round_trip_intact(tmp_path: Path) -> None:
     text = "one\u2028two\u2029three\x85four\x0cfive\u000bsix"
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         line = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"text": text}})
         assert "\u2028".encode() in line  # sent raw, not escaped
         await server.send_raw(line + b"\n")
@@ -119,7 +122,7 @@ async def test_unicode_line_separators_inside_strings_round_trip_intact(tmp_path
 
 async def test_a_large_request_spanning_many_reads_is_one_message(tmp_path: Path) -> None:
     text = "x" * 3_000_000
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         answer = await server.call("echo", {"text": text})
         assert answer["result"]["text"] == text
 
@@ -147,7 +150,7 @@ INVALID_REQUESTS: list[tuple[Any, Any]] = [
 
 
 async def test_invalid_requests_get_invalid_request_with_their_id_when_usable(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         for message, expected_id in INVALID_REQUESTS:
             await server.send(message)
             answer = await server.recv()
@@ -158,7 +161,7 @@ async def test_invalid_requests_get_invalid_request_with_their_id_when_usable(tm
 
 
 async def test_unknown_method_names_the_method_and_keeps_the_id(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         answer = await server.call("no_such_method", request_id=41)
         assert answer["id"] == 41
         assert answer["error"]["code"] == codes.METHOD_NOT_FOUND
@@ -169,7 +172,7 @@ async def test_unknown_method_names_the_method_and_keeps_the_id(tmp_path: Path) 
 
 
 async def test_params_of_the_wrong_type_get_invalid_params_with_pydantic_errors(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         answer = await server.call("typed", {"count": "many", "ratio": "x"}, request_id="t1")
         assert answer["id"] == "t1"
         error = answer["error"]
@@ -186,7 +189,7 @@ async def test_params_of_the_wrong_type_get_invalid_params_with_pydantic_errors(
 
 
 async def test_missing_params_are_validated_as_an_empty_object(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         answer = await server.call("typed", request_id=3)
         assert answer["error"]["code"] == codes.INVALID_PARAMS
         assert answer["id"] == 3
@@ -209,7 +212,7 @@ UNACCEPTABLE_PARAMS: list[tuple[str, Any]] = [
 
 
 async def test_params_that_are_not_acceptable_get_invalid_params(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         for index, (method, params) in enumerate(UNACCEPTABLE_PARAMS):
             await server.send({"jsonrpc": "2.0", "id": index, "method": method, "params": params})
             answer = await server.recv()
@@ -222,7 +225,7 @@ async def test_params_that_are_not_acceptable_get_invalid_params(tmp_path: Path)
 
 
 async def test_rpc_error_from_a_handler_is_sent_as_is(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         answer = await server.call("fail_rpc", request_id=5)
         assert answer == {
             "jsonrpc": "2.0",
@@ -236,7 +239,7 @@ async def test_rpc_error_from_a_handler_is_sent_as_is(tmp_path: Path) -> None:
 
 
 async def test_the_error_mapper_turns_domain_errors_into_their_codes(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         answer = await server.call("fail_domain", request_id=6)
         assert answer["id"] == 6
         assert answer["error"]["code"] == codes.SESSION_NOT_FOUND
@@ -284,7 +287,7 @@ async def test_notifications_are_never_answered_even_on_error(tmp_path: Path) ->
 
 
 async def test_server_notifications_are_whole_lines_before_the_answer(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         await server.send({"jsonrpc": "2.0", "id": 1, "method": "notify_me", "params": {"text": "hi"}})
         event = await server.recv()
         assert event == {"jsonrpc": "2.0", "method": "event", "params": {"type": "echo", "text": "hi"}}
@@ -295,7 +298,7 @@ async def test_server_notifications_are_whole_lines_before_the_answer(tmp_path: 
 
 
 async def test_a_batch_is_answered_item_by_item_in_one_line(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         batch = [
             ping(1),
             1,
@@ -331,7 +334,7 @@ async def test_a_batch_is_answered_item_by_item_in_one_line(tmp_path: Path) -> N
 
 
 async def test_an_empty_batch_gets_one_invalid_request(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         await server.send([])
         answer = await server.recv()
         assert answer == {
@@ -342,7 +345,7 @@ async def test_an_empty_batch_gets_one_invalid_request(tmp_path: Path) -> None:
 
 
 async def test_a_batch_of_notifications_gets_no_answer(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         await server.send([PING, PING, {"jsonrpc": "2.0", "method": "no_such_method"}])
         await assert_still_serving(server)
 
@@ -386,7 +389,7 @@ async def test_eof_finishes_in_flight_work_then_exits_zero(tmp_path: Path) -> No
 
 
 async def test_a_server_to_client_request_round_trips(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         await server.send(
             {"jsonrpc": "2.0", "id": "ask", "method": "ask_client", "params": {"text": "hello"}}
         )
@@ -402,7 +405,7 @@ async def test_a_server_to_client_request_round_trips(tmp_path: Path) -> None:
 
 
 async def test_an_error_answer_from_the_client_reaches_the_waiting_handler(tmp_path: Path) -> None:
-    async with running_server(tmp_path) as server:
+    async with server_in_task(tmp_path) as server:
         await server.send({"jsonrpc": "2.0", "id": 1, "method": "ask_client", "params": {"text": "?"}})
         question = await server.recv()
         await server.send(

@@ -8,39 +8,24 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from pi_lines import BASE_MS as BASE_MS
+from pi_lines import EPOCH
+from pi_lines import USAGE as USAGE
+from pi_lines import iso as iso
+from pi_lines import write_jsonl as write_jsonl
 from rpc_agent.session import PendingAppend, SessionManager
 
 JsonDict = dict[str, Any]
 
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-BASE = datetime(2024, 12, 3, 14, 0, 0, tzinfo=UTC)
 ISO_MS_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 HEX8 = re.compile(r"^[0-9a-f]{8}$")
-BASE_MS = (BASE - EPOCH) // timedelta(milliseconds=1)
-
-USAGE: JsonDict = {
-    "input": 10,
-    "output": 5,
-    "cacheRead": 0,
-    "cacheWrite": 0,
-    "totalTokens": 15,
-    "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.0},
-}
 
 
 # --- values ------------------------------------------------------------------------------
-
-
-def iso(seconds: float) -> str:
-    """An ISO-8601 ms Z timestamp ``seconds`` after a fixed base time."""
-    moment = BASE + timedelta(seconds=seconds)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def ms(timestamp: str) -> int:
@@ -90,18 +75,32 @@ def message_entry(entry_id: str, parent: str | None, at: float, message: JsonDic
     return entry("message", entry_id, parent, at, message=message)
 
 
+def chain(*messages: JsonDict) -> list[JsonDict]:
+    """Message entries in one line of descent: ids 00000001, 00000002, ..., a second apart."""
+    entries: list[JsonDict] = []
+    parent: str | None = None
+    for number, message in enumerate(messages, start=1):
+        entry_id = f"{number:08x}"
+        entries.append(message_entry(entry_id, parent, number, message))
+        parent = entry_id
+    return entries
+
+
+def compaction_entry(
+    entry_id: str, parent: str | None, at: float, summary: str, first_kept: str, tokens_before: int
+) -> JsonDict:
+    return entry(
+        "compaction",
+        entry_id,
+        parent,
+        at,
+        summary=summary,
+        firstKeptEntryId=first_kept,
+        tokensBefore=tokens_before,
+    )
+
+
 # --- files -------------------------------------------------------------------------------
-
-
-def encode(lines: list[JsonDict]) -> bytes:
-    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
-
-
-def write_jsonl(path: Path, lines: list[JsonDict]) -> bytes:
-    data = encode(lines)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return data
 
 
 def read_lines(path: Path) -> list[JsonDict]:
@@ -122,6 +121,28 @@ def count_headers(path: Path) -> int:
 
 
 # --- manager helpers ---------------------------------------------------------------------
+
+
+def session_path(manager: SessionManager) -> Path:
+    assert manager.session_file is not None
+    return manager.session_file
+
+
+async def first_exchange(folder: Path) -> SessionManager:
+    """A new session in ``folder`` whose first exchange (u1, a1) is in its file."""
+    manager = SessionManager.create("/p", folder)
+    await manager.append_message(user("u1"))
+    await manager.append_message(assistant("a1"))
+    return manager
+
+
+def written_session(folder: Path) -> Path:
+    """The file of a closed session in ``folder`` that holds one exchange (u1, a1)."""
+    manager = SessionManager.create("/p", folder)
+    manager.append_message(user("u1"))
+    manager.append_message(assistant("a1"))
+    manager.close()
+    return session_path(manager)
 
 
 def eid(pending: PendingAppend) -> str:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from session_testlib import (
     assistant,
+    chain,
+    compaction_entry,
     entry,
     header,
     iso,
@@ -87,21 +90,15 @@ def test_seed_000_abandoned_branch_is_still_reachable_from_its_own_leaf() -> Non
     ]
 
 
+def summary_at(entries: list[dict[str, Any]], leaf: str | None) -> list[tuple[str, str]]:
+    """(role, text) of the context built for ``leaf``."""
+    return summarize(build_session_context(entries, leaf).messages)
+
+
 def test_compaction_emits_summary_then_kept_entries_then_the_rest() -> None:
     entries = [
-        message_entry("00000001", None, 1, user("u1")),
-        message_entry("00000002", "00000001", 2, assistant("a1")),
-        message_entry("00000003", "00000002", 3, user("u2")),
-        message_entry("00000004", "00000003", 4, assistant("a2")),
-        entry(
-            "compaction",
-            "000000c1",
-            "00000004",
-            5,
-            summary="Earlier: u1/a1",
-            firstKeptEntryId="00000003",
-            tokensBefore=50000,
-        ),
+        *chain(user("u1"), assistant("a1"), user("u2"), assistant("a2")),
+        compaction_entry("000000c1", "00000004", 5, "Earlier: u1/a1", "00000003", 50000),
         message_entry("00000005", "000000c1", 6, user("u3")),
         message_entry("00000006", "00000005", 7, assistant("a3")),
     ]
@@ -126,40 +123,25 @@ def test_compaction_whose_first_kept_entry_is_off_the_path_keeps_only_what_follo
         message_entry("00000001", None, 1, user("u1")),
         message_entry("00000002", "00000001", 2, assistant("a1")),
         message_entry("0000000f", "00000001", 3, assistant("other branch")),
-        entry(
-            "compaction",
-            "000000c1",
-            "00000002",
-            4,
-            summary="S",
-            firstKeptEntryId="0000000f",
-            tokensBefore=1,
-        ),
+        compaction_entry("000000c1", "00000002", 4, "S", "0000000f", 1),
         message_entry("00000003", "000000c1", 5, user("u2")),
     ]
-    context = build_session_context(entries, "00000003")
-    assert summarize(context.messages) == [("compactionSummary", "S"), ("user", "u2")]
+    assert summary_at(entries, "00000003") == [("compactionSummary", "S"), ("user", "u2")]
 
     entries[3]["firstKeptEntryId"] = "deadbeef"  # an id that does not exist at all
-    context = build_session_context(entries, "00000003")
-    assert summarize(context.messages) == [("compactionSummary", "S"), ("user", "u2")]
+    assert summary_at(entries, "00000003") == [("compactionSummary", "S"), ("user", "u2")]
 
 
 def test_last_compaction_on_the_path_wins() -> None:
     entries = [
         message_entry("00000001", None, 1, user("u1")),
-        entry(
-            "compaction", "000000c1", "00000001", 2, summary="S1", firstKeptEntryId="00000001", tokensBefore=1
-        ),
+        compaction_entry("000000c1", "00000001", 2, "S1", "00000001", 1),
         message_entry("00000002", "000000c1", 3, user("u2")),
         message_entry("00000003", "00000002", 4, assistant("a2")),
-        entry(
-            "compaction", "000000c2", "00000003", 5, summary="S2", firstKeptEntryId="00000002", tokensBefore=2
-        ),
+        compaction_entry("000000c2", "00000003", 5, "S2", "00000002", 2),
         message_entry("00000004", "000000c2", 6, user("u3")),
     ]
-    context = build_session_context(entries, "00000004")
-    assert summarize(context.messages) == [
+    assert summary_at(entries, "00000004") == [
         ("compactionSummary", "S2"),
         ("user", "u2"),
         ("assistant", "a2"),
@@ -174,42 +156,53 @@ def test_kept_range_of_a_compaction_converts_custom_messages_and_branch_summarie
             "custom_message", "00000002", "00000001", 2, customType="ext", content="injected", display=True
         ),
         entry("branch_summary", "00000003", "00000002", 3, fromId="00000009", summary="left behind"),
-        entry(
-            "compaction", "000000c1", "00000003", 4, summary="S", firstKeptEntryId="00000002", tokensBefore=1
-        ),
+        compaction_entry("000000c1", "00000003", 4, "S", "00000002", 1),
     ]
-    context = build_session_context(entries, "000000c1")
-    assert summarize(context.messages) == [
+    assert summary_at(entries, "000000c1") == [
         ("compactionSummary", "S"),
         ("custom", "injected"),
         ("branchSummary", "left behind"),
     ]
 
 
-def test_thinking_level_defaults_to_off_and_follows_the_path_only() -> None:
-    entries = [
-        message_entry("00000001", None, 1, user("u1")),
-        entry("thinking_level_change", "00000002", "00000001", 2, thinkingLevel="high"),
-        entry("thinking_level_change", "00000003", "00000002", 3, thinkingLevel="low"),
-        entry("thinking_level_change", "00000004", "00000001", 4, thinkingLevel="xhigh"),
-    ]
-    assert build_session_context(entries, "00000001").thinkingLevel == "off"
-    assert build_session_context(entries, "00000002").thinkingLevel == "high"
-    assert build_session_context(entries, "00000003").thinkingLevel == "low"
-    assert build_session_context(entries, "00000004").thinkingLevel == "xhigh"
+THINKING_CHANGES = [
+    message_entry("00000001", None, 1, user("u1")),
+    entry("thinking_level_change", "00000002", "00000001", 2, thinkingLevel="high"),
+    entry("thinking_level_change", "00000003", "00000002", 3, thinkingLevel="low"),
+    entry("thinking_level_change", "00000004", "00000001", 4, thinkingLevel="xhigh"),
+]
 
 
-def test_model_comes_from_model_changes_and_assistant_messages_last_wins() -> None:
-    entries = [
-        message_entry("00000001", None, 1, user("u1")),
-        entry("model_change", "00000002", "00000001", 2, provider="openai", modelId="gpt-4o"),
-        message_entry("00000003", "00000002", 3, assistant("a", provider="anthropic", model="claude-x")),
-        entry("model_change", "00000004", "00000003", 4, provider="google", modelId="gemini-2"),
-    ]
-    assert build_session_context(entries, "00000001").model is None
-    assert build_session_context(entries, "00000002").model == ModelRef("openai", "gpt-4o")
-    assert build_session_context(entries, "00000003").model == ModelRef("anthropic", "claude-x")
-    assert build_session_context(entries, "00000004").model == ModelRef("google", "gemini-2")
+@pytest.mark.parametrize(
+    ("leaf", "level"),
+    [("00000001", "off"), ("00000002", "high"), ("00000003", "low"), ("00000004", "xhigh")],
+)
+def test_thinking_level_defaults_to_off_and_follows_the_path_only(leaf: str, level: str) -> None:
+    assert build_session_context(THINKING_CHANGES, leaf).thinkingLevel == level
+
+
+MODEL_CHANGES = [
+    message_entry("00000001", None, 1, user("u1")),
+    entry("model_change", "00000002", "00000001", 2, provider="openai", modelId="gpt-4o"),
+    message_entry("00000003", "00000002", 3, assistant("a", provider="anthropic", model="claude-x")),
+    entry("model_change", "00000004", "00000003", 4, provider="google", modelId="gemini-2"),
+]
+
+
+@pytest.mark.parametrize(
+    ("leaf", "model"),
+    [
+        ("00000001", None),
+        ("00000002", ModelRef("openai", "gpt-4o")),
+        ("00000003", ModelRef("anthropic", "claude-x")),
+        ("00000004", ModelRef("google", "gemini-2")),
+    ],
+    ids=["none-yet", "model-change", "assistant-message", "later-model-change"],
+)
+def test_model_comes_from_model_changes_and_assistant_messages_last_wins(
+    leaf: str, model: ModelRef | None
+) -> None:
+    assert build_session_context(MODEL_CHANGES, leaf).model == model
 
 
 def test_model_change_in_the_fork_dialect_is_understood() -> None:
@@ -238,8 +231,7 @@ def test_bookkeeping_and_unknown_entries_never_reach_the_model() -> None:
         entry("branch_summary", "00000009", "00000008", 9, fromId="root", summary=""),
         message_entry("0000000a", "00000009", 10, assistant("a1")),
     ]
-    context = build_session_context(entries, "0000000a")
-    assert summarize(context.messages) == [("user", "u1"), ("assistant", "a1")]
+    assert summary_at(entries, "0000000a") == [("user", "u1"), ("assistant", "a1")]
 
 
 def test_custom_message_entry_becomes_a_custom_role_message() -> None:
@@ -273,8 +265,7 @@ def test_unknown_leaf_id_falls_back_to_the_last_entry() -> None:
         message_entry("00000002", "00000001", 2, assistant("a1")),
         message_entry("00000003", "00000001", 3, assistant("a1 again")),
     ]
-    context = build_session_context(entries, "ffffffff")
-    assert summarize(context.messages) == [("user", "u1"), ("assistant", "a1 again")]
+    assert summary_at(entries, "ffffffff") == [("user", "u1"), ("assistant", "a1 again")]
 
 
 def test_null_leaf_gives_an_empty_context() -> None:
@@ -292,8 +283,7 @@ def test_missing_parent_ends_the_walk_so_an_orphan_yields_its_own_chain() -> Non
         message_entry("00000003", "0badc0de", 3, user("orphan")),
         message_entry("00000004", "00000003", 4, assistant("orphan reply")),
     ]
-    context = build_session_context(entries, "00000004")
-    assert summarize(context.messages) == [("user", "orphan"), ("assistant", "orphan reply")]
+    assert summary_at(entries, "00000004") == [("user", "orphan"), ("assistant", "orphan reply")]
 
 
 def test_a_parent_cycle_ends_the_walk_instead_of_looping() -> None:
@@ -301,8 +291,7 @@ def test_a_parent_cycle_ends_the_walk_instead_of_looping() -> None:
         message_entry("00000001", "00000002", 1, user("u1")),
         message_entry("00000002", "00000001", 2, assistant("a1")),
     ]
-    context = build_session_context(entries, "00000002")
-    assert summarize(context.messages) == [("user", "u1"), ("assistant", "a1")]
+    assert summary_at(entries, "00000002") == [("user", "u1"), ("assistant", "a1")]
 
 
 def test_manager_context_follows_its_leaf_through_branching() -> None:

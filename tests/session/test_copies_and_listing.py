@@ -16,6 +16,7 @@ from session_testlib import (
     message_entry,
     pi_build_context,
     read_lines,
+    session_path,
     summarize,
     user,
     write_jsonl,
@@ -30,11 +31,6 @@ from rpc_agent.session import (
 )
 
 pytestmark = pytest.mark.usefixtures("agent_home")
-
-
-def session_path(manager: SessionManager) -> Path:
-    assert manager.session_file is not None
-    return manager.session_file
 
 
 def branched_source(tmp_path: Path) -> tuple[SessionManager, dict[str, str]]:

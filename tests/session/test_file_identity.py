@@ -13,12 +13,13 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from session_testlib import assistant, read_lines, user
+from session_testlib import assistant, read_lines, user, written_session
 
+from child_python import run_python
 from rpc_agent.session import InvalidSessionFileError, PersistenceError, SessionLockedError, SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
@@ -32,15 +33,6 @@ print("held", flush=True)
 sys.stdin.read()
 manager.close()
 """
-
-
-def written_session(folder: Path) -> Path:
-    manager = SessionManager.create("/p", folder)
-    manager.append_message(user("u1"))
-    manager.append_message(assistant("a1"))
-    manager.close()
-    assert manager.session_file is not None
-    return manager.session_file
 
 
 @pytest.fixture
@@ -66,13 +58,24 @@ def held_by_another_process(tmp_path: Path) -> Iterator[tuple[Path, int]]:
         holder.stdout.close()
 
 
-def test_a_symlink_to_a_held_session_is_locked_by_the_holders_pid(
-    tmp_path: Path, held_by_another_process: tuple[Path, int]
+@pytest.mark.parametrize(
+    ("name", "make_link"),
+    [
+        ("alias.jsonl", lambda path, link: link.symlink_to(path)),
+        ("hard.jsonl", lambda path, link: os.link(path, link)),
+    ],
+    ids=["symlink", "hard-link"],
+)
+def test_a_link_to_a_held_session_is_locked_by_the_holders_pid(
+    tmp_path: Path,
+    held_by_another_process: tuple[Path, int],
+    name: str,
+    make_link: Callable[[Path, Path], None],
 ) -> None:
     path, pid = held_by_another_process
-    link = tmp_path / "elsewhere" / "alias.jsonl"
+    link = tmp_path / "elsewhere" / name
     link.parent.mkdir()
-    link.symlink_to(path)
+    make_link(path, link)
     before = path.read_bytes()
 
     with pytest.raises(SessionLockedError) as caught:
@@ -80,25 +83,9 @@ def test_a_symlink_to_a_held_session_is_locked_by_the_holders_pid(
     assert caught.value.pid == pid
     assert f"is locked by pid {pid}" in str(caught.value)
     assert path.read_bytes() == before
-    assert not (link.parent / "alias.jsonl.lock").exists()  # the alias got no lock of its own
-
-
-def test_a_hard_link_to_a_held_session_is_locked_by_the_holders_pid(
-    tmp_path: Path, held_by_another_process: tuple[Path, int]
-) -> None:
-    path, pid = held_by_another_process
-    link = tmp_path / "elsewhere" / "hard.jsonl"
-    link.parent.mkdir()
-    os.link(path, link)
-    before = path.read_bytes()
-
-    with pytest.raises(SessionLockedError) as caught:
-        SessionManager.open(link)
-    assert caught.value.pid == pid
-    assert f"is locked by pid {pid}" in str(caught.value)
-    assert path.read_bytes() == before
-    # The refused open left nothing behind: the hard link can be opened once the holder is gone.
-    assert not (link.parent / "hard.jsonl.lock").exists()
+    # The link got no lock of its own: nothing is left behind that would keep it from being
+    # opened once the holder is gone.
+    assert not (link.parent / f"{name}.lock").exists()
 
 
 def test_a_relative_spelling_of_a_held_session_is_locked(
@@ -140,68 +127,60 @@ async def expect_changed(manager: SessionManager, path: Path, what: str) -> None
         manager.append_message(user("later"))
 
 
-@pytest.mark.anyio
-async def test_a_replaced_file_latches_an_error_and_is_left_alone(tmp_path: Path) -> None:
-    manager, path = opened(tmp_path)
-    await manager.append_message(user("u2"))  # the chain has the file open now
-    replacement = tmp_path / "page.html"
-    replacement.write_bytes(b"<html>not a session</html>")
-    os.replace(replacement, path)
-
-    await expect_changed(manager, path, "was replaced by another file")
-    assert path.read_bytes() == b"<html>not a session</html>"
-    with pytest.raises(PersistenceError):
-        await manager.aclose()
+def replace_with_a_page(path: Path) -> bytes | None:
+    page = path.with_name("page.html")
+    page.write_bytes(b"<html>not a session</html>")
+    os.replace(page, path)
+    return b"<html>not a session</html>"
 
 
-@pytest.mark.anyio
-async def test_a_file_replaced_before_the_first_append_is_noticed(tmp_path: Path) -> None:
-    manager, path = opened(tmp_path)
+def replace_with_a_copy(path: Path) -> bytes | None:
+    """Same bytes, another file: not the one the session read."""
     original = path.read_bytes()
-    copy = tmp_path / "copy.jsonl"
+    copy = path.with_name("copy.jsonl")
     copy.write_bytes(original)
-    os.replace(copy, path)  # same bytes, another file: not the one the session read
-
-    await expect_changed(manager, path, "was replaced by another file")
-    assert path.read_bytes() == original
-    with pytest.raises(PersistenceError):
-        await manager.aclose()
+    os.replace(copy, path)
+    return original
 
 
-@pytest.mark.anyio
-async def test_a_truncated_file_latches_an_error(tmp_path: Path) -> None:
-    manager, path = opened(tmp_path)
-    await manager.append_message(user("u2"))
+def truncate(path: Path) -> bytes | None:
     os.truncate(path, 0)
-
-    await expect_changed(manager, path, "was truncated")
-    assert path.read_bytes() == b""  # nothing appended at offset 0 without a header
-    with pytest.raises(PersistenceError):
-        await manager.aclose()
+    return b""  # nothing appended at offset 0 without a header
 
 
-@pytest.mark.anyio
-async def test_a_file_another_writer_appended_to_latches_an_error(tmp_path: Path) -> None:
-    manager, path = opened(tmp_path)
-    await manager.append_message(user("u2"))
+def append_a_line(path: Path) -> bytes | None:
     with path.open("ab") as other:
         other.write(b'{"type":"custom","id":"ffffffff","parentId":null,"timestamp":"x","customType":"o"}\n')
-    size = path.stat().st_size
+    return path.read_bytes()
 
-    await expect_changed(manager, path, "was appended to")
-    assert path.stat().st_size == size
-    with pytest.raises(PersistenceError):
-        await manager.aclose()
+
+def remove(path: Path) -> bytes | None:
+    path.unlink()
+    return None
 
 
 @pytest.mark.anyio
-async def test_a_removed_file_latches_an_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("change", "after_an_append", "what"),
+    [
+        (replace_with_a_page, True, "was replaced by another file"),
+        (replace_with_a_copy, False, "was replaced by another file"),
+        (truncate, True, "was truncated"),
+        (append_a_line, True, "was appended to"),
+        (remove, True, "was removed"),
+    ],
+    ids=["replaced", "replaced-before-the-first-append", "truncated", "appended-to", "removed"],
+)
+async def test_a_changed_file_latches_an_error_and_is_left_alone(
+    tmp_path: Path, change: Callable[[Path], bytes | None], after_an_append: bool, what: str
+) -> None:
     manager, path = opened(tmp_path)
-    await manager.append_message(user("u2"))
-    path.unlink()
+    if after_an_append:
+        await manager.append_message(user("u2"))  # the chain has the file open now
+    left = change(path)  # what the other party left at the path (None: nothing)
 
-    await expect_changed(manager, path, "was removed")
-    assert not path.exists()
+    await expect_changed(manager, path, what)
+    assert (path.read_bytes() if path.exists() else None) == left
     with pytest.raises(PersistenceError):
         await manager.aclose()
 
@@ -236,28 +215,23 @@ async def test_untouched_files_keep_appending_across_reopen(tmp_path: Path) -> N
 # --- only regular files are sessions ------------------------------------------------------------
 
 
+OPEN = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+from rpc_agent.session import SessionManager
+try:
+    SessionManager.open(sys.argv[1])
+except Exception as error:
+    print(type(error).__name__, error)
+    sys.exit(3)
+print('opened')
+"""
+"""SessionManager.open in a child process, so that a hang or a memory run-away cannot take the
+test run with it (the child gets 20 s and an address-space limit)."""
+
+
 def open_in_subprocess(path: Path) -> subprocess.CompletedProcess[str]:
-    """SessionManager.open in a child process, so that a hang or a memory run-away cannot take the
-    test run with it (the child gets 20 s and an address-space limit)."""
-    code = (
-        "import resource, sys\n"
-        "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
-        "from rpc_agent.session import SessionManager\n"
-        "try:\n"
-        "    SessionManager.open(sys.argv[1])\n"
-        "except Exception as error:\n"
-        "    print(type(error).__name__, error)\n"
-        "    sys.exit(3)\n"
-        "print('opened')\n"
-    )
-    return subprocess.run(
-        [sys.executable, "-c", code, str(path)],
-        capture_output=True,
-        text=True,
-        timeout=20,
-        check=False,
-        env=os.environ.copy(),
-    )
+    return run_python(OPEN, path, timeout=20)
 
 
 def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
@@ -314,12 +288,6 @@ def test_listing_skips_a_fifo_without_blocking(tmp_path: Path) -> None:
         "print(files.read_header(Path(sys.argv[2])))\n"
     )
     fifo = folder / "2024-01-01T00-00-00-000Z_0c0ffee0-0000-4000-8000-000000000000.jsonl"
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(folder), str(fifo)],
-        capture_output=True,
-        text=True,
-        timeout=20,
-        check=False,
-    )
+    done = run_python(code, folder, fifo, timeout=20)
     assert done.returncode == 0, done
     assert done.stdout.splitlines() == [repr([path.name]), "None"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_testlib import BASE_MS, assistant, read_lines, user
+from session_testlib import BASE_MS, assistant, read_lines, session_path, user
 
 from rpc_agent.session import SessionManager
 
@@ -26,11 +26,6 @@ def image(size: int, seed: int = 1) -> tuple[bytes, str]:
 
 def image_message(*blocks: dict[str, Any]) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "text": "look"}, *blocks], "timestamp": BASE_MS}
-
-
-def session_path(manager: SessionManager) -> Path:
-    assert manager.session_file is not None
-    return manager.session_file
 
 
 @pytest.mark.anyio

@@ -18,8 +18,10 @@ from rpc_agent.session import SessionManager, view
 from rpc_agent.session.tree import SessionTree
 
 
-async def _branchy_session(folder: Path) -> Path:
-    manager = SessionManager.create("/p", folder)
+@pytest.fixture
+async def branchy(tmp_path: Path) -> Path:
+    """A closed session of 21 turns, a branch from its first message and a label."""
+    manager = SessionManager.create("/p", tmp_path)
     first = eid(manager.append_message(user("first")))
     await manager.flush()
     await manager.append_message(assistant("one"))
@@ -79,10 +81,9 @@ def _snapshot(path: Path) -> tuple[object, ...]:
 
 @pytest.mark.anyio
 async def test_lazy_open_gives_exactly_what_an_eager_parse_gives(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    branchy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = await _branchy_session(tmp_path)
-    with SessionManager.open(path) as manager:
+    with SessionManager.open(branchy) as manager:
         stored = manager._index.stored
         assert stored, "store-written message lines should be read as stubs"
         stubs = len(stored)
@@ -92,25 +93,24 @@ async def test_lazy_open_gives_exactly_what_an_eager_parse_gives(
         assert len(stored) >= stubs - 1  # the JSON readers parse no message (but the model's)
         manager.build_session_context()
         assert 0 < len(stored) < stubs  # the context parsed only its own path
-    lazy = _snapshot(path)
+    lazy = _snapshot(branchy)
     monkeypatch.setenv("RPC_AGENT_EAGER_LOAD", "1")
-    with SessionManager.open(path) as manager:
+    with SessionManager.open(branchy) as manager:
         assert not manager._index.stored
-    eager = _snapshot(path)
+    eager = _snapshot(branchy)
     assert lazy == eager
 
 
 @pytest.mark.anyio
 async def test_a_damaged_message_line_with_a_good_prefix_is_reported_and_kept_out_of_the_context(
-    tmp_path: Path,
+    branchy: Path,
 ) -> None:
-    path = await _branchy_session(tmp_path)
-    lines = path.read_bytes().split(b"\n")
+    lines = branchy.read_bytes().split(b"\n")
     victim = next(i for i, line in enumerate(lines) if b'"content":"u5"' in line)
     victim_id = lines[victim][lines[victim].index(b'"id":"') + 6 :][:8].decode()
     lines[victim] = lines[victim][:120] + b"<<garbage"  # prefix intact, JSON broken
-    path.write_bytes(b"\n".join(lines))
-    with SessionManager.open(path) as manager:
+    branchy.write_bytes(b"\n".join(lines))
+    with SessionManager.open(branchy) as manager:
         manager.branch(victim_id)
         texts = [m.get("content") for m in manager.build_session_context().messages]
         assert "u5" not in texts
@@ -152,17 +152,16 @@ async def test_blob_references_in_lazy_lines_are_restored_when_read(tmp_path: Pa
 
 @pytest.mark.anyio
 async def test_tree_rows_built_in_the_background_after_open_are_the_rows_a_request_builds(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    branchy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = await _branchy_session(tmp_path)
-    with SessionManager.open(path) as manager:
+    with SessionManager.open(branchy) as manager:
         on_request = [
             orjson.loads(manager.tree_json()),
             orjson.loads(manager.tree_json(keep="user-only")),
             orjson.loads(manager.tree_json(columns=True)),
         ]
     monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)
-    with SessionManager.open(path) as manager:
+    with SessionManager.open(branchy) as manager:
         manager.warm_up()  # starts the rows in a background thread; the request meets them
         prepared = [
             orjson.loads(manager.tree_json()),
@@ -181,9 +180,8 @@ async def test_tree_rows_built_in_the_background_after_open_are_the_rows_a_reque
 
 @pytest.mark.anyio
 async def test_an_entry_appended_while_the_tree_is_built_in_the_background_is_in_the_tree(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    branchy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = await _branchy_session(tmp_path)
     walking = threading.Event()
     walk = SessionTree._walk
 
@@ -194,7 +192,7 @@ async def test_an_entry_appended_while_the_tree_is_built_in_the_background_is_in
 
     monkeypatch.setattr(SessionTree, "_walk", slow_walk)
     monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)
-    with SessionManager.open(path) as manager:
+    with SessionManager.open(branchy) as manager:
         manager.warm_up()
         assert walking.wait(5)
         await manager.append_message(user("while building"))
@@ -206,15 +204,14 @@ async def test_an_entry_appended_while_the_tree_is_built_in_the_background_is_in
 
 @pytest.mark.anyio
 async def test_a_closed_session_freed_in_pieces_is_empty_and_its_file_reads_as_before(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    branchy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)  # the tree built in the background
-    path = await _branchy_session(tmp_path)
-    with SessionManager.open(path) as manager:
+    with SessionManager.open(branchy) as manager:
         manager.warm_up()  # freeing waits for the background build
         before = _json_paths(manager)
         manager.build_session_context()
     manager.free_in_pieces()
     assert (manager.entries, orjson.loads(manager.tree_json())) == ([], [])
-    with SessionManager.open(path) as again:
+    with SessionManager.open(branchy) as again:
         assert _json_paths(again) == before

@@ -5,12 +5,12 @@ from __future__ import annotations
 import errno
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from session_testlib import assistant, read_lines, user
+from session_testlib import read_lines, user, written_session
 
+from child_python import run_python
 from rpc_agent.session import SessionLockedError, SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
@@ -31,27 +31,15 @@ print("opened")
 
 
 def open_in_another_process(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", OPENER, str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=os.environ.copy(),
-    )
+    return run_python(OPENER, path)
 
 
-def written_session(tmp_path: Path) -> SessionManager:
-    manager = SessionManager.create("/p", tmp_path)
-    manager.append_message(user("u1"))
-    manager.append_message(assistant("a1"))
-    manager.close()
-    assert manager.session_file is not None
-    return SessionManager.open(manager.session_file)
+def opened_session(tmp_path: Path) -> SessionManager:
+    return SessionManager.open(written_session(tmp_path))
 
 
 def test_second_manager_in_the_same_process_is_refused_with_our_pid(tmp_path: Path) -> None:
-    with written_session(tmp_path) as manager:
+    with opened_session(tmp_path) as manager:
         assert manager.session_file is not None
         with pytest.raises(SessionLockedError) as caught:
             SessionManager.open(manager.session_file)
@@ -65,7 +53,7 @@ def test_second_manager_in_the_same_process_is_refused_with_our_pid(tmp_path: Pa
 
 
 def test_lock_is_free_again_after_close(tmp_path: Path) -> None:
-    manager = written_session(tmp_path)
+    manager = opened_session(tmp_path)
     assert manager.session_file is not None
     manager.close()
     assert not Path(str(manager.session_file) + ".lock").exists()
@@ -82,7 +70,7 @@ def test_new_session_is_locked_before_its_file_exists(tmp_path: Path) -> None:
 
 
 def test_second_process_is_refused_while_we_hold_the_lock_and_admitted_after(tmp_path: Path) -> None:
-    manager = written_session(tmp_path)
+    manager = opened_session(tmp_path)
     assert manager.session_file is not None
     path = manager.session_file
     before = path.read_bytes()
@@ -104,7 +92,7 @@ def test_second_process_is_refused_while_we_hold_the_lock_and_admitted_after(tmp
 def test_lock_is_released_even_when_closing_the_session_file_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    manager = written_session(tmp_path)
+    manager = opened_session(tmp_path)
     manager.append_message(user("u2"))
     chain = manager.write_chain
     assert chain is not None

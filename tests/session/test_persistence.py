@@ -11,9 +11,11 @@ from session_testlib import (
     assistant,
     count_headers,
     eid,
+    first_exchange,
     header,
     message_entry,
     read_lines,
+    session_path,
     user,
     write_jsonl,
 )
@@ -21,11 +23,6 @@ from session_testlib import (
 from rpc_agent.session import PersistenceError, SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
-
-
-def session_path(manager: SessionManager) -> Path:
-    assert manager.session_file is not None
-    return manager.session_file
 
 
 def on_disk(manager: SessionManager) -> bool:
@@ -82,9 +79,7 @@ def test_a_session_closed_before_any_answer_leaves_no_file(tmp_path: Path) -> No
 
 @pytest.mark.anyio
 async def test_reopened_file_gets_incremental_appends_and_keeps_one_header(tmp_path: Path) -> None:
-    manager = SessionManager.create("/p", tmp_path)
-    await manager.append_message(user("u1"))
-    await manager.append_message(assistant("a1"))
+    manager = await first_exchange(tmp_path)
     await manager.aclose()
     path = session_path(manager)
 
@@ -123,9 +118,7 @@ def last_line(path: Path) -> bytes:
 
 @pytest.mark.anyio
 async def test_awaited_append_is_in_the_file_when_it_returns(tmp_path: Path) -> None:
-    manager = SessionManager.create("/p", tmp_path)
-    await manager.append_message(user("u1"))
-    await manager.append_message(assistant("a1"))
+    manager = await first_exchange(tmp_path)
     path = session_path(manager)
     for i in range(5):
         entry_id = await manager.append_custom_message_entry("ext", f"note {i}")
@@ -142,9 +135,7 @@ def file_ids(path: Path) -> list[str]:
 
 @pytest.mark.anyio
 async def test_concurrent_appends_all_land_in_call_order_with_shared_fsyncs(tmp_path: Path) -> None:
-    manager = SessionManager.create("/p", tmp_path)
-    await manager.append_message(user("u1"))
-    await manager.append_message(assistant("a1"))
+    manager = await first_exchange(tmp_path)
     path = session_path(manager)
     chain = manager.write_chain
     assert chain is not None
@@ -187,9 +178,7 @@ def replace_descriptor_with_read_only(manager: SessionManager) -> None:
 async def test_write_error_is_latched_with_the_path_and_raised_by_every_later_append(
     tmp_path: Path,
 ) -> None:
-    manager = SessionManager.create("/p", tmp_path)
-    await manager.append_message(user("u1"))
-    await manager.append_message(assistant("a1"))
+    manager = await first_exchange(tmp_path)
     path = session_path(manager)
     replace_descriptor_with_read_only(manager)
     on_disk = path.read_bytes()
@@ -216,9 +205,7 @@ async def test_write_error_is_latched_with_the_path_and_raised_by_every_later_ap
 
 @pytest.mark.anyio
 async def test_every_waiter_of_a_failed_batch_gets_the_error(tmp_path: Path) -> None:
-    manager = SessionManager.create("/p", tmp_path)
-    await manager.append_message(user("u1"))
-    await manager.append_message(assistant("a1"))
+    manager = await first_exchange(tmp_path)
     replace_descriptor_with_read_only(manager)
     outcomes: list[str] = []
 
@@ -304,9 +291,7 @@ async def test_a_cancelled_append_still_reaches_the_file_and_keeps_the_chain(tmp
 @pytest.mark.anyio
 async def test_appenders_that_keep_appending_share_one_fsync_per_round(tmp_path: Path) -> None:
     """The batch that follows a fsync waits for the appenders it woke, not only the first one."""
-    manager = SessionManager.create("/p", tmp_path)
-    await manager.append_message(user("u1"))
-    await manager.append_message(assistant("a1"))
+    manager = await first_exchange(tmp_path)
     chain = manager.write_chain
     assert chain is not None
     fsyncs_before = chain.fsyncs

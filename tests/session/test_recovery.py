@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from session_testlib import (
     assistant,
+    chain,
     context_of,
     count_headers,
     eid,
     header,
-    message_entry,
     raw_lines,
     read_lines,
     user,
@@ -22,13 +22,7 @@ from rpc_agent.session import InvalidSessionFileError, SessionManager, SessionNo
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 
-LINES = [
-    header(),
-    message_entry("00000001", None, 1, user("u1")),
-    message_entry("00000002", "00000001", 2, assistant("a1")),
-    message_entry("00000003", "00000002", 3, user("u2")),
-    message_entry("00000004", "00000003", 4, assistant("a2")),
-]
+LINES = [header(), *chain(user("u1"), assistant("a1"), user("u2"), assistant("a2"))]
 
 
 def test_torn_last_line_is_dropped_reported_and_cut_off(tmp_path: Path) -> None:

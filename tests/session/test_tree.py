@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from types import FrameType
 
+import orjson
 import pytest
 from session_testlib import assistant, eid, entry, header, iso, message_entry, user, write_jsonl
 
@@ -132,24 +133,18 @@ def current_depth() -> int:
 
 def test_hundred_thousand_entry_session_needs_no_recursion(tmp_path: Path) -> None:
     count = 100_000
-    stamps = [iso(i / 1000) for i in range(count)]
-    lines = [header()]
-    parent: str | None = None
+    # A chain of messages, each the child of the one before, a millisecond apart: the lines are
+    # filled into two encoded messages and one encoded entry (building 100,000 dicts would take
+    # longer than reading them back).
+    line = '{"type":"message","id":"%08x","parentId":%s,"timestamp":"%s%03dZ","message":%s}\n'
+    messages = [orjson.dumps(user("u%d")).decode(), orjson.dumps(assistant("a%d")).decode()]
+    seconds = [iso(s)[:-4] for s in range(count // 1000 + 1)]  # "...T14:00:07." and so on
+    lines = [orjson.dumps(header()).decode() + "\n"]
     for i in range(count):
-        entry_id = f"{i:08x}"
-        message = user(f"u{i}") if i % 2 == 0 else assistant(f"a{i}")
-        lines.append(
-            {
-                "type": "message",
-                "id": entry_id,
-                "parentId": parent,
-                "timestamp": stamps[i],
-                "message": message,
-            }
-        )
-        parent = entry_id
+        parent = f'"{i - 1:08x}"' if i else "null"
+        lines.append(line % (i, parent, seconds[i // 1000], i % 1000, messages[i % 2] % i))
     path = tmp_path / "big.jsonl"
-    write_jsonl(path, lines)
+    path.write_text("".join(lines))
 
     previous = sys.getrecursionlimit()
     sys.setrecursionlimit(current_depth() + 100)

@@ -13,6 +13,12 @@ def text_of(output: ToolOutput) -> str:
     return "".join(str(block["text"]) for block in output.content if block.get("type") == "text")
 
 
+def assert_lists(output: ToolOutput, expected: list[str]) -> None:
+    """A listing tool's result: exactly ``expected``, one a line in order, and their count."""
+    assert text_of(output).splitlines() == expected
+    assert output.details["count"] == len(expected)
+
+
 def pid_running(pid: int) -> bool:
     """Whether ``pid`` is a live process (a zombie waiting to be reaped counts as gone)."""
     try:

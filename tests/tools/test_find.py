@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 from rpc_agent.tools.find import FindArgs, FindTool
-from tools.helpers import text_of
+from tools.helpers import assert_lists, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -44,15 +44,10 @@ async def find(ctx: ToolContext, **args: Any) -> ToolOutput:
 
 
 async def test_name_glob_matches_at_any_depth_sorted(ctx: ToolContext, tree: Path) -> None:
-    out = await find(ctx, pattern="*.py")
-    assert text_of(out).splitlines() == [
-        "docs/api.py",
-        "setup.py",
-        "src/pkg/__init__.py",
-        "src/pkg/core.py",
-        "tests/test_core.py",
-    ]
-    assert out.details["count"] == 5
+    assert_lists(
+        await find(ctx, pattern="*.py"),
+        ["docs/api.py", "setup.py", "src/pkg/__init__.py", "src/pkg/core.py", "tests/test_core.py"],
+    )
 
 
 async def test_gitignore_is_respected(ctx: ToolContext, tree: Path) -> None:

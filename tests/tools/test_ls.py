@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from rpc_agent.tools.base import ToolContext, ToolError
 from rpc_agent.tools.ls import LsArgs, LsTool
-from tools.helpers import text_of
+from tools.helpers import assert_lists, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -20,18 +20,10 @@ async def test_sorted_with_dirs_marked_and_dotfiles(ctx: ToolContext, tmp_path: 
     (tmp_path / ".git").mkdir()
     (tmp_path / "ignored.log").write_text("")
     (tmp_path / ".gitignore").write_text("*.log\n")
-    out = await LsTool().execute(LsArgs(), ctx)
-    assert text_of(out).splitlines() == [
-        ".env",
-        ".git/",
-        ".gitignore",
-        "A.md",
-        "b.txt",
-        "c",
-        "ignored.log",
-        "src/",
-    ]
-    assert out.details["count"] == 8
+    assert_lists(
+        await LsTool().execute(LsArgs(), ctx),
+        [".env", ".git/", ".gitignore", "A.md", "b.txt", "c", "ignored.log", "src/"],
+    )
 
 
 async def test_subdirectory_and_limit(ctx: ToolContext, tmp_path: Path) -> None:

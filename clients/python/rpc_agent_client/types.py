@@ -7,22 +7,31 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypeAliasType
 
 
-class AbortResult(BaseModel):
+class OpenModel(BaseModel):
     model_config = ConfigDict(
         extra='allow',
-        populate_by_name=True,
     )
+
+
+class ClosedModel(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+
+
+class LaxModel(BaseModel):
+    pass
+
+
+class AbortResult(OpenModel):
     aborted: Annotated[bool, Field(description='false when nothing was running')]
 
 
-class AcceptedCapabilities(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class AcceptedCapabilities(OpenModel):
     approvalPolicy: Literal['never', 'writes', 'all']
     approvals: bool
     hooks: list[str]
@@ -33,28 +42,16 @@ class AcceptedCapabilities(BaseModel):
     tools: list[str]
 
 
-class AgentStartEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class AgentStartEvent(ClosedModel):
     type: Literal['agent_start'] = 'agent_start'
 
 
-class AppendCustomEntryParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class AppendCustomEntryParams(ClosedModel):
     customType: str
     data: Any = None
 
 
-class ApprovalEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class ApprovalEvent(ClosedModel):
     decision: Literal['allow', 'deny']
     reason: str | None = None
     source: Literal['policy', 'rule', 'session', 'client', 'no_answer']
@@ -63,11 +60,7 @@ class ApprovalEvent(BaseModel):
     type: Literal['approval'] = 'approval'
 
 
-class ApprovalRequestParams(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class ApprovalRequestParams(OpenModel):
     arguments: dict[str, Any]
     preview: Annotated[
         dict[str, Any] | None,
@@ -79,19 +72,12 @@ class ApprovalRequestParams(BaseModel):
     toolName: str
 
 
-class ApprovalResult(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
+class ApprovalResult(LaxModel):
     decision: Literal['allow', 'allow_always', 'deny']
     message: str | None = None
 
 
-class AssistantMessageDelta(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class AssistantMessageDelta(ClosedModel):
     content: str | None = None
     contentIndex: int | None = None
     delta: str | None = None
@@ -100,22 +86,14 @@ class AssistantMessageDelta(BaseModel):
     type: Literal['start', 'text_start', 'text_delta', 'text_end', 'thinking_start', 'thinking_delta', 'thinking_end', 'toolcall_start', 'toolcall_delta', 'toolcall_end', 'done', 'error']
 
 
-class AutoRetryEndEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class AutoRetryEndEvent(ClosedModel):
     attempt: int
     finalError: str | None = None
     success: bool
     type: Literal['auto_retry_end'] = 'auto_retry_end'
 
 
-class AutoRetryStartEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class AutoRetryStartEvent(ClosedModel):
     attempt: int
     delayMs: int
     errorMessage: str
@@ -123,11 +101,7 @@ class AutoRetryStartEvent(BaseModel):
     type: Literal['auto_retry_start'] = 'auto_retry_start'
 
 
-class BashExecutionMessage(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class BashExecutionMessage(OpenModel):
     cancelled: bool = False
     command: str
     excludeFromContext: bool | None = None
@@ -139,20 +113,12 @@ class BashExecutionMessage(BaseModel):
     truncated: bool = False
 
 
-class BashParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class BashParams(ClosedModel):
     command: str
     excludeFromContext: bool = False
 
 
-class BashResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class BashResult(OpenModel):
     cancelled: bool
     exitCode: int | None
     fullOutputPath: str | None = None
@@ -160,45 +126,18 @@ class BashResult(BaseModel):
     truncated: bool
 
 
-class BranchSummaryEntry(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    details: Any = None
-    fromHook: bool | None = None
-    fromId: str
-    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
-    parentId: Annotated[str | None, Field(description='null for a root entry')]
-    summary: str
-    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
-    type: Literal['branch_summary'] = 'branch_summary'
-
-
-class BranchSummaryMessage(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class BranchSummaryMessage(OpenModel):
     fromId: str
     role: Literal['branchSummary'] = 'branchSummary'
     summary: str
     timestamp: int
 
 
-class CancelRequestParams(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class CancelRequestParams(OpenModel):
     id: int
 
 
-class Capabilities(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class Capabilities(OpenModel):
     compaction: bool
     errorCodes: dict[str, int]
     fork: bool = True
@@ -207,20 +146,12 @@ class Capabilities(BaseModel):
     tree: bool = True
 
 
-class ClientInfo(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class ClientInfo(ClosedModel):
     name: str
     version: str | None = None
 
 
-class ClientTool(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class ClientTool(ClosedModel):
     description: str = ''
     name: Annotated[str, Field(pattern='^[A-Za-z0-9_-]{1,64}$')]
     parameters: Annotated[
@@ -237,30 +168,18 @@ class ClientTool(BaseModel):
     ] = False
 
 
-class CompactParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class CompactParams(ClosedModel):
     customInstructions: str | None = None
 
 
-class CompactResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class CompactResult(OpenModel):
     details: Any = None
     firstKeptEntryId: str
     summary: str
     tokensBefore: int
 
 
-class CompactionEndEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class CompactionEndEvent(ClosedModel):
     aborted: bool
     errorMessage: str | None = None
     reason: Literal['manual', 'threshold', 'overflow']
@@ -269,46 +188,19 @@ class CompactionEndEvent(BaseModel):
     willRetry: bool
 
 
-class CompactionEntry(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    details: Any = None
-    firstKeptEntryId: str
-    fromHook: bool | None = None
-    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
-    parentId: Annotated[str | None, Field(description='null for a root entry')]
-    summary: str
-    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
-    tokensBefore: int
-    type: Literal['compaction'] = 'compaction'
-
-
-class CompactionHookResult(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
+class CompactionHookResult(LaxModel):
     details: Any = None
     firstKeptEntryId: str
     summary: str
     tokensBefore: int
 
 
-class CompactionStartEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class CompactionStartEvent(ClosedModel):
     reason: Literal['manual', 'threshold', 'overflow']
     type: Literal['compaction_start'] = 'compaction_start'
 
 
-class CompactionSummaryMessage(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class CompactionSummaryMessage(OpenModel):
     role: Literal['compactionSummary'] = 'compactionSummary'
     summary: str
     timestamp: int
@@ -317,11 +209,7 @@ class CompactionSummaryMessage(BaseModel):
     ] = None
 
 
-class Cost(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class Cost(OpenModel):
     cacheRead: float = 0
     cacheWrite: float = 0
     input: float = 0
@@ -329,24 +217,7 @@ class Cost(BaseModel):
     total: float = 0
 
 
-class CustomEntry(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    customType: str
-    data: Any = None
-    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
-    parentId: Annotated[str | None, Field(description='null for a root entry')]
-    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
-    type: Literal['custom'] = 'custom'
-
-
-class EntriesResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class EntriesResult(OpenModel):
     entries: Annotated[
         list[dict[str, Any]],
         Field(description='raw session entries in file order (see the entry schemas)'),
@@ -354,62 +225,34 @@ class EntriesResult(BaseModel):
     leafId: str | None
 
 
-class EntryIdResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class EntryIdResult(OpenModel):
     entryId: str | None
 
 
-class ExportHtmlParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class ExportHtmlParams(ClosedModel):
     outputPath: str | None = None
 
 
-class ExportHtmlResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class ExportHtmlResult(OpenModel):
     path: str
 
 
-class ForkMessage(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class ForkMessage(OpenModel):
     entryId: str
     text: str
 
 
-class ForkMessagesResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class ForkMessagesResult(OpenModel):
     messages: list[ForkMessage]
 
 
-class ForkParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class ForkParams(ClosedModel):
     entryId: Annotated[
         str, Field(description='a user message; the new session ends just before it')
     ]
 
 
-class ForkResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class ForkResult(OpenModel):
     cancelled: bool = False
     leafId: str | None
     sessionFile: str | None
@@ -419,41 +262,13 @@ class ForkResult(BaseModel):
     ]
 
 
-class GetEntriesParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class GetEntriesParams(ClosedModel):
     since: Annotated[
         str | None, Field(description='entry id cursor: only entries after it')
     ] = None
 
 
-class MaxDepth(RootModel[int]):
-    root: Annotated[
-        int,
-        Field(
-            description='only nodes at most this many levels below rootId (or the roots)',
-            ge=0,
-        ),
-    ]
-
-
-class Since(RootModel[int]):
-    root: Annotated[
-        int,
-        Field(
-            description='a cursor from an earlier result: only nodes added or relabelled since, and their parents (whose childCount changed), in file order',
-            ge=0,
-        ),
-    ]
-
-
-class GetTreeParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class GetTreeParams(ClosedModel):
     filter: Annotated[
         Literal['default', 'no-custom', 'user-only', 'labeled-only'],
         Field(
@@ -467,45 +282,36 @@ class GetTreeParams(BaseModel):
         ),
     ] = 'nodes'
     maxDepth: Annotated[
-        MaxDepth | None,
+        int | None,
         Field(
-            description='only nodes at most this many levels below rootId (or the roots)'
+            description='only nodes at most this many levels below rootId (or the roots)',
+            ge=0,
         ),
     ] = None
     rootId: Annotated[
         str | None, Field(description='only this entry and what hangs under it')
     ] = None
     since: Annotated[
-        Since | None,
+        int | None,
         Field(
-            description='a cursor from an earlier result: only nodes added or relabelled since, and their parents (whose childCount changed), in file order'
+            description='a cursor from an earlier result: only nodes added or relabelled since, and their parents (whose childCount changed), in file order',
+            ge=0,
         ),
     ] = None
 
 
-class HookCustomMessage(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
+class HookCustomMessage(LaxModel):
     content: str | list[dict[str, Any]]
     customType: str
     details: Any = None
     display: bool = True
 
 
-class HookEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class HookEvent(OpenModel):
     type: Literal['session_before_tree', 'session_before_compact', 'session_before_switch', 'session_before_fork', 'tool_call', 'tool_result', 'before_agent_start', 'context', 'input']
 
 
-class HostRequestFailedEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class HostRequestFailedEvent(ClosedModel):
     fallback: Literal['denied', 'no_change', 'tool_error']
     message: str
     method: str
@@ -514,20 +320,13 @@ class HostRequestFailedEvent(BaseModel):
     type: Literal['host_request_failed'] = 'host_request_failed'
 
 
-class ImageBlock(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
+class ImageBlock(LaxModel):
     data: str
     mimeType: str
     type: Literal['image']
 
 
-class ImageContent(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class ImageContent(OpenModel):
     data: Annotated[
         str,
         Field(
@@ -538,70 +337,34 @@ class ImageContent(BaseModel):
     type: Literal['image'] = 'image'
 
 
-class InputHandledEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class InputHandledEvent(ClosedModel):
     text: str
     type: Literal['input_handled'] = 'input_handled'
 
 
-class InputResult(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
+class InputResult(LaxModel):
     action: Literal['continue', 'transform', 'handled'] = 'continue'
     images: list[dict[str, Any]] | None = None
     text: str | None = None
 
 
-class LabelEntry(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
-    label: str | None = None
-    parentId: Annotated[str | None, Field(description='null for a root entry')]
-    targetId: str
-    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
-    type: Literal['label'] = 'label'
-
-
-class LastAssistantTextResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class LastAssistantTextResult(OpenModel):
     text: str | None
 
 
-class ListSessionsParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class ListSessionsParams(ClosedModel):
     all: Annotated[
         bool, Field(description='every working directory, not only this one')
     ] = False
 
 
-class McpRestartParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class McpRestartParams(ClosedModel):
     name: Annotated[
         str | None, Field(description='the server to restart; all when left out')
     ] = None
 
 
-class McpServerState(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class McpServerState(OpenModel):
     error: str | None = None
     name: str
     status: Literal['starting', 'ready', 'failed', 'stopped']
@@ -609,11 +372,7 @@ class McpServerState(BaseModel):
     transport: Literal['stdio', 'http', 'sse']
 
 
-class McpServerStatusEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class McpServerStatusEvent(ClosedModel):
     error: str | None = None
     name: str
     status: Literal['starting', 'ready', 'failed', 'stopped']
@@ -622,56 +381,16 @@ class McpServerStatusEvent(BaseModel):
     type: Literal['mcp_server_status'] = 'mcp_server_status'
 
 
-class McpServersResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class McpServersResult(OpenModel):
     servers: list[McpServerState]
 
 
-class MessageUpdateEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class MessageUpdateEvent(ClosedModel):
     assistantMessageEvent: AssistantMessageDelta
     type: Literal['message_update'] = 'message_update'
 
 
-class ModeChangeEntry(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    data: Any = None
-    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
-    mode: str = 'none'
-    parentId: Annotated[str | None, Field(description='null for a root entry')]
-    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
-    type: Literal['mode_change'] = 'mode_change'
-
-
-class ModelChangeEntry(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
-    model: str | None = None
-    modelId: str | None = None
-    parentId: Annotated[str | None, Field(description='null for a root entry')]
-    provider: str | None = None
-    role: str | None = None
-    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
-    type: Literal['model_change'] = 'model_change'
-
-
-class ModelDescription(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class ModelDescription(OpenModel):
     api: str
     contextWindow: int
     cost: dict[str, float]
@@ -683,28 +402,16 @@ class ModelDescription(BaseModel):
     reasoning: bool
 
 
-class ModelsResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class ModelsResult(OpenModel):
     models: list[ModelDescription]
 
 
-class NameValue(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class NameValue(ClosedModel):
     name: str
     value: str
 
 
-class NavigateTreeParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class NavigateTreeParams(ClosedModel):
     customInstructions: str | None = None
     label: str | None = None
     replaceInstructions: bool = False
@@ -712,11 +419,7 @@ class NavigateTreeParams(BaseModel):
     targetId: str
 
 
-class NavigateTreeResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class NavigateTreeResult(OpenModel):
     cancelled: bool
     editorText: Annotated[
         str | None, Field(description='text of the selected user message, to edit')
@@ -725,34 +428,17 @@ class NavigateTreeResult(BaseModel):
     summaryEntryId: str | None = None
 
 
-class Ok(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class Ok(OpenModel):
+    pass
 
 
-class MaxBudgetUsd(RootModel[float]):
-    root: Annotated[
-        float, Field(description='stop this run once it cost this much', gt=0.0)
-    ]
-
-
-class MaxTurns(RootModel[int]):
-    root: Annotated[int, Field(description='stop this run after N model calls', ge=1)]
-
-
-class PromptParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class PromptParams(ClosedModel):
     images: list[ImageContent] | None = None
     maxBudgetUsd: Annotated[
-        MaxBudgetUsd | None, Field(description='stop this run once it cost this much')
+        float | None, Field(description='stop this run once it cost this much', gt=0.0)
     ] = None
     maxTurns: Annotated[
-        MaxTurns | None, Field(description='stop this run after N model calls')
+        int | None, Field(description='stop this run after N model calls', ge=1)
     ] = None
     message: str
     streamingBehavior: Annotated[
@@ -763,38 +449,22 @@ class PromptParams(BaseModel):
     ] = None
 
 
-class QueueParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class QueueParams(ClosedModel):
     images: list[ImageContent] | None = None
     message: str
 
 
-class QueueResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class QueueResult(OpenModel):
     pendingMessageCount: int
 
 
-class QueueUpdateEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class QueueUpdateEvent(ClosedModel):
     followUp: list[str]
     steering: list[str]
     type: Literal['queue_update'] = 'queue_update'
 
 
-class SendCustomMessageParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class SendCustomMessageParams(ClosedModel):
     content: str | list[dict[str, Any]]
     customType: str
     details: Any = None
@@ -804,54 +474,33 @@ class SendCustomMessageParams(BaseModel):
     ] = False
 
 
-class ServerInfo(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class ServerInfo(OpenModel):
     name: str
     version: str
 
 
-class SessionBeforeCompactResult(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
+class SessionBeforeCompactResult(LaxModel):
     cancel: bool | None = None
     compaction: CompactionHookResult | None = None
 
 
-class SessionBeforeForkResult(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
+class SessionBeforeForkResult(LaxModel):
     cancel: bool | None = None
     skipConversationRestore: bool | None = None
 
 
-class SessionBeforeSwitchResult(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
+class SessionBeforeSwitchResult(LaxModel):
     cancel: bool | None = None
 
 
-class SessionChangeResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class SessionChangeResult(OpenModel):
     cancelled: bool = False
     leafId: str | None
     sessionFile: str | None
     sessionId: str
 
 
-class SessionChangedEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class SessionChangedEvent(ClosedModel):
     leafId: str | None
     reason: Literal['new', 'switch', 'fork', 'clone', 'navigate']
     sessionFile: str | None
@@ -859,21 +508,13 @@ class SessionChangedEvent(BaseModel):
     type: Literal['session_changed'] = 'session_changed'
 
 
-class SessionCompactEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class SessionCompactEvent(ClosedModel):
     compactionEntry: dict[str, Any]
     fromExtension: bool
     type: Literal['session_compact'] = 'session_compact'
 
 
-class SessionHeader(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class SessionHeader(OpenModel):
     cwd: str = ''
     id: str
     parentSession: str | None = None
@@ -882,23 +523,7 @@ class SessionHeader(BaseModel):
     version: Annotated[int | None, Field(description='absent in v1 files')] = None
 
 
-class SessionInfoEntry(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
-    name: str | None = None
-    parentId: Annotated[str | None, Field(description='null for a root entry')]
-    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
-    type: Literal['session_info'] = 'session_info'
-
-
-class SessionInfoModel(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class SessionInfoModel(OpenModel):
     created: str
     cwd: str
     firstMessage: str
@@ -910,22 +535,7 @@ class SessionInfoModel(BaseModel):
     path: str
 
 
-class SessionInitEntry(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
-    parentId: Annotated[str | None, Field(description='null for a root entry')]
-    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
-    type: Literal['session_init'] = 'session_init'
-
-
-class SessionTreeEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class SessionTreeEvent(ClosedModel):
     fromExtension: bool | None = None
     newLeafId: str | None
     oldLeafId: str | None
@@ -933,85 +543,45 @@ class SessionTreeEvent(BaseModel):
     type: Literal['session_tree'] = 'session_tree'
 
 
-class SetClientToolsParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class SetClientToolsParams(ClosedModel):
     tools: list[ClientTool]
 
 
-class SetClientToolsResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class SetClientToolsResult(OpenModel):
     tools: list[str]
 
 
-class SetEnabledParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class SetEnabledParams(ClosedModel):
     enabled: bool
 
 
-class SetLabelParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class SetLabelParams(ClosedModel):
     entryId: str
     label: str | None
 
 
-class SetLabelResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class SetLabelResult(OpenModel):
     labelEntryId: str
 
 
-class SetModelParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class SetModelParams(ClosedModel):
     modelId: str
     provider: str | None = None
 
 
-class SetQueueModeParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class SetQueueModeParams(ClosedModel):
     mode: Literal['all', 'one-at-a-time']
 
 
-class SetSessionNameParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class SetSessionNameParams(ClosedModel):
     name: str
 
 
-class SetThinkingLevelParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class SetThinkingLevelParams(ClosedModel):
     level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
 
 
-class State(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class State(OpenModel):
     autoCompaction: bool
     autoRetry: bool
     cwd: str
@@ -1030,60 +600,29 @@ class State(BaseModel):
     thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
 
 
-class TextBlock(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
+class TextBlock(LaxModel):
     text: str
     type: Literal['text']
 
 
-class TextContent(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class TextContent(OpenModel):
     text: str
     textSignature: str | None = None
     type: Literal['text'] = 'text'
 
 
-class ThinkingContent(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class ThinkingContent(OpenModel):
     redacted: bool | None = None
     thinking: str
     thinkingSignature: str | None = None
     type: Literal['thinking'] = 'thinking'
 
 
-class ThinkingLevelChangeEntry(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
-    parentId: Annotated[str | None, Field(description='null for a root entry')]
-    thinkingLevel: str
-    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
-    type: Literal['thinking_level_change'] = 'thinking_level_change'
-
-
-class ThinkingLevelResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class ThinkingLevelResult(OpenModel):
     level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
 
 
-class TokenTotals(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class TokenTotals(OpenModel):
     cacheRead: int
     cacheWrite: int
     input: int
@@ -1091,21 +630,14 @@ class TokenTotals(BaseModel):
     total: int
 
 
-class ToolCall(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class ToolCall(OpenModel):
     arguments: dict[str, Any]
     id: str
     name: str
     type: Literal['toolCall'] = 'toolCall'
 
 
-class ToolCallHookResult(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
+class ToolCallHookResult(LaxModel):
     block: bool | None = None
     input: Annotated[
         dict[str, Any] | None,
@@ -1116,73 +648,37 @@ class ToolCallHookResult(BaseModel):
     reason: str | None = None
 
 
-class ToolCallParams(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class ToolCallParams(OpenModel):
     arguments: dict[str, Any]
     name: str
     toolCallId: str
 
 
-class ToolCallResult(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
+class ToolCallResult(LaxModel):
     content: list[TextBlock | ImageBlock]
     details: Any = None
     isError: bool = False
 
 
-class ToolExecutionStartEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class ToolExecutionStartEvent(ClosedModel):
     args: dict[str, Any]
     toolCallId: str
     toolName: str
     type: Literal['tool_execution_start'] = 'tool_execution_start'
 
 
-class ToolResultHookResult(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
+class ToolResultHookResult(LaxModel):
     content: list[TextBlock | ImageBlock] | None = None
     details: Any = None
     isError: bool | None = None
 
 
-class ToolResultMessage(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    content: list[Annotated[TextContent | ImageContent, Field(discriminator='type')]]
-    details: Any = None
-    isError: bool = False
-    role: Literal['toolResult'] = 'toolResult'
-    timestamp: int
-    toolCallId: str
-    toolName: str
-
-
-class ToolResultPayload(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class ToolResultPayload(ClosedModel):
     content: list[dict[str, Any]]
     details: Any = None
 
 
-class TreeColumns(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class TreeColumns(OpenModel):
     childCount: list[int]
     depth: list[int]
     id: list[str]
@@ -1197,11 +693,7 @@ class TreeColumns(BaseModel):
     type: list[str]
 
 
-class TreeNode(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class TreeNode(OpenModel):
     childCount: int
     depth: int
     id: str
@@ -1215,11 +707,7 @@ class TreeNode(BaseModel):
     type: str
 
 
-class TreeResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class TreeResult(OpenModel):
     columns: Annotated[
         TreeColumns | None,
         Field(
@@ -1239,39 +727,16 @@ class TreeResult(BaseModel):
     ]
 
 
-class TreeSummary(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
+class TreeSummary(LaxModel):
     details: Any = None
     summary: str
 
 
-class TtsrInjectionEntry(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
-    injectedRules: list[str] | None = None
-    parentId: Annotated[str | None, Field(description='null for a root entry')]
-    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
-    type: Literal['ttsr_injection'] = 'ttsr_injection'
-
-
-class TurnStartEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class TurnStartEvent(ClosedModel):
     type: Literal['turn_start'] = 'turn_start'
 
 
-class Usage(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class Usage(OpenModel):
     cacheRead: int = 0
     cacheWrite: int = 0
     cost: Cost | None = None
@@ -1280,25 +745,28 @@ class Usage(BaseModel):
     totalTokens: int = 0
 
 
-class UserMessage(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    content: str | list[Annotated[TextContent | ImageContent, Field(discriminator='type')]]
-    role: Literal['user'] = 'user'
-    timestamp: Annotated[int, Field(description='Unix time in milliseconds')]
+AssistantContent = TypeAliasType(
+    "AssistantContent",
+    Annotated[
+        TextContent | ThinkingContent | ToolCall, Field(discriminator='type')
+    ],
+)
 
 
-class AssistantMessage(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+UserContent = TypeAliasType(
+    "UserContent", Annotated[TextContent | ImageContent, Field(discriminator='type')]
+)
+
+
+class EntryBase(OpenModel):
+    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
+    parentId: Annotated[str | None, Field(description='null for a root entry')]
+    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
+
+
+class AssistantMessage(OpenModel):
     api: str = 'anthropic-messages'
-    content: list[
-        Annotated[TextContent | ThinkingContent | ToolCall, Field(discriminator='type')]
-    ]
+    content: list[AssistantContent]
     errorMessage: str | None = None
     model: str
     provider: str
@@ -1308,19 +776,20 @@ class AssistantMessage(BaseModel):
     usage: Usage | None = None
 
 
-class BeforeAgentStartResult(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
+class BeforeAgentStartResult(LaxModel):
     message: HookCustomMessage | None = None
     systemPrompt: str | None = None
 
 
-class ClientCapabilities(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class BranchSummaryEntry(EntryBase):
+    details: Any = None
+    fromHook: bool | None = None
+    fromId: str
+    summary: str
+    type: Literal['branch_summary'] = 'branch_summary'
+
+
+class ClientCapabilities(ClosedModel):
     approvals: Annotated[
         bool | None, Field(description='the client answers approval/request')
     ] = None
@@ -1333,12 +802,23 @@ class ClientCapabilities(BaseModel):
     ] = None
 
 
-class CustomMessage(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    content: str | list[Annotated[TextContent | ImageContent, Field(discriminator='type')]]
+class CompactionEntry(EntryBase):
+    details: Any = None
+    firstKeptEntryId: str
+    fromHook: bool | None = None
+    summary: str
+    tokensBefore: int
+    type: Literal['compaction'] = 'compaction'
+
+
+class CustomEntry(EntryBase):
+    customType: str
+    data: Any = None
+    type: Literal['custom'] = 'custom'
+
+
+class CustomMessage(OpenModel):
+    content: str | list[UserContent]
     customType: str
     details: Any = None
     display: Annotated[bool | None, Field(description='absent means shown (true)')] = (
@@ -1348,37 +828,22 @@ class CustomMessage(BaseModel):
     timestamp: int
 
 
-class CustomMessageEntry(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    content: str | list[Annotated[TextContent | ImageContent, Field(discriminator='type')]]
+class CustomMessageEntry(EntryBase):
+    content: str | list[UserContent]
     customType: str
     details: Any = None
     display: Annotated[bool | None, Field(description='absent means shown (true)')] = (
         None
     )
-    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
-    parentId: Annotated[str | None, Field(description='null for a root entry')]
-    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
     type: Literal['custom_message'] = 'custom_message'
 
 
-class CycleModelResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class CycleModelResult(OpenModel):
     model: ModelDescription
     thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
 
 
-class InitializeResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class InitializeResult(OpenModel):
     capabilities: Capabilities
     client: Annotated[
         AcceptedCapabilities | None,
@@ -1392,30 +857,24 @@ class InitializeResult(BaseModel):
     state: State
 
 
-class ListSessionsResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class LabelEntry(EntryBase):
+    label: str | None = None
+    targetId: str
+    type: Literal['label'] = 'label'
+
+
+class ListSessionsResult(OpenModel):
     sessions: list[SessionInfoModel]
 
 
-class McpServerHttp(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class McpServerHttp(ClosedModel):
     headers: list[NameValue] | None = None
     name: Annotated[str, Field(min_length=1)]
     type: Literal['http']
     url: Annotated[str, Field(min_length=1)]
 
 
-class McpServerStdio(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class McpServerStdio(ClosedModel):
     args: list[str] | None = None
     command: Annotated[str, Field(min_length=1)]
     env: list[NameValue] | None = None
@@ -1423,66 +882,21 @@ class McpServerStdio(BaseModel):
     type: Literal['stdio'] | None = None
 
 
-class MessageEndEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    entryId: Annotated[
-        str | None, Field(description='the session entry that stores it')
-    ] = None
-    message: Annotated[
-        UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
-        Field(discriminator='role'),
-    ]
-    type: Literal['message_end'] = 'message_end'
+class ModeChangeEntry(EntryBase):
+    data: Any = None
+    mode: str = 'none'
+    type: Literal['mode_change'] = 'mode_change'
 
 
-class MessageEntry(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    id: Annotated[str, Field(description='8 hex characters, unique in the file')]
-    message: Annotated[
-        UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
-        Field(discriminator='role'),
-    ]
-    parentId: Annotated[str | None, Field(description='null for a root entry')]
-    timestamp: Annotated[str, Field(description='ISO-8601 with milliseconds and Z')]
-    type: Literal['message'] = 'message'
+class ModelChangeEntry(EntryBase):
+    model: str | None = None
+    modelId: str | None = None
+    provider: str | None = None
+    role: str | None = None
+    type: Literal['model_change'] = 'model_change'
 
 
-class MessageStartEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    message: Annotated[
-        UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
-        Field(discriminator='role'),
-    ]
-    type: Literal['message_start'] = 'message_start'
-
-
-class MessagesResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    messages: list[
-        Annotated[
-            UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
-            Field(discriminator='role'),
-        ]
-    ]
-
-
-class NewSessionParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class NewSessionParams(ClosedModel):
     mcpServers: Annotated[
         list[McpServerHttp | McpServerStdio] | None,
         Field(description="replace the client's MCP servers for the new session"),
@@ -1490,29 +904,7 @@ class NewSessionParams(BaseModel):
     parentSession: str | None = None
 
 
-class PromptResult(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
-    errorMessage: str | None = None
-    messages: Annotated[
-        list[Annotated[UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage, Field(discriminator='role')]] | None,
-        Field(description='messages the run added'),
-    ] = None
-    queued: Annotated[
-        bool,
-        Field(
-            description='true when the prompt was queued (streamingBehavior) instead of run'
-        ),
-    ]
-    stopReason: str | None = None
-
-
-class SessionBeforeTreeResult(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
+class SessionBeforeTreeResult(LaxModel):
     cancel: bool | None = None
     customInstructions: str | None = None
     label: str | None = None
@@ -1520,11 +912,16 @@ class SessionBeforeTreeResult(BaseModel):
     summary: TreeSummary | None = None
 
 
-class SessionStats(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-        populate_by_name=True,
-    )
+class SessionInfoEntry(EntryBase):
+    name: str | None = None
+    type: Literal['session_info'] = 'session_info'
+
+
+class SessionInitEntry(EntryBase):
+    type: Literal['session_init'] = 'session_init'
+
+
+class SessionStats(OpenModel):
     assistantMessages: int
     cost: float
     sessionFile: str | None
@@ -1536,11 +933,7 @@ class SessionStats(BaseModel):
     userMessages: int
 
 
-class SwitchSessionParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class SwitchSessionParams(ClosedModel):
     mcpServers: Annotated[
         list[McpServerHttp | McpServerStdio] | None,
         Field(description="replace the client's MCP servers for the opened session"),
@@ -1548,11 +941,12 @@ class SwitchSessionParams(BaseModel):
     sessionPath: str
 
 
-class ToolExecutionEndEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class ThinkingLevelChangeEntry(EntryBase):
+    thinkingLevel: str
+    type: Literal['thinking_level_change'] = 'thinking_level_change'
+
+
+class ToolExecutionEndEvent(ClosedModel):
     isError: bool
     result: ToolResultPayload
     toolCallId: str
@@ -1560,11 +954,7 @@ class ToolExecutionEndEvent(BaseModel):
     type: Literal['tool_execution_end'] = 'tool_execution_end'
 
 
-class ToolExecutionUpdateEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class ToolExecutionUpdateEvent(ClosedModel):
     args: dict[str, Any]
     partialResult: ToolResultPayload
     toolCallId: str
@@ -1572,55 +962,28 @@ class ToolExecutionUpdateEvent(BaseModel):
     type: Literal['tool_execution_update'] = 'tool_execution_update'
 
 
-class TurnEndEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    message: Annotated[
-        UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
-        Field(discriminator='role'),
-    ]
-    toolResults: list[
-        Annotated[
-            UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
-            Field(discriminator='role'),
-        ]
-    ]
-    type: Literal['turn_end'] = 'turn_end'
+class ToolResultMessage(OpenModel):
+    content: list[UserContent]
+    details: Any = None
+    isError: bool = False
+    role: Literal['toolResult'] = 'toolResult'
+    timestamp: int
+    toolCallId: str
+    toolName: str
 
 
-class AgentEndEvent(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
-    messages: list[
-        Annotated[
-            UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
-            Field(discriminator='role'),
-        ]
-    ]
-    type: Literal['agent_end'] = 'agent_end'
+class TtsrInjectionEntry(EntryBase):
+    injectedRules: list[str] | None = None
+    type: Literal['ttsr_injection'] = 'ttsr_injection'
 
 
-class ContextResult(BaseModel):
-    model_config = ConfigDict(
-        populate_by_name=True,
-    )
-    messages: (
-        list[
-            Annotated[UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage, Field(discriminator='role')]
-        ]
-        | None
-    ) = None
+class UserMessage(OpenModel):
+    content: str | list[UserContent]
+    role: Literal['user'] = 'user'
+    timestamp: Annotated[int, Field(description='Unix time in milliseconds')]
 
 
-class InitializeParams(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-        populate_by_name=True,
-    )
+class InitializeParams(ClosedModel):
     capabilities: Annotated[
         ClientCapabilities | None,
         Field(
@@ -1635,3 +998,93 @@ class InitializeParams(BaseModel):
         ),
     ] = None
     protocolVersion: str | None = None
+
+
+MessageSchema = TypeAliasType(
+    "MessageSchema",
+    Annotated[
+        UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
+        Field(
+            description='A message as stored and as returned by get_messages.',
+            discriminator='role',
+            title='MessageSchema',
+        ),
+    ],
+)
+
+
+class MessageStartEvent(ClosedModel):
+    message: MessageSchema
+    type: Literal['message_start'] = 'message_start'
+
+
+class MessagesResult(OpenModel):
+    messages: list[MessageSchema]
+
+
+class PromptResult(OpenModel):
+    errorMessage: str | None = None
+    messages: Annotated[
+        list[MessageSchema] | None, Field(description='messages the run added')
+    ] = None
+    queued: Annotated[
+        bool,
+        Field(
+            description='true when the prompt was queued (streamingBehavior) instead of run'
+        ),
+    ]
+    stopReason: str | None = None
+
+
+class TurnEndEvent(ClosedModel):
+    message: MessageSchema
+    toolResults: list[MessageSchema]
+    type: Literal['turn_end'] = 'turn_end'
+
+
+class AgentEndEvent(ClosedModel):
+    messages: list[MessageSchema]
+    type: Literal['agent_end'] = 'agent_end'
+
+
+class ContextResult(LaxModel):
+    messages: list[MessageSchema] | None = None
+
+
+class MessageEndEvent(ClosedModel):
+    entryId: Annotated[
+        str | None, Field(description='the session entry that stores it')
+    ] = None
+    message: MessageSchema
+    type: Literal['message_end'] = 'message_end'
+
+
+class MessageEntry(EntryBase):
+    message: MessageSchema
+    type: Literal['message'] = 'message'
+
+
+EntrySchema = TypeAliasType(
+    "EntrySchema",
+    Annotated[
+        MessageEntry | ThinkingLevelChangeEntry | ModelChangeEntry | CompactionEntry | BranchSummaryEntry | CustomEntry | CustomMessageEntry | LabelEntry | SessionInfoEntry | TtsrInjectionEntry | SessionInitEntry | ModeChangeEntry,
+        Field(
+            description='One line of a session file after the header; unknown types are kept as they are.',
+            discriminator='type',
+            title='EntrySchema',
+        ),
+    ],
+)
+
+
+EventSchema = TypeAliasType(
+    "EventSchema",
+    Annotated[
+        AgentStartEvent | AgentEndEvent | TurnStartEvent | TurnEndEvent | MessageStartEvent | MessageUpdateEvent | MessageEndEvent | ToolExecutionStartEvent | ToolExecutionUpdateEvent | ToolExecutionEndEvent | QueueUpdateEvent | CompactionStartEvent | CompactionEndEvent | AutoRetryStartEvent | AutoRetryEndEvent | SessionChangedEvent | ApprovalEvent | HostRequestFailedEvent | SessionTreeEvent | SessionCompactEvent | InputHandledEvent | McpServerStatusEvent,
+        Field(
+            description='A server-to-client notification\'s params (method "event").',
+            discriminator='type',
+            title='EventSchema',
+        ),
+    ],
+)

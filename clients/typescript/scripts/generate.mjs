@@ -11,7 +11,15 @@
 //   name the interfaces);
 // - a property with a `const` value (the `type` discriminator of events and content blocks) is
 //   made required: pydantic leaves defaulted fields out of `required`, but the server always
-//   writes them, and a required discriminator makes the unions narrow cleanly.
+//   writes them, and a required discriminator makes the unions narrow cleanly;
+// - a property with no type at all (pydantic's `Any`: `details`, `data`) is typed `unknown`: it
+//   holds any JSON value, where the generator would make it an object;
+// - a union that pydantic writes out again in every property that holds it (a message) becomes a
+//   reference to its $defs entry, and the inline content-block unions become named types
+//   (`UserContent`, `AssistantContent`, as the server names them);
+// - the properties that every member of a discriminated union declares alike (the `id`,
+//   `parentId` and `timestamp` of the session entries) move to one interface that the members
+//   extend (`EntryBase`).
 // After the types, the file gets a `Methods` map built from schema.json "methods", the
 // `AgentEvent` union, the error codes and the method names.
 import { readFileSync, writeFileSync, mkdtempSync, rmSync, mkdirSync } from "node:fs";
@@ -43,7 +51,7 @@ function clean(node, isDefRoot) {
     if (key === "properties" && value && typeof value === "object" && !Array.isArray(value)) {
       // Property names are keys here, not schema keywords: keep them all, clean their schemas.
       out.properties = Object.fromEntries(
-        Object.entries(value).map(([name, schema]) => [name, clean(schema, false)]),
+        Object.entries(value).map(([name, schema]) => [name, anyValue(clean(schema, false))]),
       );
       continue;
     }
@@ -70,6 +78,79 @@ function clean(node, isDefRoot) {
   return out;
 }
 
+const UNION_NAMES = {
+  "ImageContent TextContent": "UserContent",
+  "TextContent ThinkingContent ToolCall": "AssistantContent",
+};
+
+function unionKey(node) {
+  return JSON.stringify([node.oneOf, node.discriminator]);
+}
+
+function memberNames(node) {
+  return (node.oneOf ?? []).map((option) => refName(option.$ref)).sort().join(" ");
+}
+
+/** Replaces inline copies of a $defs union, and the named inline unions, by references. */
+function referToUnions(node, unions, named) {
+  if (Array.isArray(node)) return node.map((item) => referToUnions(item, unions, named));
+  if (node === null || typeof node !== "object") return node;
+  const out = Object.fromEntries(
+    Object.entries(node).map(([key, value]) => [key, referToUnions(value, unions, named)]),
+  );
+  if (!out.oneOf || !out.discriminator) return out;
+  const { oneOf, discriminator, ...rest } = out;
+  const defName = unions.get(unionKey(out));
+  if (defName) return { $ref: `#/$defs/${defName}`, ...rest };
+  const name = UNION_NAMES[memberNames(out)];
+  if (!name) return out;
+  named[name] = { title: name, oneOf, discriminator };
+  return { $ref: `#/$defs/${name}`, ...rest };
+}
+
+/** Moves the properties every member of a union declares alike to a base the members extend. */
+function factorUnion(defs, unionName) {
+  const union = defs[unionName];
+  const tag = union.discriminator.propertyName;
+  const members = Object.values(union.discriminator.mapping ?? {}).map(refName);
+  const policies = new Set(members.map((name) => JSON.stringify(defs[name].additionalProperties)));
+  if (members.length < 2 || policies.size !== 1) return;
+  const [first, ...rest] = members.map((name) => defs[name]);
+  const isRequired = (model, field) => (model.required ?? []).includes(field);
+  const shared = Object.keys(first.properties).filter(
+    (field) =>
+      field !== tag &&
+      rest.every(
+        (model) =>
+          JSON.stringify(model.properties[field]) === JSON.stringify(first.properties[field]) &&
+          isRequired(model, field) === isRequired(first, field),
+      ),
+  );
+  if (shared.length === 0) return;
+  const baseName = unionName.replace(/Schema$/, "") + "Base";
+  defs[baseName] = {
+    title: baseName,
+    type: "object",
+    additionalProperties: first.additionalProperties,
+    properties: Object.fromEntries(shared.map((field) => [field, first.properties[field]])),
+    required: (first.required ?? []).filter((field) => shared.includes(field)),
+  };
+  for (const name of members) {
+    const model = defs[name];
+    for (const field of shared) delete model.properties[field];
+    model.required = (model.required ?? []).filter((field) => !shared.includes(field));
+    model.extends = { $ref: `#/$defs/${baseName}` };
+  }
+}
+
+const TYPING_KEYWORDS = ["type", "$ref", "anyOf", "oneOf", "allOf", "const", "enum", "properties", "items"];
+
+/** A property schema that constrains nothing is any JSON value. */
+function anyValue(schema) {
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return schema;
+  return TYPING_KEYWORDS.some((key) => key in schema) ? schema : { ...schema, tsType: "unknown" };
+}
+
 function tsString(value) {
   return JSON.stringify(value);
 }
@@ -87,6 +168,14 @@ export async function generate() {
     defs[name] = clean(def, true);
     if (!defs[name].title) defs[name].title = name;
   }
+  const unionNames = Object.keys(defs).filter((name) => defs[name].discriminator);
+  const unions = new Map(unionNames.map((name) => [unionKey(defs[name]), name]));
+  const named = {};
+  for (const name of Object.keys(defs)) {
+    if (!unionNames.includes(name)) defs[name] = referToUnions(defs[name], unions, named);
+  }
+  for (const name of unionNames) factorUnion(defs, name);
+  Object.assign(defs, named);
   const rootName = "RpcAgentProtocolRoot";
   const root = {
     title: rootName,

@@ -52,7 +52,6 @@ import type {
   SessionChangeResult,
   SessionStats,
   SetLabelResult,
-  SetModelParams,
   SetQueueModeParams,
   SetThinkingLevelParams,
   State,
@@ -674,7 +673,7 @@ export class RpcAgentClient {
 
   /** Raw session entries in file order, optionally only those after an entry id. */
   getEntries(since?: string): Promise<EntriesResult> {
-    return this.call("get_entries", since === undefined ? {} : { since });
+    return this.call("get_entries", { since });
   }
 
   /** Text of the last assistant message on the current branch (null when there is none). */
@@ -720,7 +719,7 @@ export class RpcAgentClient {
 
   /** Start a new session. */
   newSession(parentSession?: string): Promise<SessionChangeResult> {
-    return this.call("new_session", parentSession === undefined ? {} : { parentSession });
+    return this.call("new_session", { parentSession });
   }
 
   /** Open another session file. */
@@ -755,9 +754,7 @@ export class RpcAgentClient {
 
   /** Switch model. */
   setModel(modelId: string, provider?: string): Promise<ModelDescription> {
-    const params: SetModelParams = { modelId };
-    if (provider !== undefined) params.provider = provider;
-    return this.call("set_model", params);
+    return this.call("set_model", { modelId, provider });
   }
 
   /** Switch to the next available model. */
@@ -797,7 +794,7 @@ export class RpcAgentClient {
 
   /** Restart one MCP server (or all of them); resolves once it is ready or has failed. */
   mcpRestart(name?: string): Promise<McpServersResult> {
-    return this.call("mcp_restart", name === undefined ? {} : { name });
+    return this.call("mcp_restart", { name });
   }
 
   /** Turn automatic retries on or off. */

@@ -1,16 +1,11 @@
 // Error responses and the server going away.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { ErrorCodes, RpcAgentClient, RpcError, ServerExitedError } from "../src/index.js";
-import { python, startServer, type Server } from "./helpers.js";
+import { python, startServer, suiteServer } from "./helpers.js";
 
 describe("error responses", () => {
-  let server: Server;
-  before(async () => {
-    server = startServer();
-    await server.client.initialize();
-  });
-  after(() => server.dispose());
+  const server = suiteServer();
 
   it("an unknown entry id rejects with RpcError code -32002", async () => {
     const error = await server.client.setLabel("no-such-entry", "x").then(

@@ -2,6 +2,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 import { RpcAgentClient } from "../src/index.js";
 
@@ -46,5 +47,34 @@ export function startServer(options: { fauxScript?: unknown[]; args?: string[] }
       await client.close();
       rmSync(root, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * One server shared by the tests of the calling `describe`: started (and, unless told otherwise,
+ * initialized) before its first test and disposed after its last. Call it in the describe body.
+ */
+export function suiteServer(options: { initialize?: boolean } = {}): Server {
+  let server: Server | undefined;
+  before(async () => {
+    server = startServer();
+    if (options.initialize ?? true) await server.client.initialize();
+  });
+  after(() => server?.dispose());
+  const current = (): Server => {
+    if (server === undefined) throw new Error("the suite's server is used before the suite started");
+    return server;
+  };
+  return {
+    get client() {
+      return current().client;
+    },
+    get cwd() {
+      return current().cwd;
+    },
+    get home() {
+      return current().home;
+    },
+    dispose: () => current().dispose(),
   };
 }

@@ -1,6 +1,6 @@
 // The client against the real Python server (faux provider): handshake, prompt, tree, fork.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import {
   AGENT_EVENT_TYPES,
   METHOD_NAMES,
@@ -14,7 +14,7 @@ import {
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { RpcAgentClient } from "../src/index.js";
-import { startServer, type Server } from "./helpers.js";
+import { startServer, suiteServer } from "./helpers.js";
 
 function assistantText(message: AssistantMessage): string {
   return message.content
@@ -23,11 +23,7 @@ function assistantText(message: AssistantMessage): string {
 }
 
 describe("initialize and state", () => {
-  let server: Server;
-  before(() => {
-    server = startServer();
-  });
-  after(() => server.dispose());
+  const server = suiteServer({ initialize: false });
 
   it("initialize answers with the protocol version, every method and a typed state", async () => {
     const result: InitializeResult = await server.client.initialize();
@@ -63,12 +59,7 @@ describe("initialize and state", () => {
 });
 
 describe("prompt and events", () => {
-  let server: Server;
-  before(async () => {
-    server = startServer();
-    await server.client.initialize();
-  });
-  after(() => server.dispose());
+  const server = suiteServer();
 
   it("message_update text deltas concatenate to the final text", async () => {
     const { client } = server;
@@ -130,12 +121,7 @@ describe("prompt and events", () => {
 });
 
 describe("tree: getTree, navigateTree, setLabel", () => {
-  let server: Server;
-  before(async () => {
-    server = startServer();
-    await server.client.initialize();
-  });
-  after(() => server.dispose());
+  const server = suiteServer();
 
   it("navigating back and prompting again makes a branch; labels show on the tree", async () => {
     const { client } = server;
@@ -174,12 +160,7 @@ describe("tree: getTree, navigateTree, setLabel", () => {
 });
 
 describe("fork", () => {
-  let server: Server;
-  before(async () => {
-    server = startServer();
-    await server.client.initialize();
-  });
-  after(() => server.dispose());
+  const server = suiteServer();
 
   it("fork starts a new session file before a user message and returns its text", async () => {
     const { client } = server;
@@ -247,9 +228,15 @@ describe("close() when the host is done", () => {
 
   it("a server that outlives its stdin gets SIGTERM before SIGKILL", async () => {
     const client = RpcAgentClient.spawn({
-      command: ["bash", "-c", "trap 'exit 7' TERM; while :; do sleep 0.05; done"],
+      // The event line says the trap is set: a SIGTERM before that would kill bash outright.
+      command: [
+        "bash",
+        "-c",
+        `trap 'exit 7' TERM; echo '{"jsonrpc":"2.0","method":"event","params":{"type":"agent_start"}}'; while :; do sleep 0.05; done`,
+      ],
       args: [],
     });
+    await client.waitForEvent("agent_start", { timeoutMs: 10_000 });
     assert.equal(await client.close(200, 5_000), 7);
   });
 });

@@ -117,47 +117,44 @@ class Assembler:
     def _block_start(self, event: Any, out: list[AssistantEvent]) -> None:
         block = event.content_block
         kind = block.type
-        content: list[JsonDict] = self.partial["content"]
-        index = len(content)
         if kind == "text":
-            content.append({"type": "text", "text": ""})
-            self._index[event.index] = index
-            self._start(out)
-            out.append(self._event("text_start", contentIndex=index))
+            index = self._open(event.index, {"type": "text", "text": ""}, "text_start", out)
             if block.text:
                 self._text(index, "text", block.text, out)
         elif kind == "thinking":
             stored: JsonDict = {"type": "thinking", "thinking": ""}
             if block.signature:
                 stored["thinkingSignature"] = block.signature
-            content.append(stored)
-            self._index[event.index] = index
-            self._start(out)
-            out.append(self._event("thinking_start", contentIndex=index))
+            index = self._open(event.index, stored, "thinking_start", out)
             if block.thinking:
                 self._text(index, "thinking", block.thinking, out)
         elif kind == "redacted_thinking":
-            content.append(
-                {
-                    "type": "thinking",
-                    "thinking": "[Reasoning redacted]",
-                    "thinkingSignature": block.data,
-                    "redacted": True,
-                }
-            )
-            self._index[event.index] = index
-            self._start(out)
-            out.append(self._event("thinking_start", contentIndex=index))
+            redacted = {
+                "type": "thinking",
+                "thinking": "[Reasoning redacted]",
+                "thinkingSignature": block.data,
+                "redacted": True,
+            }
+            self._open(event.index, redacted, "thinking_start", out)
         elif kind == "tool_use":
             arguments = block.input if isinstance(block.input, dict) else {}
-            content.append(
-                {"type": "toolCall", "id": block.id, "name": block.name, "arguments": dict(arguments)}
-            )
-            self._index[event.index] = index
+            call = {"type": "toolCall", "id": block.id, "name": block.name, "arguments": dict(arguments)}
+            index = self._open(event.index, call, "toolcall_start", out)
             self._json[index] = PartialJson()
-            self._start(out)
-            out.append(self._event("toolcall_start", contentIndex=index))
         # Server-side tool blocks and future block types are not part of our message shape.
+
+    def _open(
+        self, api_index: int, block: JsonDict, start: AssistantEventType, out: list[AssistantEvent]
+    ) -> int:
+        """Append ``block`` to the message for the API's block ``api_index`` and announce it;
+        its index in our content."""
+        content: list[JsonDict] = self.partial["content"]
+        index = len(content)
+        content.append(block)
+        self._index[api_index] = index
+        self._start(out)
+        out.append(self._event(start, contentIndex=index))
+        return index
 
     def _text(self, index: int, key: str, text: str, out: list[AssistantEvent]) -> None:
         self.partial["content"][index][key] += text

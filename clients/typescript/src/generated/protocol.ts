@@ -213,6 +213,19 @@ export const ErrorCodes = {
 export type ErrorCodeName = keyof typeof ErrorCodes;
 
 /**
+ * A message as stored and as returned by get_messages.
+ */
+export type MessageSchema =
+  | UserMessage
+  | AssistantMessage
+  | ToolResultMessage
+  | BashExecutionMessage
+  | CustomMessage
+  | BranchSummaryMessage
+  | CompactionSummaryMessage;
+export type UserContent = TextContent | ImageContent;
+export type AssistantContent = TextContent | ThinkingContent | ToolCall;
+/**
  * One line of a session file after the header; unknown types are kept as they are.
  */
 export type EntrySchema =
@@ -254,17 +267,6 @@ export type EventSchema =
   | SessionCompactEvent
   | InputHandledEvent
   | McpServerStatusEvent;
-/**
- * A message as stored and as returned by get_messages.
- */
-export type MessageSchema =
-  | UserMessage
-  | AssistantMessage
-  | ToolResultMessage
-  | BashExecutionMessage
-  | CustomMessage
-  | BranchSummaryMessage
-  | CompactionSummaryMessage;
 
 export interface AbortResult {
   /**
@@ -285,19 +287,11 @@ export interface AcceptedCapabilities {
   [k: string]: unknown;
 }
 export interface AgentEndEvent {
-  messages: (
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage
-  )[];
+  messages: MessageSchema[];
   type: "agent_end";
 }
 export interface UserMessage {
-  content: string | (TextContent | ImageContent)[];
+  content: string | UserContent[];
   role: "user";
   /**
    * Unix time in milliseconds
@@ -322,7 +316,7 @@ export interface ImageContent {
 }
 export interface AssistantMessage {
   api?: string;
-  content: (TextContent | ThinkingContent | ToolCall)[];
+  content: AssistantContent[];
   errorMessage?: string | null;
   model: string;
   provider: string;
@@ -366,10 +360,8 @@ export interface Cost {
   [k: string]: unknown;
 }
 export interface ToolResultMessage {
-  content: (TextContent | ImageContent)[];
-  details?: {
-    [k: string]: unknown;
-  };
+  content: UserContent[];
+  details?: unknown;
   isError?: boolean;
   role: "toolResult";
   timestamp: number;
@@ -390,11 +382,9 @@ export interface BashExecutionMessage {
   [k: string]: unknown;
 }
 export interface CustomMessage {
-  content: string | (TextContent | ImageContent)[];
+  content: string | UserContent[];
   customType: string;
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   /**
    * absent means shown (true)
    */
@@ -425,9 +415,7 @@ export interface AgentStartEvent {
 }
 export interface AppendCustomEntryParams {
   customType: string;
-  data?: {
-    [k: string]: unknown;
-  };
+  data?: unknown;
 }
 /**
  * How a tool call that the approval policy looked at was decided, and why.
@@ -519,17 +507,18 @@ export interface HookCustomMessage {
         [k: string]: unknown;
       }[];
   customType: string;
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   display?: boolean;
 }
-export interface BranchSummaryEntry {
-  details?: {
-    [k: string]: unknown;
-  };
+export interface BranchSummaryEntry extends EntryBase {
+  details?: unknown;
   fromHook?: boolean | null;
   fromId: string;
+  summary: string;
+  type: "branch_summary";
+  [k: string]: unknown;
+}
+export interface EntryBase {
   /**
    * 8 hex characters, unique in the file
    */
@@ -538,12 +527,10 @@ export interface BranchSummaryEntry {
    * null for a root entry
    */
   parentId: string | null;
-  summary: string;
   /**
    * ISO-8601 with milliseconds and Z
    */
   timestamp: string;
-  type: "branch_summary";
   [k: string]: unknown;
 }
 export interface CancelRequestParams {
@@ -597,9 +584,7 @@ export interface CompactParams {
   customInstructions?: string | null;
 }
 export interface CompactResult {
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   firstKeptEntryId: string;
   summary: string;
   tokensBefore: number;
@@ -613,33 +598,17 @@ export interface CompactionEndEvent {
   type: "compaction_end";
   willRetry: boolean;
 }
-export interface CompactionEntry {
-  details?: {
-    [k: string]: unknown;
-  };
+export interface CompactionEntry extends EntryBase {
+  details?: unknown;
   firstKeptEntryId: string;
   fromHook?: boolean | null;
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
   summary: string;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   tokensBefore: number;
   type: "compaction";
   [k: string]: unknown;
 }
 export interface CompactionHookResult {
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   firstKeptEntryId: string;
   summary: string;
   tokensBefore: number;
@@ -649,60 +618,22 @@ export interface CompactionStartEvent {
   type: "compaction_start";
 }
 export interface ContextResult {
-  messages?:
-    | (
-        | UserMessage
-        | AssistantMessage
-        | ToolResultMessage
-        | BashExecutionMessage
-        | CustomMessage
-        | BranchSummaryMessage
-        | CompactionSummaryMessage
-      )[]
-    | null;
+  messages?: MessageSchema[] | null;
 }
-export interface CustomEntry {
+export interface CustomEntry extends EntryBase {
   customType: string;
-  data?: {
-    [k: string]: unknown;
-  };
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
+  data?: unknown;
   type: "custom";
   [k: string]: unknown;
 }
-export interface CustomMessageEntry {
-  content: string | (TextContent | ImageContent)[];
+export interface CustomMessageEntry extends EntryBase {
+  content: string | UserContent[];
   customType: string;
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   /**
    * absent means shown (true)
    */
   display?: boolean | null;
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   type: "custom_message";
   [k: string]: unknown;
 }
@@ -739,155 +670,50 @@ export interface EntryIdResult {
   entryId: string | null;
   [k: string]: unknown;
 }
-export interface MessageEntry {
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
-  message:
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
+export interface MessageEntry extends EntryBase {
+  message: MessageSchema;
   type: "message";
   [k: string]: unknown;
 }
-export interface ThinkingLevelChangeEntry {
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
+export interface ThinkingLevelChangeEntry extends EntryBase {
   thinkingLevel: string;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   type: "thinking_level_change";
   [k: string]: unknown;
 }
 /**
  * Reference dialect: ``provider`` + ``modelId``; the fork dialect writes ``model`` = "p/id".
  */
-export interface ModelChangeEntry {
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
+export interface ModelChangeEntry extends EntryBase {
   model?: string | null;
   modelId?: string | null;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
   provider?: string | null;
   role?: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   type: "model_change";
   [k: string]: unknown;
 }
-export interface LabelEntry {
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
+export interface LabelEntry extends EntryBase {
   label?: string | null;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
   targetId: string;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   type: "label";
   [k: string]: unknown;
 }
-export interface SessionInfoEntry {
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
+export interface SessionInfoEntry extends EntryBase {
   name?: string | null;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   type: "session_info";
   [k: string]: unknown;
 }
-export interface TtsrInjectionEntry {
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
+export interface TtsrInjectionEntry extends EntryBase {
   injectedRules?: string[];
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   type: "ttsr_injection";
   [k: string]: unknown;
 }
-export interface SessionInitEntry {
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
+export interface SessionInitEntry extends EntryBase {
   type: "session_init";
   [k: string]: unknown;
 }
-export interface ModeChangeEntry {
-  data?: {
-    [k: string]: unknown;
-  };
-  /**
-   * 8 hex characters, unique in the file
-   */
-  id: string;
+export interface ModeChangeEntry extends EntryBase {
+  data?: unknown;
   mode?: string;
-  /**
-   * null for a root entry
-   */
-  parentId: string | null;
-  /**
-   * ISO-8601 with milliseconds and Z
-   */
-  timestamp: string;
   type: "mode_change";
   [k: string]: unknown;
 }
@@ -895,34 +721,12 @@ export interface TurnStartEvent {
   type: "turn_start";
 }
 export interface TurnEndEvent {
-  message:
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage;
-  toolResults: (
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage
-  )[];
+  message: MessageSchema;
+  toolResults: MessageSchema[];
   type: "turn_end";
 }
 export interface MessageStartEvent {
-  message:
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage;
+  message: MessageSchema;
   type: "message_start";
 }
 export interface MessageUpdateEvent {
@@ -934,14 +738,7 @@ export interface MessageEndEvent {
    * the session entry that stores it
    */
   entryId?: string | null;
-  message:
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage;
+  message: MessageSchema;
   type: "message_end";
 }
 export interface ToolExecutionStartEvent {
@@ -965,9 +762,7 @@ export interface ToolResultPayload {
   content: {
     [k: string]: unknown;
   }[];
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
 }
 export interface ToolExecutionEndEvent {
   isError: boolean;
@@ -1246,15 +1041,7 @@ export interface McpServersResult {
   [k: string]: unknown;
 }
 export interface MessagesResult {
-  messages: (
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage
-  )[];
+  messages: MessageSchema[];
   [k: string]: unknown;
 }
 export interface ModelsResult {
@@ -1312,15 +1099,7 @@ export interface PromptResult {
   /**
    * messages the run added
    */
-  messages?: (
-    | UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage
-  )[];
+  messages?: MessageSchema[];
   /**
    * true when the prompt was queued (streamingBehavior) instead of run
    */
@@ -1343,9 +1122,7 @@ export interface SendCustomMessageParams {
         [k: string]: unknown;
       }[];
   customType: string;
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   display?: boolean;
   /**
    * start a run with it when the agent is idle
@@ -1371,9 +1148,7 @@ export interface SessionBeforeTreeResult {
   summary?: TreeSummary | null;
 }
 export interface TreeSummary {
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   summary: string;
 }
 export interface SessionChangeResult {
@@ -1484,16 +1259,12 @@ export interface ToolCallParams {
 }
 export interface ToolCallResult {
   content: (TextBlock | ImageBlock)[];
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   isError?: boolean;
 }
 export interface ToolResultHookResult {
   content?: (TextBlock | ImageBlock)[] | null;
-  details?: {
-    [k: string]: unknown;
-  };
+  details?: unknown;
   isError?: boolean | null;
 }
 /**

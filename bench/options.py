@@ -1,0 +1,14 @@
+"""The command line of the benchmarks that take counts: the module's docstring as ``--help``,
+and one whole-number option for each count."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def parse_counts(doc: str | None, argv: list[str] | None, **defaults: int) -> argparse.Namespace:
+    """``--name N`` for each of ``defaults`` (``tree_entries`` is spelled ``--tree-entries``)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name, default in defaults.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=default)
+    return parser.parse_args(argv)

@@ -1,0 +1,69 @@
+"""What a run starts with: its tools and their specs, the system prompt, the check every tool
+call passes, and the limits; gathered from the AgentSession into one RunContext."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rpc_agent.protocol.base import JsonDict
+
+from ..providers.base import ToolSpec
+from ..session import guard
+from ..tools.base import Tool, tool_schema
+from .loop import Authorize, RunContext
+from .system_prompt import build_system_prompt
+
+if TYPE_CHECKING:
+    from .session import AgentSession
+
+
+def tool_specs(tools: list[Tool]) -> list[ToolSpec]:
+    return [ToolSpec(name=t.name, description=t.description, parameters=tool_schema(t)) for t in tools]
+
+
+def authorizer(session: AgentSession) -> Authorize | None:
+    """The ACP front's permission callback, else the approval policy with the host."""
+    if session.authorize is not None:
+        return session.authorize
+    gate = session._gate
+
+    async def authorize(call_id: str, name: str, arguments: JsonDict) -> bool:
+        tool = next((t for t in [*session.tools, *session.client_tools] if t.name == name), None)
+        if tool is not None:
+            await gate.check(tool, call_id, arguments)
+        return True
+
+    return authorize
+
+
+def run_context(session: AgentSession, *, max_turns: int | None, max_budget_usd: float | None) -> RunContext:
+    """The context of one run; limits given for this prompt win over the session's."""
+    tools = session.run_tools()
+    specs = tool_specs(tools)
+    cwd = Path(session.manager.cwd)
+    system_prompt = session.system_prompt_override or build_system_prompt(cwd, specs)
+    if session.append_system_prompt:
+        system_prompt = f"{system_prompt}\n\n{session.append_system_prompt}"
+    return RunContext(
+        manager=session.manager,
+        provider=session.provider,
+        model=session.model,
+        thinking_level=session.thinking_level,
+        system_prompt=system_prompt,
+        tools=tools,
+        settings=session.settings,
+        queue=session.queue,
+        emit=session.emit,
+        cwd=cwd,
+        on_queue_change=session._announce_queue,
+        tool_specs=specs,
+        authorize=authorizer(session),
+        files=session.files,
+        commands=session.commands,
+        session_folders=guard.store_folders(session.home, (session.session_dir,)),
+        temp_files=session.temp_files,
+        host=session.host,
+        max_turns=max_turns if max_turns is not None else session.max_turns,
+        max_budget_usd=max_budget_usd if max_budget_usd is not None else session.max_budget_usd,
+    )

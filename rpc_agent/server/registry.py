@@ -1,0 +1,135 @@
+"""The method table: each method's handler, its params and result models, and how a request's
+params become the params model (objects by name, arrays by position)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from rpc_agent.quoting import bound
+
+from .errors import INVALID_PARAMS, RpcError
+from .replies import dump_result
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING: Any = _Missing()
+"""The params of a request that has no params member (not the same as ``null``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    """One method: its handler and the models a protocol generator publishes for it."""
+
+    name: str
+    handler: Callable[[Any], Any]
+    params: type[BaseModel] | None
+    result: type[BaseModel] | None
+    inline: bool
+    description: str
+    positional: tuple[str, ...] = field(default=(), repr=False)
+    """Keys that positional params (a JSON array) map to, in order: the params model's fields."""
+
+    def parse_params(self, raw: Any) -> BaseModel | None:
+        """Validated params (``raw`` is the request's params member, or absent); RpcError(-32602)."""
+        model = self.params
+        if model is None:
+            if raw is MISSING or raw == {} or raw == []:
+                return None
+            if isinstance(raw, dict | list):
+                raise RpcError(INVALID_PARAMS, f"Invalid params: {self.name} takes no params")
+            raise RpcError(INVALID_PARAMS, _params_type_message(raw))
+        if raw is MISSING:
+            raw = {}
+        elif type(raw) is list:
+            if len(raw) > len(self.positional):
+                raise RpcError(
+                    INVALID_PARAMS,
+                    f"Invalid params: {self.name} takes at most {len(self.positional)} positional params "
+                    f"({', '.join(self.positional)}), got {len(raw)}",
+                )
+            raw = dict(zip(self.positional, raw, strict=False))
+        elif type(raw) is not dict:
+            raise RpcError(INVALID_PARAMS, _params_type_message(raw))
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            count = exc.error_count()
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Invalid params for {self.name}: {count} validation error{'s' if count != 1 else ''}",
+                bound(exc.errors(include_url=False)),
+            ) from exc
+
+    async def invoke(self, raw: Any) -> Any:
+        """Validate ``raw`` params, run the handler, and return the result in wire shape: the
+        same path a request takes, for fronts that reach the table another way (ACP's
+        extension methods). Raises RpcError for bad params; the handler's own errors pass."""
+        value = self.handler(self.parse_params(raw))
+        if inspect.isawaitable(value):
+            value = await value
+        return dump_result(self.name, value)
+
+
+_JSON_KINDS = {str: "a string", int: "a number", float: "a number", bool: "a boolean", type(None): "null"}
+
+
+def _params_type_message(raw: Any) -> str:
+    kind = _JSON_KINDS.get(type(raw), type(raw).__name__)
+    return f"Invalid params: params must be an object or an array, not {kind}"
+
+
+class MethodRegistry:
+    """The methods a router serves, in registration order.
+
+    A handler takes the validated params model (``None`` when the method declares
+    ``params=None``; an absent ``params`` member is validated as ``{}``) and returns a pydantic
+    model (or ``None``, answered as ``{}``). Inline handlers are plain functions that must not
+    block or wait; the others are async and each call runs in its own task.
+    """
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, MethodSpec] = {}
+
+    def add(
+        self,
+        name: str,
+        handler: Callable[[Any], Any],
+        *,
+        params: type[BaseModel] | None,
+        result: type[BaseModel] | None,
+        inline: bool = False,
+        description: str = "",
+    ) -> MethodSpec:
+        if name in self._by_name:
+            raise ValueError(f"method {name!r} is already registered")
+        if inline and inspect.iscoroutinefunction(handler):
+            raise TypeError(f"inline method {name!r} needs a plain function, got a coroutine function")
+        positional: tuple[str, ...] = ()
+        if params is not None:
+            positional = tuple(info.alias or key for key, info in params.model_fields.items())
+        spec = MethodSpec(name, handler, params, result, inline, description, positional)
+        self._by_name[name] = spec
+        return spec
+
+    @property
+    def methods(self) -> list[MethodSpec]:
+        """Every method, in registration order (what the protocol generator documents)."""
+        return list(self._by_name.values())
+
+    def get(self, name: str) -> MethodSpec | None:
+        return self._by_name.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __len__(self) -> int:
+        return len(self._by_name)
