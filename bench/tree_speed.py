@@ -203,13 +203,14 @@ def measure_ours(result: SizeResult, paths: list[Path], home: Path, runs: int, p
         req = 1
         for run in range(runs):
             path = paths[run % len(paths)]
-            sent = wire.send(
-                rpc(req, "switch_session", {"sessionPath": str(path)}), rpc(req + 1, "get_messages")
-            )
+            # get_messages goes out once the switch is answered: sent with it, it would be
+            # served at once from the session being left (requests run concurrently).
+            sent = wire.send(rpc(req, "switch_session", {"sessionPath": str(path)}))
             time.sleep(0.005)
             probe = wire.send(rpc(req + 2, "get_state"))
             probe_at, _ = wire.wait(req + 2)
             _, switched = wire.wait(req)
+            wire.send(rpc(req + 1, "get_messages"))
             done, reply = wire.wait(req + 1)
             if "error" in switched or "error" in reply:
                 raise RuntimeError(
