@@ -248,23 +248,22 @@ class SessionTree:
         return self._parent
 
     def prepare(self) -> None:
-        """Build the tree and cut every node's preview now, then encode every row, so that a
-        later ``get_tree`` only joins.
+        """Build the tree, cut every node's preview and encode the whole tree's columns now,
+        so that a later ``get_tree`` in columns only copies them.
 
-        Called in a background thread right after a long session is opened: the rows are what
-        an editor asks for next, and building them then keeps the request itself a copy. The
-        previews come first, then the columns of the whole tree (which need nothing else).
+        Called in a background thread right after a long session is opened: the tree is what
+        an editor asks for next. The one-object-per-node rows are encoded on their first
+        request (and kept): building both shapes up front would double the background work
+        and the memory for a shape a big tree's client does not want.
         """
         order = self.order()
-        for fill in (self._fill, self._prepare):
-            for start in range(0, len(order), PREPARE_SLICE):
-                with self._lock:  # in slices: an append waits for one slice, not for the whole tree
-                    fill(order[start : start + PREPARE_SLICE])
-                # A lock is not fair: without a pause here a request waiting for it would wait
-                # for every slice.
-                time.sleep(0)
-            if fill == self._fill:
-                self.columns()
+        for start in range(0, len(order), PREPARE_SLICE):
+            with self._lock:  # in slices: an append waits for one slice, not for the whole tree
+                self._fill(order[start : start + PREPARE_SLICE])
+            # A lock is not fair: without a pause here a request waiting for it would wait
+            # for every slice.
+            time.sleep(0)
+        self.columns()
 
     def free_in_pieces(self) -> None:
         """Let go of the rows a few thousand at a time (see ``SessionView.free_in_pieces``)."""

@@ -49,7 +49,7 @@ def array_pieces(items: list[bytes]) -> list[bytes]:
 
 
 PREPARE_TREE_ENTRIES = 2000
-"""From this many entries on, ``warm_up`` builds the tree rows in the background; a shorter
+"""From this many entries on, ``warm_up`` builds the tree in the background; a shorter
 session builds them on the first request quicker than a thread starts."""
 
 
@@ -233,8 +233,8 @@ class SessionView:
     def warm_up(self) -> None:
         """Walk the current path once for what every ``get_state`` asks (in a worker thread,
         right after a long session is opened, so that the event loop never does), and start
-        building the tree's rows in the background: an editor asks for the tree next, and the
-        request then only joins rows that are ready."""
+        building the tree in the background: an editor asks for the tree next, and the
+        request then finds it ready (see ``SessionTree.prepare``)."""
         self.context_settings()
         self.context_message_count()
         if len(self._index.entries) >= PREPARE_TREE_ENTRIES:
