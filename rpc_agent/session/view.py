@@ -48,9 +48,11 @@ def array_pieces(items: list[bytes]) -> list[bytes]:
     return pieces
 
 
-PREPARE_TREE_ENTRIES = 2000
-"""From this many entries on, ``warm_up`` builds the tree in the background; a shorter
-session builds them on the first request quicker than a thread starts."""
+PREPARE_TREE_ENTRIES = 256
+"""From this many entries on, ``warm_up`` builds the tree in the background (a thread costs
+less than building a tree of this size on the request); a shorter session builds it then."""
+FREE_SLICE = 2000
+"""Objects freed at a time by ``free_in_pieces``."""
 
 
 class SessionView:
@@ -265,7 +267,7 @@ class SessionView:
             free_dict(container)
         for items in (context.messages if context is not None else [], index.entries):
             while items:
-                del items[-PREPARE_TREE_ENTRIES:]
+                del items[-FREE_SLICE:]
 
     def context_message_count(self) -> int:
         """How many messages the model would get, without reading them."""
