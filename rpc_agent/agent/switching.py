@@ -9,6 +9,7 @@ its ``_exclusive`` guard, so no run appends to a session that is being left.
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -77,7 +78,8 @@ async def _replace_manager(session: AgentSession, new: SessionManager, reason: s
             session.model = session.provider.resolve_model(context.model.modelId)
         announce_session(session, reason)
     if sys.getrefcount(old) <= 2:  # this name and the argument: nobody reads it any more
-        await anyio.to_thread.run_sync(old.free_in_pieces)
+        # Not awaited: the change is answered now, and the thread holds the last reference.
+        threading.Thread(target=old.free_in_pieces, name="free-session", daemon=True).start()
 
 
 def _session_folder(session: AgentSession) -> Path:

@@ -25,8 +25,13 @@ from .decoding import StoredMessage
 from .index import PLAIN_TYPES, EntryIndex, is_bookkeeping
 from .preview import preview_of, preview_of_stored
 
-PREPARE_SLICE = 2000
-"""Rows encoded per hold of the lock when the whole tree is prepared in the background."""
+PREPARE_SLICE = 500
+"""Nodes previewed per hold of the lock when the tree is prepared in the background."""
+PREPARE_PAUSE = 0.001
+"""Seconds the background build sleeps between slices. A thread that never sleeps gives the
+GIL up only when the interpreter makes it (every 5 ms): each time the writer thread comes back
+from a write, or the reader from a read, it would wait that long, and the session's first
+``get_messages``, sent while the tree is built, would pay for it many times over."""
 
 TreeFilter = Literal["default", "no-custom", "user-only", "labeled-only"]
 """``default``: every visible node; ``no-custom``: without extension entries (``custom`` and
@@ -56,11 +61,18 @@ class TreeNode:
     label: str | None
 
 
+FREE_SLICE = 2000
+"""Objects freed between two pauses (see ``free_dict``)."""
+
+
 def free_dict(container: dict[Any, Any]) -> None:
-    """Empty a dict one item at a time: Python code between the items lets other threads run,
-    where freeing 100,000 items at once holds the GIL throughout."""
+    """Empty a dict one item at a time, pausing every ``FREE_SLICE`` items: freeing 100,000
+    items at once holds the GIL throughout, and a thread that never sleeps makes the others
+    wait for it (see ``PREPARE_PAUSE``)."""
     pop = container.popitem
-    for _ in range(len(container)):
+    for n in range(len(container)):
+        if n % FREE_SLICE == 0:
+            time.sleep(PREPARE_PAUSE)
         pop()
 
 
@@ -261,8 +273,8 @@ class SessionTree:
             with self._lock:  # in slices: an append waits for one slice, not for the whole tree
                 self._fill(order[start : start + PREPARE_SLICE])
             # A lock is not fair: without a pause here a request waiting for it would wait
-            # for every slice.
-            time.sleep(0)
+            # for every slice (and see PREPARE_PAUSE).
+            time.sleep(PREPARE_PAUSE)
         self.columns()
 
     def free_in_pieces(self) -> None:

@@ -9,6 +9,7 @@ still a stored line goes out as the bytes it was stored as, never parsed and enc
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +22,7 @@ from .context import SessionContext, build_session_context, path_to_root
 from .files import LoadReport
 from .index import EntryIndex, is_bookkeeping
 from .place import SessionPlace
-from .tree import SessionTree, TreeFilter, TreeNode, TreeQuery, free_dict, sort_key
+from .tree import FREE_SLICE, PREPARE_PAUSE, SessionTree, TreeFilter, TreeNode, TreeQuery, free_dict, sort_key
 
 PIECE_BYTES = 1 << 20
 """About this much of a big JSON array per piece (see ``array_pieces``)."""
@@ -51,8 +52,6 @@ def array_pieces(items: list[bytes]) -> list[bytes]:
 PREPARE_TREE_ENTRIES = 256
 """From this many entries on, ``warm_up`` builds the tree in the background (a thread costs
 less than building a tree of this size on the request); a shorter session builds it then."""
-FREE_SLICE = 2000
-"""Objects freed at a time by ``free_in_pieces``."""
 
 
 class SessionView:
@@ -268,6 +267,7 @@ class SessionView:
         for items in (context.messages if context is not None else [], index.entries):
             while items:
                 del items[-FREE_SLICE:]
+                time.sleep(PREPARE_PAUSE)
 
     def context_message_count(self) -> int:
         """How many messages the model would get, without reading them."""
