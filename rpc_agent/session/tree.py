@@ -25,8 +25,9 @@ from .decoding import StoredMessage
 from .index import PLAIN_TYPES, EntryIndex, is_bookkeeping
 from .preview import preview_of, preview_of_stored
 
-PREPARE_SLICE = 500
-"""Nodes previewed per hold of the lock when the tree is prepared in the background."""
+PREPARE_SLICE = 2000
+"""Nodes previewed per hold of the lock (and between two pauses) when the tree is prepared in
+the background."""
 PREPARE_PAUSE = 0.001
 """Seconds the background build sleeps between slices. A thread that never sleeps gives the
 GIL up only when the interpreter makes it (every 5 ms): each time the writer thread comes back
