@@ -14,7 +14,9 @@ params in, pydantic result out) and owns everything the spec says about messages
 Methods marked ``inline`` are plain functions that never block: they run right in the reading
 loop, so a pipelined burst of ``get_state`` costs no task switches. Every other request runs in
 its own task, so a long ``prompt`` never holds up ``abort``, ``get_state`` or ``steer`` sent
-after it, and can be cancelled (its client then gets a ``CANCELLED`` error, not silence).
+after it, and can be cancelled (its client then gets a ``CANCELLED`` error, not silence). An
+inline handler may return a ``Deferred`` (``server/deferred.py``): made at once, answered once
+its wait (an fsync) is over, by one task that serves all such answers in order.
 
 The response objects are built here, as the two dict shapes the spec gives, and not with
 jsonrpcserver: importing it (its ``__init__`` loads jsonschema, http.server and oslash) costs
@@ -29,6 +31,7 @@ import inspect
 import json
 import logging
 import re
+from collections import deque
 from collections.abc import AsyncIterable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
@@ -41,6 +44,7 @@ from pydantic import BaseModel, ValidationError
 
 from rpc_agent.quoting import bound, quote, shorten
 
+from .deferred import Deferred, DeferredAnswer
 from .errors import (
     CANCELLED,
     INTERNAL_ERROR,
@@ -426,6 +430,9 @@ class Router:
         self._input_closed = False
         self._idle: anyio.Event | None = None
         """Set when the last running request ends (made by ``wait_idle`` when it must wait)."""
+        self._deferred: deque[DeferredAnswer] = deque()
+        """Answers waiting for their ``Deferred`` (in arrival order), and whether a task waits."""
+        self._answering_deferred = False
 
     # --- serving ------------------------------------------------------------------------------
 
@@ -621,7 +628,16 @@ class Router:
 
         if spec.inline:
             try:
-                payload = _dump_result(name, spec.handler(params))
+                outcome = spec.handler(params)
+                if type(outcome) is Deferred:
+                    to = (
+                        (batch.deliver_to(index) if batch is not None else self._write)
+                        if is_request
+                        else None
+                    )
+                    self._defer((outcome, name, request_id, to))
+                    return None
+                payload = _dump_result(name, outcome)
             except Exception as exc:
                 failure = self._map_exception(exc, name)
                 return _error_response(request_id, failure) if is_request else None
@@ -717,6 +733,48 @@ class Router:
         if reply is None:  # our own scope was cancelled: cancel() / cancel_all()
             reply = _error_response(request_id, _cancelled(spec.name, entry.reason))
         deliver(reply)
+
+    def _defer(self, answer: DeferredAnswer) -> None:
+        self._deferred.append(answer)
+        if self._answering_deferred:
+            return
+        if self._task_group is None:
+            raise RuntimeError("deferred answers need Router.serve() to be running")
+        self._answering_deferred = True
+        self._tokens += 1
+        token = self._tokens
+        entry = _InFlight(None, "(answers waiting for the disk)", anyio.CancelScope())
+        self._in_flight[token] = entry
+        self._task_group.start_soon(self._answer_deferred, token, entry)
+
+    async def _answer_deferred(self, token: int, entry: _InFlight) -> None:
+        """Answer the deferred requests in order, each once its ``ready()`` returned; those still
+        waiting when this task is cancelled get ``CANCELLED`` (their changes stay made)."""
+        queue = self._deferred
+        try:
+            with entry.scope:
+                while queue:
+                    deferred, method, request_id, deliver = queue[0]
+                    try:
+                        await deferred.ready()
+                        reply = _success_response(request_id, _dump_result(method, deferred.result))
+                    except Exception as exc:
+                        reply = _error_response(request_id, self._map_exception(exc, method))
+                    queue.popleft()
+                    if deliver is not None:
+                        deliver(reply)
+        finally:
+            self._answering_deferred = False
+            while queue:
+                _, method, request_id, deliver = queue.popleft()
+                if deliver is not None:
+                    deliver(
+                        _error_response(request_id, _cancelled(method, entry.reason or "the server stopped"))
+                    )
+            self._in_flight.pop(token, None)
+            if not self._in_flight and self._idle is not None:
+                self._idle.set()
+                self._idle = None
 
     def _map_exception(self, exc: Exception, method: str) -> RpcError:
         if isinstance(exc, RpcError):
