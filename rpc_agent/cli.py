@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -178,10 +179,32 @@ def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSetti
     return load_settings(settings_paths(home, cwd), overrides)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    # pydantic looks up plugins through importlib.metadata the first time it builds a model,
-    # which costs tens of milliseconds before the first response; the server uses none.
+def _no_pydantic_plugins() -> None:
+    """Tell pydantic that no plugins are used, and skip the import of its plugin loader.
+
+    pydantic looks plugins up through ``importlib.metadata`` the first time it builds a
+    validator, which costs tens of milliseconds before the first response; the server uses none.
+    With ``PYDANTIC_DISABLE_PLUGINS`` set to disable them all, the loader's ``get_plugins``
+    returns ``()`` before looking, but the loader module imports ``importlib.metadata`` (and
+    with it ``email``, ``zipfile``, ``csv``) when it is first imported all the same. So when
+    plugins are off and the loader is not loaded yet, a module whose ``get_plugins`` returns
+    ``()`` stands in for it: what pydantic gets is exactly what the real one would return.
+    """
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    if os.environ["PYDANTIC_DISABLE_PLUGINS"] not in ("__all__", "1", "true"):
+        return
+    if _PLUGIN_LOADER in sys.modules:
+        return
+    stand_in = types.ModuleType(_PLUGIN_LOADER, "pydantic's plugin loader while plugins are disabled")
+    stand_in.get_plugins = tuple  # type: ignore[attr-defined]
+    sys.modules[_PLUGIN_LOADER] = stand_in
+
+
+_PLUGIN_LOADER = "pydantic.plugin._loader"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _no_pydantic_plugins()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["export"]:
         from .export.command import main as export_main

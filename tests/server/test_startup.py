@@ -22,6 +22,7 @@ LAZY = (
     "mcp",  # the SDK: the first MCP server started
     "acp",  # the ACP front only
     "rpc_agent.acp",
+    "importlib.metadata",  # pydantic's plugin loader: no plugins are used (rpc_agent/cli.py)
 )
 
 
