@@ -630,6 +630,8 @@ class Router:
             try:
                 outcome = spec.handler(params)
                 if type(outcome) is Deferred:
+                    if self._task_group is None:
+                        raise RuntimeError("deferred answers need Router.serve() to be running")
                     to = (
                         (batch.deliver_to(index) if batch is not None else self._write)
                         if is_request
@@ -735,11 +737,10 @@ class Router:
         deliver(reply)
 
     def _defer(self, answer: DeferredAnswer) -> None:
+        assert self._task_group is not None
         self._deferred.append(answer)
         if self._answering_deferred:
             return
-        if self._task_group is None:
-            raise RuntimeError("deferred answers need Router.serve() to be running")
         self._answering_deferred = True
         self._tokens += 1
         token = self._tokens
