@@ -40,10 +40,9 @@ from .script import (
     Text,
     Thinking,
     ToolUse,
-    tool_id,
     tool_round,
 )
-from .server import HANG_LIMIT, FakeAnthropic, RecordedRequest, running_fake_anthropic
+from .server import HANG_LIMIT, FakeAnthropic, RecordedRequest
 from .sse import message_body, sse_events
 from .validate import validate_request
 
@@ -61,9 +60,7 @@ __all__ = [
     "Thinking",
     "ToolUse",
     "message_body",
-    "running_fake_anthropic",
     "sse_events",
-    "tool_id",
     "tool_round",
     "validate_request",
 ]

@@ -6,7 +6,6 @@ knobs (delay, drop, error, hang, truncate), so a test reads as the conversation 
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,11 +83,3 @@ class HttpError:
 
 
 ScriptItem = Reply | HttpError
-
-
-_ids = itertools.count(1)
-
-
-def tool_id() -> str:
-    """A fresh tool_use id in the API's format."""
-    return f"toolu_fake{next(_ids):04d}"

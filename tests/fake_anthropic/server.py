@@ -13,7 +13,6 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -266,9 +265,3 @@ class FakeAnthropic:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-@contextlib.contextmanager
-def running_fake_anthropic(*, strict: bool = True) -> Iterator[FakeAnthropic]:
-    with FakeAnthropic(strict=strict) as fake:
-        yield fake
