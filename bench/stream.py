@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.stream [--small 200] [--large 4000] [--runs 5]
 
-A local fake Messages API (tests/fake_anthropic.py) streams a reply of N text deltas. The same
+A local fake Messages API (tests/fake_anthropic/) streams a reply of N text deltas. The same
 reply is consumed twice:
 
 * baseline: the anthropic SDK alone, in a process of its own (``messages.create(stream=True)``);

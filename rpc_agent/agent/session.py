@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -377,10 +377,30 @@ class AgentSession:
                 return await navigation.navigate_tree(self, params)
 
     async def set_label(self, entry_id: str, label: str | None) -> str:
-        async with self._mutation():
-            label_id = await self.manager.append_label_change(entry_id, label, move_leaf=False)
-        assert label_id is not None
+        label_id, stored = self.queue_label(entry_id, label)
+        await stored()
         return label_id
+
+    def queue_label(self, entry_id: str, label: str | None) -> tuple[str, Callable[[], Awaitable[None]]]:
+        """``set_label`` with the wait for the disk handed to the caller: the label entry is
+        appended now, and ``stored()`` returns once its line is fsynced (or rolls the session
+        back and raises PersistenceError, as ``_mutation`` does). A front answering a pipelined
+        burst of labels then waits once per fsync for all of them, not in a task per label."""
+        manager = self.manager
+        manager.check_writable()
+        point = manager.savepoint()
+        pending = manager.append_label_change(entry_id, label, move_leaf=False)
+        label_id = pending.id
+        assert label_id is not None
+
+        async def stored() -> None:
+            try:
+                await pending
+            except PersistenceError:
+                manager.rollback(point)
+                raise
+
+        return label_id, stored
 
     # --- sessions (agent/switching.py) ----------------------------------------------------
 

@@ -73,13 +73,6 @@ class RpcError(Exception):
     def __repr__(self) -> str:
         return f"RpcError({self.code}, {self.message!r}, {self.data!r})"
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON-RPC error object."""
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
 
 class ConnectionClosedError(Exception):
     """The client closed its side (EOF on stdin) before answering a server-to-client request."""

@@ -27,6 +27,7 @@ from ..protocol.table import METHODS
 from ..providers.base import ModelInfo
 from ..session import files, listing
 from ..session.store import SessionManager
+from .deferred import Deferred
 from .errors import ERROR_CODES, RpcError
 from .registry import MethodRegistry
 from .replies import RawJson
@@ -202,8 +203,12 @@ class Methods:
     async def navigate_tree(self, p: m.NavigateTreeParams) -> m.NavigateTreeResult:
         return await self.agent.navigate_tree(p)
 
-    async def set_label(self, p: m.SetLabelParams) -> m.SetLabelResult:
-        return m.SetLabelResult(labelEntryId=await self.agent.set_label(p.entryId, p.label))
+    def set_label(self, p: m.SetLabelParams) -> Deferred:
+        """Labelled now, answered once the label's line is fsynced (``server/deferred.py``): a
+        pipelined burst of labels shares its fsyncs and needs no task per request. The result
+        is ``SetLabelResult`` in wire shape."""
+        label_id, stored = self.agent.queue_label(p.entryId, p.label)
+        return Deferred({"labelEntryId": label_id}, stored)
 
     async def new_session(self, p: m.NewSessionParams | None) -> m.SessionChangeResult:
         result = await self.agent.new_session(p.parentSession if p else None)

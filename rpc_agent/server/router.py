@@ -14,7 +14,9 @@ params in, pydantic result out) and owns everything the spec says about messages
 Methods marked ``inline`` are plain functions that never block: they run right in the reading
 loop, so a pipelined burst of ``get_state`` costs no task switches. Every other request runs in
 its own task, so a long ``prompt`` never holds up ``abort``, ``get_state`` or ``steer`` sent
-after it, and can be cancelled (its client then gets a ``CANCELLED`` error, not silence).
+after it, and can be cancelled (its client then gets a ``CANCELLED`` error, not silence). An
+inline handler may return a ``Deferred`` (``server/deferred.py``): made at once, answered once
+its wait (an fsync) is over, by one task that serves all such answers in order.
 
 jsonrpcserver's front end (``dispatch``) is not used: it answers a batch with one bad item by a
 single error, does not check param types and cannot route client responses. The parts below
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+from collections import deque
 from collections.abc import AsyncIterable, Callable, Mapping
 from typing import Any
 
@@ -38,6 +41,7 @@ from pydantic import BaseModel
 from rpc_agent.quoting import shorten
 
 from .batch import Batch
+from .deferred import Deferred, DeferredAnswer
 from .errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -88,6 +92,9 @@ class Router:
         self._task_group: anyio.abc.TaskGroup | None = None
         self._in_flight = InFlightRequests()
         self._outgoing = ClientRequests(writer)
+        self._deferred: deque[DeferredAnswer] = deque()
+        """Answers waiting for their ``Deferred`` (in arrival order)."""
+        self._answering_deferred = False
 
     # --- serving ------------------------------------------------------------------------------
 
@@ -234,7 +241,18 @@ class Router:
 
         if spec.inline:
             try:
-                payload = dump_result(name, spec.handler(params))
+                outcome = spec.handler(params)
+                if type(outcome) is Deferred:
+                    if self._task_group is None:
+                        raise RuntimeError("deferred answers need Router.serve() to be running")
+                    to = (
+                        (batch.deliver_to(index) if batch is not None else self._write)
+                        if is_request
+                        else None
+                    )
+                    self._defer((outcome, name, request_id, to))
+                    return None
+                payload = dump_result(name, outcome)
             except Exception as exc:
                 failure = self._map_exception(exc, name)
                 return error_response(request_id, failure) if is_request else None
@@ -306,6 +324,40 @@ class Router:
         if reply is None:  # our own scope was cancelled: cancel() / cancel_all()
             reply = error_response(request_id, cancelled_error(spec.name, entry.reason))
         deliver(reply)
+
+    def _defer(self, answer: DeferredAnswer) -> None:
+        assert self._task_group is not None
+        self._deferred.append(answer)
+        if self._answering_deferred:
+            return
+        self._answering_deferred = True
+        token, entry = self._in_flight.start(None, "(answers waiting for the disk)")
+        self._task_group.start_soon(self._answer_deferred, token, entry)
+
+    async def _answer_deferred(self, token: int, entry: InFlight) -> None:
+        """Answer the deferred requests in order, each once its ``ready()`` returned; those still
+        waiting when this task is cancelled get ``CANCELLED`` (their changes stay made)."""
+        queue = self._deferred
+        try:
+            with entry.scope:
+                while queue:
+                    deferred, method, request_id, deliver = queue[0]
+                    try:
+                        await deferred.ready()
+                        reply = success_response(request_id, dump_result(method, deferred.result))
+                    except Exception as exc:
+                        reply = error_response(request_id, self._map_exception(exc, method))
+                    queue.popleft()
+                    if deliver is not None:
+                        deliver(reply)
+        finally:
+            self._answering_deferred = False
+            while queue:
+                _, method, request_id, deliver = queue.popleft()
+                if deliver is not None:
+                    reason = entry.reason or "the server stopped"
+                    deliver(error_response(request_id, cancelled_error(method, reason)))
+            self._in_flight.finish(token)
 
     def _map_exception(self, exc: Exception, method: str) -> RpcError:
         if isinstance(exc, RpcError):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -176,10 +175,6 @@ class SessionView:
         if start not in self._index.by_id:
             raise EntryNotFoundError(start)
         return self._index.load_all(path_to_root(self._index.by_id, start))
-
-    def iter_path_ids(self, from_id: str | None = None) -> Iterator[str]:
-        for entry in self.get_branch(from_id):
-            yield entry["id"]
 
     # --- the model's context ---------------------------------------------------------------
 

@@ -142,8 +142,3 @@ class WriteChain:
             # closing the number again could close a file somebody else opened meanwhile.
             fd, self._fd = self._fd, None
             os.close(fd)
-
-    def reset_file(self) -> None:
-        """Forget the open descriptor after the file was replaced by an atomic rewrite."""
-        self.close()
-        self.expect_file()

@@ -81,15 +81,33 @@ def refuse_session_files(path: Path, ctx: ToolContext) -> None:
         )
 
 
+def _in_words(exc: OSError, path: Path, words: dict[type[OSError], str]) -> Exception:
+    """The tool error that says ``exc`` in the words given for its kind (``{path}`` filled in),
+    or ``exc`` itself when no kind matches."""
+    for kind, text in words.items():
+        if isinstance(exc, kind):
+            return ToolError(text.format(path=path))
+    return exc
+
+
+_STAT_WORDS: dict[type[OSError], str] = {
+    FileNotFoundError: "Path not found: {path}",
+    NotADirectoryError: "Path not found (a parent is not a directory): {path}",
+    PermissionError: "Permission denied: {path}",
+}
+
+_WRITE_WORDS: dict[type[OSError], str] = {
+    FileExistsError: "Cannot create the folder for {path}: a parent path is a file.",
+    NotADirectoryError: "Cannot write {path}: a parent path is a file, not a folder.",
+    PermissionError: "Permission denied writing {path}",
+}
+
+
 def require_exists(path: Path) -> os.stat_result:
     try:
         return path.stat()
-    except FileNotFoundError:
-        raise ToolError(f"Path not found: {path}") from None
-    except NotADirectoryError:
-        raise ToolError(f"Path not found (a parent is not a directory): {path}") from None
-    except PermissionError:
-        raise ToolError(f"Permission denied: {path}") from None
+    except OSError as exc:
+        raise _in_words(exc, path, _STAT_WORDS) from None
 
 
 def require_dir(path: Path, otherwise: str) -> None:
@@ -115,14 +133,11 @@ async def write_file(files: FileAccess, path: Path, text: str) -> None:
     """Write ``text`` through ``files``; a failure becomes a tool error the model can act on."""
     try:
         await files.write_text(path, text)
-    except FileExistsError:
-        raise ToolError(f"Cannot create the folder for {path}: a parent path is a file.") from None
-    except NotADirectoryError:
-        raise ToolError(f"Cannot write {path}: a parent path is a file, not a folder.") from None
-    except PermissionError:
-        raise ToolError(f"Permission denied writing {path}") from None
     except OSError as exc:
-        raise ToolError(f"Could not write {path}: {exc.strerror or exc}") from None
+        error = _in_words(exc, path, _WRITE_WORDS)
+        if error is exc:
+            error = ToolError(f"Could not write {path}: {exc.strerror or exc}")
+        raise error from None
 
 
 def _umask() -> int:

@@ -36,7 +36,9 @@ def statuses(events: list[JsonDict], name: str) -> list[str]:
 
 
 @pytest.mark.in_process
-async def test_stdio_server_tools_are_offered_and_called(e2e: E2E) -> None:
+@pytest.mark.parametrize("mode", ["stdio", "sdk-stdio"])
+async def test_stdio_server_tools_are_offered_and_called(e2e: E2E, mode: str) -> None:
+    """Against our quick hand-written server and against one the MCP SDK itself writes."""
     script = [
         call("mcp__srv__echo", text="hi"),
         call("mcp__srv__picture"),
@@ -44,7 +46,7 @@ async def test_stdio_server_tools_are_offered_and_called(e2e: E2E) -> None:
         {"text": "done"},
     ]
     async with e2e.server(script=script) as client:
-        init = await client.call("initialize", {"mcpServers": [stdio_server()]})
+        init = await client.call("initialize", {"mcpServers": [stdio_server("srv", mode)]})
         assert "mcp_servers" in init["methods"]
         assert "mcp_restart" in init["methods"]
         result = await client.call("prompt", {"message": "use the server"})

@@ -1,6 +1,7 @@
 """A small MCP server for the tests.
 
-``python mcp_server.py [stdio | http PORT] [--sleep SECONDS]``: stdio by default; ``http`` serves
+``python mcp_server.py [stdio | sdk-stdio | http PORT] [--sleep SECONDS]``: stdio by default
+(answered by hand, no SDK import: fast to start); ``sdk-stdio`` serves stdio with the SDK; ``http`` serves
 streamable HTTP on 127.0.0.1:PORT at ``/mcp``; ``--sleep`` delays start-up (a slow server); ``$MCP_TEST_PID_FILE`` gets its process id.
 Tools: ``echo`` (text), ``pid`` (read-only, the server's process id), ``picture`` (text and a
 PNG), ``resources`` (an embedded text resource and a resource link), ``crash`` (the process
@@ -22,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 if os.environ.get("MCP_TEST_PID_FILE"):  # first thing: before the SDK's second of imports
     with open(os.environ["MCP_TEST_PID_FILE"], "w") as out:
@@ -136,10 +137,10 @@ def serve_stdio() -> None:
         sys.stdout.flush()
 
 
-# --- HTTP, with the SDK -----------------------------------------------------------------------------
+# --- with the SDK: HTTP, or stdio -----------------------------------------------------------------
 
 
-def serve_http(port: int) -> None:
+def serve_with_sdk(transport: Literal["stdio", "streamable-http"], port: int = 0) -> None:
     from mcp.server.fastmcp import FastMCP
     from mcp.types import ContentBlock, ToolAnnotations
     from pydantic import TypeAdapter
@@ -154,7 +155,7 @@ def serve_http(port: int) -> None:
             annotations=ToolAnnotations(readOnlyHint=True) if tool.read_only else None,
             structured_output=False,
         )
-    server.run(transport="streamable-http")
+    server.run(transport=transport)
 
 
 def _with_sdk_types(run: Callable[..., list[JsonDict]], blocks: Any) -> Callable[..., Any]:
@@ -174,7 +175,9 @@ def main(argv: list[str]) -> None:
         time.sleep(float(argv[index + 1]))
         del argv[index : index + 2]
     if argv and argv[0] == "http":
-        serve_http(int(argv[1]))
+        serve_with_sdk("streamable-http", int(argv[1]))
+    elif argv and argv[0] == "sdk-stdio":
+        serve_with_sdk("stdio")
     else:
         serve_stdio()
 

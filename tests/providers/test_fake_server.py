@@ -1,4 +1,5 @@
-"""The fake server's request validator: it must reject what the real API rejects."""
+"""The fake server itself: its validator must reject what the real API rejects, and the real SDK
+must read its answers, streamed or not."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ from typing import Any
 
 import pytest
 
-from fake_anthropic import Reply, Text, Thinking, ToolUse, sse_events, validate_request
+from fake_anthropic import FakeAnthropic, Reply, Text, Thinking, ToolUse, sse_events, validate_request
+from rpc_agent.providers.anthropic import AnthropicProvider
+
+from .anthropic_testlib import MODEL, collect, make_request
 
 JsonDict = dict[str, Any]
 
@@ -86,3 +90,49 @@ def test_sse_event_sequence() -> None:
         "message_delta",
         "message_stop",
     ]
+
+
+@pytest.mark.anyio
+async def test_fake_server_non_streaming_mode(fake: FakeAnthropic) -> None:
+    import anthropic
+
+    fake.enqueue(
+        Reply(
+            [Thinking("t", signature="s"), Text("plain"), ToolUse("toolu_1", "read", {"path": "p"})],
+            stop_reason="tool_use",
+        )
+    )
+    client = anthropic.AsyncAnthropic(api_key="k", base_url=fake.base_url, max_retries=0)
+    try:
+        message = await client.messages.create(
+            model=MODEL, max_tokens=100, messages=[{"role": "user", "content": "hi"}]
+        )
+    finally:
+        await client.close()
+    assert [block.type for block in message.content] == ["thinking", "text", "tool_use"]
+    assert message.stop_reason == "tool_use"
+
+
+@pytest.mark.anyio
+async def test_fake_server_rejects_invalid_requests(fake: FakeAnthropic, provider: AnthropicProvider) -> None:
+    bad = make_request(
+        [{"role": "toolResult", "toolCallId": "x", "toolName": "t", "content": [], "timestamp": 1}]
+    )
+    # Our conversion repairs this (the orphan becomes text), so send a raw invalid body instead.
+    import anthropic
+
+    client = anthropic.AsyncAnthropic(api_key="k", base_url=fake.base_url, max_retries=0)
+    try:
+        with pytest.raises(anthropic.BadRequestError, match="fake_anthropic"):
+            await client.messages.create(
+                model=MODEL,
+                max_tokens=100,
+                messages=[{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x"}]}],
+            )
+    finally:
+        await client.close()
+    assert fake.requests[-1].rejected is not None
+    fake.enqueue(Reply([Text("fine")]))
+    events = await collect(provider, bad)
+    assert events[-1].type == "done"
+    assert fake.requests[-1].rejected is None

@@ -20,6 +20,7 @@ from rpc_agent.server import (
     RpcError,
 )
 from rpc_agent.server import errors as codes
+from rpc_agent.server.deferred import Deferred
 from rpc_agent.server.replies import RawJson
 from rpc_agent.session.view import array_pieces
 
@@ -395,3 +396,68 @@ async def test_on_eof_can_cancel_the_work_instead_of_waiting_for_it() -> None:
             "id": 1,
         }
     ]
+
+
+@pytest.mark.anyio
+async def test_deferred_answers_wait_for_their_ready_in_order_and_are_cancelled_with_the_rest() -> None:
+    made: list[str] = []
+    more = anyio.Event()
+    disk = anyio.Event()
+
+    async def made_up_to(count: int) -> None:
+        nonlocal more
+        with anyio.fail_after(30):
+            while len(made) < count:
+                await more.wait()
+                more = anyio.Event()
+
+    def store(p: Params) -> Deferred:
+        made.append(p.entry_id)  # made at once, in the reading loop
+        more.set()
+
+        async def ready() -> None:
+            await disk.wait()
+            if p.entry_id == "bad":
+                raise RpcError(codes.PERSISTENCE_FAILED, "cannot store bad")
+
+        return Deferred({"stored": p.entry_id}, ready)
+
+    registry = MethodRegistry()
+    registry.add("store", store, params=Params, result=Result, inline=True)
+    sink, lines = Sink(), Lines()
+    router = Router(registry, sink)
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(router.serve, lines)
+        lines.feed(
+            request(1, "store", {"entryId": "a"}),
+            [
+                request(2, "store", {"entryId": "b"}),
+                request(3, "nope"),
+                request(4, "store", {"entryId": "bad"}),
+            ],
+            request(5, "store", {"entryId": "c"}),
+        )
+        await made_up_to(4)
+        assert sink.messages == []  # nothing answered before the disk said so
+        disk.set()
+        await sink.wait_for(3)
+        first, batch, last = sink.messages
+        assert first == {"jsonrpc": "2.0", "result": {"stored": "a"}, "id": 1}
+        assert [item["id"] for item in batch] == [2, 3, 4]
+        assert batch[0]["result"] == {"stored": "b"}
+        assert batch[1]["error"]["code"] == codes.METHOD_NOT_FOUND
+        assert batch[2]["error"] == {"code": codes.PERSISTENCE_FAILED, "message": "cannot store bad"}
+        assert last == {"jsonrpc": "2.0", "result": {"stored": "c"}, "id": 5}
+        assert await registry.get("store").invoke({"entryId": "d"}) == {"stored": "d"}  # type: ignore[union-attr]
+
+        disk = anyio.Event()  # the next ones never reach the disk
+        lines.feed(request(6, "store", {"entryId": "e"}), request(7, "store", {"entryId": "f"}))
+        await made_up_to(7)
+        assert router.cancel_all("stopping for the test") == 1  # one task waits for all of them
+        await sink.wait_for(5)
+        lines.end()
+    assert [(m["id"], m["error"]["code"]) for m in sink.messages[3:]] == [
+        (6, codes.CANCELLED),
+        (7, codes.CANCELLED),
+    ]
+    assert router.in_flight == []

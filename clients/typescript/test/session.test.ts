@@ -10,11 +10,21 @@ import {
   type InitializeResult,
   type State,
   type TreeNode,
+  type TreeResult,
 } from "../src/index.js";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { RpcAgentClient } from "../src/index.js";
 import { startServer, suiteServer } from "./helpers.js";
+
+/** Prompt with each message in turn, each run to its end. */
+async function promptEach(client: RpcAgentClient, ...messages: string[]): Promise<void> {
+  for (const message of messages) await client.prompt(message);
+}
+
+function userNodes(tree: TreeResult): TreeNode[] {
+  return tree.nodes.filter((node) => node.role === "user");
+}
 
 function assistantText(message: AssistantMessage): string {
   return message.content
@@ -125,11 +135,10 @@ describe("tree: getTree, navigateTree, setLabel", () => {
 
   it("navigating back and prompting again makes a branch; labels show on the tree", async () => {
     const { client } = server;
-    await client.prompt("first question");
-    await client.prompt("second question");
+    await promptEach(client, "first question", "second question");
     const tree = await client.getTree();
     assert.ok(tree.leafId);
-    const users = tree.nodes.filter((node) => node.role === "user");
+    const users = userNodes(tree);
     assert.equal(users.length, 2);
     const [first, second] = users as [TreeNode, TreeNode];
     assert.match(first.preview, /first question/);
@@ -147,7 +156,7 @@ describe("tree: getTree, navigateTree, setLabel", () => {
     const branched = await client.getTree();
     const parent = branched.nodes.find((node) => node.id === second.parentId);
     assert.equal(parent?.childCount, 2);
-    assert.equal(branched.nodes.filter((node) => node.role === "user").length, 3);
+    assert.equal(userNodes(branched).length, 3);
 
     const labelled = await client.setLabel(first.id, "start");
     assert.equal(typeof labelled.labelEntryId, "string");
@@ -164,12 +173,11 @@ describe("fork", () => {
 
   it("fork starts a new session file before a user message and returns its text", async () => {
     const { client } = server;
-    await client.prompt("keep this");
-    await client.prompt("fork from here");
+    await promptEach(client, "keep this", "fork from here");
     const before = await client.getState();
     const forkable = await client.getForkMessages();
     assert.ok(forkable.messages.length >= 2);
-    const users = (await client.getTree()).nodes.filter((node) => node.role === "user");
+    const users = userNodes(await client.getTree());
     const target = users[1]!;
 
     const sessionChanged = client.waitForEvent("session_changed", {
@@ -186,7 +194,7 @@ describe("fork", () => {
     const state = await client.getState();
     assert.equal(state.sessionId, forked.sessionId);
     const tree = await client.getTree();
-    const texts = tree.nodes.filter((node) => node.role === "user").map((node) => node.preview);
+    const texts = userNodes(tree).map((node) => node.preview);
     assert.deepEqual(texts, ["keep this"]);
     const sessions = await client.listSessions();
     assert.ok(sessions.sessions.length >= 2);
