@@ -104,6 +104,7 @@ class SessionTree:
         self._version = 0
         """Counts the appends: a cached encoding of the whole tree is good for one version."""
         self._columns: tuple[int, bytes] | None = None
+        self._rows: tuple[int, bytes] | None = None
         self._lock = threading.Lock()
         """Between readers: the rows may be built in a background thread right after an open
         while a request's worker thread asks for them; the second waits and finds them built."""
@@ -281,7 +282,7 @@ class SessionTree:
     def free_in_pieces(self) -> None:
         """Let go of the rows a few thousand at a time (see ``SessionView.free_in_pieces``)."""
         with self._lock:
-            self._built, self._order, self._columns = False, None, None
+            self._built, self._order, self._columns, self._rows = False, None, None, None
             containers: list[dict[Any, Any]] = [
                 self._full,
                 self._previews,
@@ -390,6 +391,31 @@ class SessionTree:
                 rows = [full[i] for i in ids]
         return b"[" + b",".join(rows) + b"]"
 
+    def encode_whole(self) -> bytes:
+        """The JSON array of every row, kept until the next append.
+
+        Made from the columns, a slice of rows per ``dumps``: one ``dumps`` per row (what
+        ``encode`` keeps for the small reads) would cost several times as much for a
+        100,000-node tree.
+        """
+        cached = self._rows
+        if cached is not None and cached[0] == self._version:
+            return cached[1]
+        self.order()
+        with self._lock:
+            cached = self._rows
+            if cached is not None and cached[0] == self._version:
+                return cached[1]
+            lists = self._column_lists(self.order())
+            names, columns, dumps = list(lists), list(lists.values()), orjson.dumps
+            pieces = []
+            for at in range(0, len(columns[0]), PREPARE_SLICE):
+                rows = zip(*(column[at : at + PREPARE_SLICE] for column in columns), strict=True)
+                pieces.append(dumps([dict(zip(names, row, strict=True)) for row in rows])[1:-1])
+            encoded = b"[" + b",".join(pieces) + b"]"
+            self._rows = (self._version, encoded)
+            return encoded
+
     def columns(self, ids: list[str] | None = None) -> bytes:
         """The nodes of ``ids`` (default: the whole tree) as one JSON object of columns, one
         list per field.
@@ -409,29 +435,31 @@ class SessionTree:
                 return cached[1]
             if ids is None:
                 ids = self.order()
-            self._fill(ids)
-            by_id, labels, kids = self._index.by_id, self._index.labels, self._kids
-            entries = list(map(by_id.__getitem__, ids))
-            counts = [
-                0 if children is None else 1 if children.__class__ is str else len(children)
-                for children in map(kids.get, ids)
-            ]
-            encoded = orjson.dumps(
-                {
-                    "id": ids,
-                    "parentId": list(map(self._parent.__getitem__, ids)),
-                    "type": [entry.get("type") for entry in entries],
-                    "role": list(map(self._roles.__getitem__, ids)),
-                    "preview": list(map(self._previews.__getitem__, ids)),
-                    "label": list(map(labels.get, ids)),
-                    "timestamp": [entry.get("timestamp", "") for entry in entries],
-                    "depth": list(map(self._depth.__getitem__, ids)),
-                    "childCount": counts,
-                }
-            )
+            encoded = orjson.dumps(self._column_lists(ids))
             if whole:
                 self._columns = (self._version, encoded)
             return encoded
+
+    def _column_lists(self, ids: list[str]) -> dict[str, list[Any]]:
+        """Every field of the nodes of ``ids``, one list per field (under the lock)."""
+        self._fill(ids)
+        by_id, labels, kids = self._index.by_id, self._index.labels, self._kids
+        entries = list(map(by_id.__getitem__, ids))
+        counts = [
+            0 if children is None else 1 if children.__class__ is str else len(children)
+            for children in map(kids.get, ids)
+        ]
+        return {
+            "id": ids,
+            "parentId": list(map(self._parent.__getitem__, ids)),
+            "type": [entry.get("type") for entry in entries],
+            "role": list(map(self._roles.__getitem__, ids)),
+            "preview": list(map(self._previews.__getitem__, ids)),
+            "label": list(map(labels.get, ids)),
+            "timestamp": [entry.get("timestamp", "") for entry in entries],
+            "depth": list(map(self._depth.__getitem__, ids)),
+            "childCount": counts,
+        }
 
     def _fill(self, ids: list[str]) -> None:
         """Cut the role and preview of the nodes of ``ids`` that have none yet.
@@ -454,31 +482,25 @@ class SessionTree:
             roles[i], previews[i] = role_preview
 
     def _prepare(self, ids: list[str]) -> None:
-        """Encode the rows of ``ids`` not encoded yet: one dict and one ``dumps`` per row."""
+        """Encode the rows of ``ids`` not encoded yet: one ``dumps`` per row."""
         self._fill(ids)
-        full, roles, previews, index = self._full, self._roles, self._previews, self._index
-        by_id, labels = index.by_id, index.labels
-        depth, parent_of, kids = self._depth, self._parent, self._kids
-        dumps = orjson.dumps
+        full, row, dumps = self._full, self._row, orjson.dumps
         for i in ids:
-            if i in full:
-                continue
-            entry = by_id[i]
-            children = kids.get(i)
-            full[i] = dumps(
-                {
-                    "id": i,
-                    "parentId": parent_of[i],
-                    "type": entry.get("type"),
-                    "role": roles[i],
-                    "preview": previews[i],
-                    "timestamp": entry.get("timestamp", ""),
-                    "label": labels.get(i),
-                    "depth": depth[i],
-                    "childCount": 0
-                    if children is None
-                    else 1
-                    if children.__class__ is str
-                    else len(children),
-                }
-            )
+            if i not in full:
+                full[i] = dumps(row(i))
+
+    def _row(self, i: str) -> JsonDict:
+        """A node as the wire shows it (its preview already cut)."""
+        entry = self._index.by_id[i]
+        children = self._kids.get(i)
+        return {
+            "id": i,
+            "parentId": self._parent[i],
+            "type": entry.get("type"),
+            "role": self._roles[i],
+            "preview": self._previews[i],
+            "timestamp": entry.get("timestamp", ""),
+            "label": self._index.labels.get(i),
+            "depth": self._depth[i],
+            "childCount": 0 if children is None else 1 if children.__class__ is str else len(children),
+        }

@@ -329,7 +329,7 @@ class SessionView:
         if root is not None and root not in tree.order_set():
             raise EntryNotFoundError(root)
         query = TreeQuery(root, max_depth, keep, since)
-        if columns and query == TreeQuery():
-            return tree.columns()  # the whole tree: kept encoded until the next append
+        if query == TreeQuery():  # the whole tree: kept encoded until the next append
+            return tree.columns() if columns else tree.encode_whole()
         ids = tree.select(query)
         return tree.columns(ids) if columns else tree.encode(ids)
