@@ -483,24 +483,9 @@ class SessionTree:
 
     def _prepare(self, ids: list[str]) -> None:
         """Encode the rows of ``ids`` not encoded yet: one ``dumps`` per row."""
-        self._fill(ids)
-        full, row, dumps = self._full, self._row, orjson.dumps
-        for i in ids:
-            if i not in full:
-                full[i] = dumps(row(i))
-
-    def _row(self, i: str) -> JsonDict:
-        """A node as the wire shows it (its preview already cut)."""
-        entry = self._index.by_id[i]
-        children = self._kids.get(i)
-        return {
-            "id": i,
-            "parentId": self._parent[i],
-            "type": entry.get("type"),
-            "role": self._roles[i],
-            "preview": self._previews[i],
-            "timestamp": entry.get("timestamp", ""),
-            "label": self._index.labels.get(i),
-            "depth": self._depth[i],
-            "childCount": 0 if children is None else 1 if children.__class__ is str else len(children),
-        }
+        full, dumps = self._full, orjson.dumps
+        missing = [i for i in ids if i not in full]
+        lists = self._column_lists(missing)
+        names = list(lists)
+        for entry_id, row in zip(missing, zip(*lists.values(), strict=True), strict=True):
+            full[entry_id] = dumps(dict(zip(names, row, strict=True)))
