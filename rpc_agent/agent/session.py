@@ -28,7 +28,7 @@ from ..protocol import methods as m
 from ..protocol.base import trusted
 from ..protocol.entries import THINKING_LEVELS
 from ..providers.base import ModelInfo, Provider
-from ..session.store import SessionManager
+from ..session.store import Savepoint, SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool
 from ..tools.temp_files import TempFiles
 from . import compaction_runner, custom_entries, hooks, model_choice, navigation, run_setup, switching, views
@@ -195,15 +195,16 @@ class AgentSession:
         rolled back to where it was. Callers change their own state (model, thinking level)
         only after the block, so a mutation that fails changes nothing.
         """
-        self.manager.check_writable()
-        manager = self.manager
-        point = manager.savepoint()
-        try:
+        manager, point = self._savepoint()
+        with _undone_on_failure(manager, point):
             yield
             await manager.flush()
-        except PersistenceError:
-            manager.rollback(point)
-            raise
+
+    def _savepoint(self) -> tuple[SessionManager, Savepoint]:
+        """Where a failed write rolls the session back to; a latched write error first."""
+        manager = self.manager
+        manager.check_writable()
+        return manager, manager.savepoint()
 
     def run_tools(self) -> list[Tool]:
         """The built-in tools, the client's, and those of the session's MCP servers that are up."""
@@ -386,19 +387,14 @@ class AgentSession:
         appended now, and ``stored()`` returns once its line is fsynced (or rolls the session
         back and raises PersistenceError, as ``_mutation`` does). A front answering a pipelined
         burst of labels then waits once per fsync for all of them, not in a task per label."""
-        manager = self.manager
-        manager.check_writable()
-        point = manager.savepoint()
+        manager, point = self._savepoint()
         pending = manager.append_label_change(entry_id, label, move_leaf=False)
         label_id = pending.id
         assert label_id is not None
 
         async def stored() -> None:
-            try:
+            with _undone_on_failure(manager, point):
                 await pending
-            except PersistenceError:
-                manager.rollback(point)
-                raise
 
         return label_id, stored
 
@@ -491,3 +487,13 @@ class AgentSession:
             if self.mcp is not None:
                 await self.mcp.aclose()
             await self.provider.aclose()
+
+
+@contextlib.contextmanager
+def _undone_on_failure(manager: SessionManager, point: Savepoint) -> Iterator[None]:
+    """A write that could not be stored leaves the session's memory as it was at ``point``."""
+    try:
+        yield
+    except PersistenceError:
+        manager.rollback(point)
+        raise
