@@ -69,6 +69,7 @@ class SessionView:
         self._context_key: tuple[str | None, int] | None = None
         self._count: tuple[tuple[str | None, int], int] | None = None
         self._settings: tuple[tuple[str | None, int], SessionContext] | None = None
+        self._reader: tuple[tuple[str | None, int], SessionContext] | None = None
         self._preparing: threading.Thread | None = None
 
     @property
@@ -201,6 +202,7 @@ class SessionView:
             index = self._index
             self._context = build_session_context(index.entries, self._leaf, index.by_id, load=index.load)
             self._context_key = key
+            self._reader = None  # its stored bytes were let go by the parse; don't keep them
         return self._context
 
     def _stored_or_message(self, entry: JsonDict) -> Any:
@@ -211,28 +213,49 @@ class SessionView:
             return stored.message if stored is not None else None
         return message if isinstance(message, dict) else None
 
-    def context_settings(self) -> SessionContext:
-        """Thinking level and model of the current leaf, without reading any message's content
-        but the last assistant's (``messages`` holds only what is not a message entry)."""
+    def _fresh(self) -> SessionContext | None:
+        """A context already built for the current path (parsed, or as a JSON reader gets it)."""
         key = self._key()
-        if self._settings is None or self._settings[0] != key:
+        if self._context_key == key and self._context is not None:
+            return self._context
+        if self._reader is not None and self._reader[0] == key:
+            return self._reader[1]
+        return None
+
+    def _reader_context(self) -> SessionContext:
+        """The context as a JSON reader gets it: a stored message as its bytes, the others as
+        dicts. One walk gives ``get_messages`` its bytes and ``get_state`` its model, thinking
+        level and count, so that a long session just opened is walked once, not three times."""
+        key = self._key()
+        if self._reader is None or self._reader[0] != key:
             index = self._index
             context = build_session_context(
-                index.entries, self._leaf, index.by_id, load=index.load, message_of=lambda _e: None
+                index.entries, self._leaf, index.by_id, load=index.load, message_of=self._stored_or_message
             )
-            self._settings = (key, context)
-        cached = self._settings[1]
-        return SessionContext(
-            messages=list(cached.messages), thinkingLevel=cached.thinkingLevel, model=cached.model
-        )
+            self._reader = (key, context)
+        return self._reader[1]
+
+    def context_settings(self) -> SessionContext:
+        """Thinking level and model of the current leaf, without reading any message's content
+        but the last assistant's (``messages`` is empty)."""
+        cached = self._fresh()
+        if cached is None:
+            key = self._key()
+            if self._settings is None or self._settings[0] != key:
+                index = self._index
+                context = build_session_context(
+                    index.entries, self._leaf, index.by_id, load=index.load, message_of=lambda _e: None
+                )
+                self._settings = (key, context)
+            cached = self._settings[1]
+        return SessionContext(thinkingLevel=cached.thinkingLevel, model=cached.model)
 
     def warm_up(self) -> None:
         """Walk the current path once for what every ``get_state`` asks (in a worker thread,
         right after a long session is opened, so that the event loop never does), and start
         building the tree in the background: an editor asks for the tree next, and the
         request then finds it ready (see ``SessionTree.prepare``)."""
-        self.context_settings()
-        self.context_message_count()
+        self._reader_context()
         if len(self._index.entries) >= PREPARE_TREE_ENTRIES:
             self._preparing = threading.Thread(target=self._tree.prepare, name="tree-rows", daemon=True)
             self._preparing.start()
@@ -246,7 +269,8 @@ class SessionView:
         """
         if self._preparing is not None:
             self._preparing.join()  # it reads the index
-        context, self._context, self._count, self._settings = self._context, None, None, None
+        contexts = [c for c in (self._context, self._reader[1] if self._reader else None) if c is not None]
+        self._context, self._count, self._settings, self._reader = None, None, None, None
         self._tree.free_in_pieces()
         index = self._index
         containers: list[dict[Any, Any]] = [
@@ -259,16 +283,17 @@ class SessionView:
         ]
         for container in containers:
             free_dict(container)
-        for items in (context.messages if context is not None else [], index.entries):
+        for items in (*(c.messages for c in contexts), index.entries):
             while items:
                 del items[-FREE_SLICE:]
                 time.sleep(PREPARE_PAUSE)
 
     def context_message_count(self) -> int:
         """How many messages the model would get, without reading them."""
+        cached = self._fresh()
+        if cached is not None:
+            return len(cached.messages)
         key = self._key()
-        if self._context_key == key and self._context is not None:
-            return len(self._context.messages)
         if self._count is None or self._count[0] != key:
             index = self._index
             context = build_session_context(
@@ -294,11 +319,9 @@ class SessionView:
             messages = self._context.messages
             # A few hundred at a time: each slice's items, without its brackets.
             return array_pieces([dumps(messages[i : i + 256])[1:-1] for i in range(0, len(messages), 256)])
-        index = self._index
-        context = build_session_context(
-            index.entries, self._leaf, index.by_id, load=index.load, message_of=self._stored_or_message
-        )
-        parts: list[Any] = [m if m.__class__ is not dict else dumps(m) for m in context.messages]
+        parts: list[Any] = [
+            m if m.__class__ is not dict else dumps(m) for m in self._reader_context().messages
+        ]
         return array_pieces(parts)
 
     # --- the tree --------------------------------------------------------------------------

@@ -61,6 +61,9 @@ def _snapshot(path: Path) -> tuple[object, ...]:
     with SessionManager.open(path) as manager:
         wire = _json_paths(manager)
     with SessionManager.open(path) as manager:
+        manager.warm_up()  # what a switch does: one walk of the path serves every reader after it
+        warmed = _json_paths(manager)
+    with SessionManager.open(path) as manager:
         root = manager.get_branch()[0]["id"]
         subtree = orjson.loads(manager.tree_json(root=root, max_depth=5))
         since = orjson.loads(manager.entries_json(root))
@@ -73,6 +76,7 @@ def _snapshot(path: Path) -> tuple[object, ...]:
             manager.entries_since(None),
             tree,
             wire,
+            warmed,
             subtree,
             since,
             _json_paths(manager),  # the same readers once every entry is parsed
