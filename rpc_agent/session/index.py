@@ -91,6 +91,10 @@ class EntryIndex:
         self.filled = 0
         """Entries added whose id an earlier entry already named as its parent: only these can
         change the path from an existing entry to the root (which a cached context relies on)."""
+        self.hidden: set[str] = set()
+        """Ids of the bookkeeping entries, which the tree does not show."""
+        self.odd: set[str] = set()
+        """Ids that are not simply a child of their parent: named twice, or their own parent."""
 
     def add(self, entry: JsonDict) -> None:
         entry_id = entry.get("id")
@@ -100,11 +104,15 @@ class EntryIndex:
             return
         if entry_id in self.children:
             self.filled += 1
+        parent = entry.get("parentId")
+        if entry_id in self.by_id or parent == entry_id:
+            self.odd.add(entry_id)
         self.position[entry_id] = len(self.entries)
         self.entries.append(entry)
         self.by_id[entry_id] = entry
-        parent = entry.get("parentId")
         self._link(parent if isinstance(parent, str) else None, entry_id)
+        if is_bookkeeping(entry):
+            self.hidden.add(entry_id)
         kind = entry.get("type")
         if kind == "label":
             target, label = entry.get("targetId"), entry.get("label")
@@ -133,10 +141,12 @@ class EntryIndex:
                 continue
             if entry_id in children:
                 self.filled += 1
+            parent = entry.get("parentId")
+            if entry_id in by_id or parent == entry_id:
+                self.odd.add(entry_id)
             position[entry_id] = len(all_entries)
             all_entries.append(entry)
             by_id[entry_id] = entry
-            parent = entry.get("parentId")
             if parent.__class__ is not str:
                 parent = None
             siblings = children.get(parent)

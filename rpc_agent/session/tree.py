@@ -77,6 +77,31 @@ def free_dict(container: dict[Any, Any]) -> None:
         pop()
 
 
+def _take(groups: dict[str | None, str | list[str]], parent: str | None, child: str) -> None:
+    """Remove ``child`` from the group under ``parent`` (a group of one is a plain string)."""
+    group = groups.get(parent)
+    if group == child:
+        del groups[parent]
+    elif isinstance(group, list) and child in group:
+        group.remove(child)
+        if len(group) == 1:
+            groups[parent] = group[0]
+        elif not group:
+            del groups[parent]
+
+
+def _give(groups: dict[str | None, str | list[str]], parent: str | None, more: str | list[str]) -> None:
+    """Add the ids of ``more`` to the group under ``parent``."""
+    added = [more] if isinstance(more, str) else more
+    group = groups.get(parent)
+    if group is None:
+        groups[parent] = more
+    elif isinstance(group, str):
+        groups[parent] = [group, *added]
+    else:
+        group.extend(added)
+
+
 def sort_key(timestamp: Any) -> str:
     """Canonical ISO string for ordering siblings; odd formats are normalised, not trusted."""
     if isinstance(timestamp, str) and len(timestamp) == 24 and timestamp.endswith("Z"):
@@ -194,13 +219,10 @@ class SessionTree:
 
     def _build(self) -> None:
         """Group every visible entry under its visible parent, then set depths from the roots."""
-        # A snapshot: a reader in a worker thread may build while the loop appends.
-        by_id, place = self._index.by_id, self._place
-        for entry_id in list(by_id):  # ids only: 100,000 (id, entry) pairs would wake the collector
-            entry = by_id[entry_id]
-            if entry.get("type") not in PLAIN_TYPES and is_bookkeeping(entry):
-                continue
-            place(entry_id, entry)
+        if self._index.odd:
+            self._place_each()
+        else:
+            self._regroup()
         for siblings in self._kids.values():
             if not isinstance(siblings, str):
                 siblings.sort(key=self._key)
@@ -208,6 +230,47 @@ class SessionTree:
         # from the walk, which is the definition.
         self._order = self._walk()
         self._built = True
+
+    def _place_each(self) -> None:
+        """Entry by entry: for a file with an id named twice or an entry that is its own parent."""
+        # A snapshot: a reader in a worker thread may build while the loop appends.
+        by_id, place = self._index.by_id, self._place
+        for entry_id in list(by_id):  # ids only: 100,000 (id, entry) pairs would wake the collector
+            entry = by_id[entry_id]
+            if entry.get("type") not in PLAIN_TYPES and is_bookkeeping(entry):
+                continue
+            place(entry_id, entry)
+
+    def _regroup(self) -> None:
+        """The index's children by parent, with only what the tree shows differently moved.
+
+        The index groups entries under their parents as they arrive, and in most files that
+        already is the tree: only the hidden entries (labels, leaf markers) leave their groups,
+        and the groups under a hidden entry or a missing parent move up to the nearest visible
+        ancestor or to the roots. Copying the groups and moving those few costs a fraction of
+        placing every entry again.
+        """
+        index = self._index
+        by_id = index.by_id
+        # The groups before the hidden ids: an entry the loop appends meanwhile is then either
+        # in no group copied or known to be hidden (it is placed on its append otherwise).
+        kids = {p: (c if c.__class__ is str else list(c)) for p, c in list(index.children.items())}
+        hidden = list(index.hidden)
+        for entry_id in hidden:
+            parent = by_id[entry_id].get("parentId")
+            _take(kids, parent if isinstance(parent, str) else None, entry_id)
+        moves = [(entry_id, self._visible_parent(entry_id, by_id[entry_id])) for entry_id in hidden]
+        moves += [(p, None) for p in list(kids) if p is not None and p not in by_id]
+        for source, target in moves:
+            group = kids.pop(source, None)
+            if group is not None:
+                _give(kids, target, group)
+        self._kids = kids
+        self._parent = {
+            child: parent
+            for parent, group in kids.items()
+            for child in ((group,) if group.__class__ is str else group)
+        }
 
     def _walk(self) -> list[str]:
         """Depth-first from the roots. Every node sits in exactly one parent's list (``_place``
@@ -233,6 +296,9 @@ class SessionTree:
                 for child in children:
                     depth[child] = level
                 extend(children[::-1])
+        if len(order) < len(self._parent):  # a cycle no root reaches: not in the order
+            for entry_id in self._parent:
+                depth.setdefault(entry_id, 0)
         return order
 
     def order(self) -> list[str]:

@@ -283,6 +283,8 @@ class SessionView:
         ]
         for container in containers:
             free_dict(container)
+        index.hidden.clear()  # a few ids
+        index.odd.clear()
         for items in (*(c.messages for c in contexts), index.entries):
             while items:
                 del items[-FREE_SLICE:]

@@ -164,3 +164,38 @@ def test_hundred_thousand_entry_session_needs_no_recursion(tmp_path: Path) -> No
     assert tree[-1].entry["id"] == f"{count - 1:08x}"
     assert all(node.childCount == 1 for node in tree[:-1])
     assert len(branch) == count
+
+
+MARK2, UNDER_MARKS, LBL2, UNDER_LABEL, SELF = "0000000c", "0000000d", "0000000e", "0000000f", "00000010"
+HIDDEN_CHAINS = [
+    entry("custom", MARK2, MARK, 13, customType=LEAF_MARKER),  # a marker under a marker
+    message_entry(UNDER_MARKS, MARK2, 14, user("under two markers")),
+    entry("label", LBL2, "0badc0de", 15, targetId=R1, label="r"),  # a label with a missing parent
+    message_entry(UNDER_LABEL, LBL2, 16, user("under an orphaned label")),
+]
+
+
+def test_the_tree_regrouped_from_the_index_is_the_tree_placed_entry_by_entry(tmp_path: Path) -> None:
+    """The index's groups by parent become the tree with only hidden entries and missing
+    parents moved; a file with an odd entry places every entry instead. Both give the same."""
+    path = tmp_path / "tree.jsonl"
+    write_jsonl(path, [*TREE_FILE, *HIDDEN_CHAINS])
+    with SessionManager.open(path) as regrouped:
+        assert not regrouped._index.odd
+        fast = rows(regrouped.get_tree())
+    with SessionManager.open(path) as careful:
+        careful._index.odd.add("not-an-entry")  # takes the entry-by-entry way
+        slow = rows(careful.get_tree())
+    assert fast == slow
+    assert (UNDER_MARKS, 2, A1, 0, None) in fast
+    assert (UNDER_LABEL, 0, None, 0, None) in fast
+
+
+def test_an_entry_that_names_itself_as_parent_is_a_root(tmp_path: Path) -> None:
+    path = tmp_path / "tree.jsonl"
+    write_jsonl(
+        path, [header(), message_entry(R1, None, 1, user("root")), message_entry(SELF, SELF, 2, user("me"))]
+    )
+    with SessionManager.open(path) as manager:
+        assert manager._index.odd == {SELF}
+        assert rows(manager.get_tree()) == [(R1, 0, None, 0, None), (SELF, 0, None, 0, None)]
