@@ -174,7 +174,8 @@ async def encode_in_slices(request_id: Any, payload: Any) -> list[bytes] | None:
             raw = _raw_pieces(value)
             if raw is not None:
                 parts.extend(raw)
-            elif type(value) is not list or len(value) <= _SLICE_ITEMS:
+                continue
+            if type(value) is not list or len(value) <= _SLICE_ITEMS:
                 parts.append(orjson.dumps(value))
                 continue
             for start in range(0, len(value), _SLICE_ITEMS):

@@ -319,12 +319,26 @@ async def test_stored_json_in_pieces_comes_out_whole_alone_and_as_a_batch_item()
     async def big(_p: None) -> dict[str, Any]:
         return {"rows": RawJson(pieces), "leafId": "x"}
 
+    class PartsSink(Sink):
+        """A sink that takes a line in parts, as the stdio writer does."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.parts: list[list[bytes]] = []
+
+        def write_parts(self, parts: list[bytes]) -> None:
+            self.parts.append(parts)
+            self.write_line(b"".join(parts))
+
     registry = MethodRegistry()
     registry.add("big", big, params=None, result=None)
-    sink, lines = Sink(), Lines()
+    sink, lines = PartsSink(), Lines()
     lines.feed(request(1, "big"), [request(2, "big"), request(3, "big")])
     lines.end()
     await Router(registry, sink).serve(lines)
+    # The answer alone went out in parts, the stored pieces among them as they are (not copied).
+    assert len(sink.parts) == 1
+    assert all(any(part is piece for part in sink.parts[0]) for piece in pieces)
     expected = {"rows": stored, "leafId": "x"}
     alone = next(m for m in sink.messages if type(m) is dict)
     batch = next(m for m in sink.messages if type(m) is list)
