@@ -13,7 +13,8 @@ installed pinned into ``bench/.node``, in one run:
 2. ``get_tree`` (every node, in the compact ``format: "columns"``) over the wire, right after
    the open, against pi's in-process ``getTree()``; a note gives a later ``get_tree`` (an
    editor's refresh: the tree is kept) and the one-object-per-node shape;
-3. ``get_entries`` (all) over the wire, against our own ``get_messages``;
+3. ``get_entries`` (all) over the wire, against our own ``get_messages``; a note gives the
+   two responses' sizes and when each line had been read, before the client's parse;
 4. the slowest ``get_state`` / ``abort`` answer sent while a ``switch_session``, ``get_tree``
    or ``get_entries`` of that session is being served, against the 50 ms target;
 5. resident memory of the server with the session open (after ``get_messages``), against
@@ -69,6 +70,8 @@ class Wire:
         )
         self._key = key
         self._arrived: dict[Any, tuple[float, Any]] = {}
+        self.lines: dict[Any, tuple[float, int]] = {}
+        """When each response's line was read, before the client's parse, and its size."""
         self._cond = threading.Condition()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -76,10 +79,12 @@ class Wire:
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
+            read_at = time.perf_counter()
             message = orjson.loads(line)  # the client's parse is part of every timing
             at = time.perf_counter()
             if isinstance(message, dict) and self._key in message:
                 with self._cond:
+                    self.lines[message[self._key]] = (read_at, len(line))
                     self._arrived[message[self._key]] = (at, message)
                     self._cond.notify_all()
         with self._cond:
@@ -200,6 +205,7 @@ def measure_ours(result: SizeResult, paths: list[Path], home: Path, runs: int, p
         blocked: list[tuple[float, str]] = []
         object_trees: list[float] = []
         refreshed: list[float] = []
+        read: dict[str, list[tuple[float, int]]] = {"get_entries": [], "get_messages": []}
         last_messages: Any = None
         req = 1
         for run in range(runs):
@@ -236,6 +242,9 @@ def measure_ours(result: SizeResult, paths: list[Path], home: Path, runs: int, p
                 probe_at, _ = wire.wait(req + 1)
                 done, reply = wire.wait(req)
                 samples.append((done - sent) * 1000)
+                read_at, size = wire.lines.pop(req)
+                if method in read:
+                    read[method].append(((read_at - sent) * 1000, size))
                 if method != "get_messages":
                     blocked.append(((probe_at - probe) * 1000, method))
                 if params is COLUMNS and samples is trees:
@@ -249,6 +258,15 @@ def measure_ours(result: SizeResult, paths: list[Path], home: Path, runs: int, p
             f"get_tree again, the tree kept since the first: {_ms(statistics.median(refreshed))} "
             f"({_ratio(statistics.median(refreshed), result.pi_tree_ms)} x pi's getTree()); "
             f"with one object per node (format nodes): {_ms(statistics.median(object_trees))}"
+        )
+        (entries_read, entries_size), (messages_read, messages_size) = (
+            (statistics.median(ms for ms, _ in read[m]), read[m][-1][1])
+            for m in ("get_entries", "get_messages")
+        )
+        result.notes.append(
+            f"get_entries / get_messages: {entries_size / 1e6:.1f} / {messages_size / 1e6:.1f} MB "
+            f"({entries_size / messages_size:.2f}); their lines read (before the client's parse) after "
+            f"{_ms(entries_read)} / {_ms(messages_read)} ({_ratio(entries_read, messages_read)})"
         )
         result.blocked_ms, behind = max(blocked)
         result.notes.append(
