@@ -28,6 +28,7 @@ LAZY = (
     "mcp",  # the SDK: the first MCP server started
     "acp",  # the ACP front only
     "rpc_agent.acp",
+    "rpc_agent.export",  # the page export: the first export_html
 )
 
 
