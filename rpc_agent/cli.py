@@ -185,13 +185,17 @@ def command() -> int:
     the cyclic collector paused while the server starts.
 
     Start-up creates tens of thousands of objects that live as long as the process (modules,
-    classes, pydantic's models), and the collector would walk them over and over while they
-    are made (about a hundred collections before the first answer), finding nothing to free. ``main`` ends the pause before the front runs, freezing
-    what start-up made (``gc.freeze``: later collections skip it). ``main`` called on its own
-    (tests run it in their process) leaves the collector alone.
+    classes, pydantic's models), and the collector would walk them over and over while they are
+    made (about a hundred collections before the first answer), finding nothing to free. ``main``
+    ends the pause before the front runs, freezing what start-up made (``gc.freeze``: later
+    collections skip it). ``main`` called on its own (tests run it in their process) leaves the
+    collector alone.
     """
     gc.disable()
-    return main(collector_paused=True)
+    try:
+        return main(collector_paused=True)
+    finally:
+        gc.enable()  # also after an early exit (a bad flag, an unreadable settings file)
 
 
 def _end_start_up(collector_paused: bool) -> None:
