@@ -1,24 +1,24 @@
-"""Command line: flags, then the stdio JSON-RPC server (or, with ``--acp``, the ACP front)."""
+"""Command line: flags, then the stdio JSON-RPC server (or, with ``--acp``, the ACP front).
+
+Only what parsing the flags needs is imported at the top: ``--help`` and ``--version`` answer
+without loading pydantic or the agent, and the server's modules are loaded by ``main`` while
+the collector is paused (see ``command``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-
-from rpc_agent.errors import SettingsError
+from typing import TYPE_CHECKING
 
 from . import __version__
-from .agent.settings import (
-    AgentSettings,
-    CompactionFile,
-    RetryFile,
-    SettingsFile,
-    load_settings,
-    settings_paths,
-)
+
+if TYPE_CHECKING:
+    from .agent.settings import AgentSettings
 
 DESCRIPTION = """\
 rpc-agent: a coding agent you drive over stdio with line-delimited JSON-RPC 2.0.
@@ -160,6 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSettings:
+    from .agent.settings import CompactionFile, RetryFile, SettingsFile, load_settings, settings_paths
+
     overrides = SettingsFile(
         compaction=CompactionFile(
             enabled=False if args.no_auto_compaction else None,
@@ -178,16 +180,42 @@ def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSetti
     return load_settings(settings_paths(home, cwd), overrides)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def command() -> int:
+    """The process's entry (the ``rpc-agent`` script and ``python -m rpc_agent``): ``main`` with
+    the cyclic collector paused while the server starts.
+
+    Start-up creates tens of thousands of objects that live as long as the process (modules,
+    classes, pydantic's models), and the collector would walk them over and over while they are
+    made (about a hundred collections before the first answer), finding nothing to free. ``main``
+    ends the pause before the front runs, freezing what start-up made (``gc.freeze``: later
+    collections skip it). ``main`` called on its own (tests run it in their process) leaves the
+    collector alone.
+    """
+    gc.disable()
+    try:
+        return main(collector_paused=True)
+    finally:
+        gc.enable()  # also after an early exit (a bad flag, an unreadable settings file)
+
+
+def _end_start_up(collector_paused: bool) -> None:
+    if collector_paused:
+        gc.freeze()
+        gc.enable()
+
+
+def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -> int:
     # pydantic looks up plugins through importlib.metadata the first time it builds a model,
     # which costs tens of milliseconds before the first response; the server uses none.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["export"]:
+        _end_start_up(collector_paused)
         from .export.command import main as export_main
 
         return export_main(argv[1:])
     args = build_parser().parse_args(argv)
+    from .errors import SettingsError
     from .runtime import ServerConfig
     from .server.app import run
     from .session.files import agent_home
@@ -222,6 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
     )
+    _end_start_up(collector_paused)
     if args.print_prompt is not None:
         from .headless import run as run_headless
 

@@ -13,7 +13,6 @@ import orjson
 
 from rpc_agent.protocol.base import JsonDict
 
-from .. import export
 from ..protocol import methods as m
 from ..protocol.content import message_text
 from ..session import guard
@@ -91,7 +90,10 @@ def fork_messages(manager: SessionManager) -> list[m.ForkMessage]:
 
 
 async def export_html(manager: SessionManager, output_path: str | None) -> str:
-    """The whole tree as one self-contained page (see ``rpc_agent.export``)."""
+    """The whole tree as one self-contained page (see ``rpc_agent.export``, imported here: only
+    this request needs the page's code)."""
+    from .. import export
+
     data = export.page_data(manager)  # here, on the loop: the manager is not thread-safe
     target = Path(output_path).expanduser() if output_path else export.default_output_path(manager)
     # Never over a session file: the live one under any name, or any other session.

@@ -9,8 +9,6 @@ Field names are camelCase on the wire, exactly as in the files; the Python attri
 same names so that ``model_dump()`` is the line we write, with no alias layer to keep in sync.
 """
 
-from __future__ import annotations
-
 from functools import cache
 from typing import Annotated, Any, Literal, get_args
 

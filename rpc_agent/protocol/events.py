@@ -5,8 +5,6 @@ answer cost quadratic bytes): apply each delta to the message from ``message_sta
 ``message_end`` carries the final message.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field

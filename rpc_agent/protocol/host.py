@@ -7,8 +7,6 @@ gives up on one with the notification ``$/cancelRequest {id}`` (the LSP conventi
 run is aborted or the answer takes longer than its timeout.
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field

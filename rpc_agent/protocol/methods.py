@@ -1,7 +1,5 @@
 """Params and results of every method."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field

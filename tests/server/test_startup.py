@@ -7,12 +7,18 @@ start-up paid for. The heavy libraries behind a feature stay out until the featu
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import orjson
+import pytest
+
+from rpc_agent import cli
+from rpc_agent.runtime import ServerConfig
+from rpc_agent.server import app
 
 LAZY = (
     "anthropic",  # the SDK: the first call to an Anthropic model, or its warm-up
@@ -22,6 +28,7 @@ LAZY = (
     "mcp",  # the SDK: the first MCP server started
     "acp",  # the ACP front only
     "rpc_agent.acp",
+    "rpc_agent.export",  # the page export: the first export_html
 )
 
 
@@ -54,3 +61,24 @@ def test_the_first_response_does_not_import_the_lazy_libraries(tmp_path: Path) -
     assert "rpc_agent.server.router" in imported  # the listing works
     loaded = sorted(name for name in imported for lazy in LAZY if name == lazy or name.startswith(lazy + "."))
     assert loaded == []
+
+
+def test_the_server_runs_with_the_collector_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command pauses the collector while it starts; the front must not run without it (a
+    long session would never free its cycles)."""
+    collecting: list[bool] = []
+
+    def run(config: ServerConfig) -> int:
+        collecting.append(gc.isenabled())
+        return 0
+
+    monkeypatch.setattr(app, "run", run)
+    monkeypatch.setattr(
+        sys, "argv", ["rpc-agent", "--provider", "faux", "--no-session", "--cwd", str(tmp_path)]
+    )
+    monkeypatch.setenv("RPC_AGENT_HOME", str(tmp_path))
+    try:
+        assert cli.command() == 0
+    finally:
+        gc.unfreeze()  # what start-up froze is this test process's: give it back to the collector
+    assert collecting == [True]
