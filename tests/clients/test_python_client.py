@@ -65,3 +65,34 @@ async def test_the_settings_calls_reach_the_server(tmp_path: Path) -> None:
         await client.prompt("hello")
         page = Path(await client.export_html(str(tmp_path / "out.html")))
         assert page.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
+
+
+CHUNKED_SERVER = r"""
+import os, sys, time
+def event(n, text=""):
+    return ('{"jsonrpc":"2.0","method":"event","params":{"type":"x","n":%d,"text":"%s"}}\n' % (n, text)).encode()
+big = event(3, "y" * (2 << 20))
+out = event(1) + event(2)[:10]  # a line cut in two writes
+pieces = [out, event(2)[10:] + big[:5], *[big[i:i + 65536] for i in range(5, len(big), 65536)]]
+pieces += [b"not json\n" + event(4)[:-1], b"\n", b'{"unterminated"']
+for piece in pieces:
+    os.write(1, piece)
+    time.sleep(0.002)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.anyio
+async def test_lines_cut_anywhere_by_the_pipe_arrive_whole_and_in_order() -> None:
+    import anyio
+
+    process = await anyio.open_process([sys.executable, "-c", CHUNKED_SERVER])
+    async with RpcAgentClient.connect(process) as client:
+        events = client.events()
+        with anyio.fail_after(30):
+            received = [await events.receive() for _ in range(4)]
+        assert process.stdin is not None
+        await process.stdin.aclose()
+    assert [event["n"] for event in received] == [1, 2, 3, 4]
+    assert received[2]["text"] == "y" * (2 << 20)
+    assert client.protocol_errors == [b"not json", b'{"unterminated"']
