@@ -208,10 +208,14 @@ class GrepTool(BuiltinTool[GrepArgs]):
         return base64.b64decode(value.get("bytes", "")).decode("utf-8", "replace")
 
     async def _read_events(self, stream: ByteReceiveStream, search: _Search) -> None:
-        pending = b""
+        pending: list[bytes] = []  # a line still arriving, kept in pieces: joined once, when whole
         async for chunk in stream:
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
+            *lines, rest = chunk.split(b"\n")
+            if lines and pending:
+                lines[0] = b"".join([*pending, lines[0]])
+                pending.clear()
+            if rest:
+                pending.append(rest)
             for line in lines:
                 if line and not self._event(orjson.loads(line), search):
                     return

@@ -220,3 +220,15 @@ async def test_rg_is_used_when_on_path(ctx: ToolContext, tree: Path, monkeypatch
 def test_argument_validation(args: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         GrepArgs.model_validate(args)
+
+
+@pytest.mark.usefixtures("backend")
+async def test_matches_around_a_line_longer_than_a_pipe_read(ctx: ToolContext, tmp_path: Path) -> None:
+    # ripgrep reports the 300 KB line as one JSON line that arrives in several reads.
+    (tmp_path / "wide.txt").write_text("first needle\n" + "x" * 300_000 + " needle\nlast needle\n")
+    out = await grep(ctx, pattern="needle")
+    lines = text_of(out).splitlines()
+    assert lines[0] == "wide.txt:1: first needle"
+    assert lines[1].startswith("wide.txt:2: xxx")
+    assert lines[2] == "wide.txt:3: last needle"
+    assert out.details["matches"] == 3
