@@ -29,16 +29,27 @@ _GROWTH = 8
 
 
 class PartialJson:
-    __slots__ = ("_parsed_length", "text", "value")
+    __slots__ = ("_chunks", "_length", "_parsed_length", "value")
 
     def __init__(self) -> None:
-        self.text = ""
+        self._chunks: list[str] = []
+        """What arrived, joined only when it is parsed: adding each chunk to one string would
+        copy all of it again per chunk."""
+        self._length = 0
         self.value: JsonDict = {}
         self._parsed_length = 0
 
+    @property
+    def text(self) -> str:
+        """Everything fed so far."""
+        if len(self._chunks) > 1:
+            self._chunks = ["".join(self._chunks)]
+        return self._chunks[0] if self._chunks else ""
+
     def feed(self, chunk: str) -> JsonDict:
-        self.text += chunk
-        length = len(self.text)
+        self._chunks.append(chunk)
+        self._length += len(chunk)
+        length = self._length
         if length >= _ALWAYS_PARSE_BELOW and length - self._parsed_length < self._parsed_length // _GROWTH:
             return self.value
         self._parsed_length = length
