@@ -336,6 +336,10 @@ class SessionTree:
         request (and kept): building both shapes up front would double the background work
         and the memory for a shape a big tree's client does not want.
         """
+        # First let the thread that started this one go on: it waits for the start, and then
+        # for the GIL, which a thread that goes straight to work gives up only when forced to
+        # (see PREPARE_PAUSE): every session switch would wait that long for its answer.
+        time.sleep(PREPARE_PAUSE)
         order = self.order()
         for start in range(0, len(order), PREPARE_SLICE):
             with self._lock:  # in slices: an append waits for one slice, not for the whole tree
