@@ -537,17 +537,18 @@ class SessionTree:
         A stored message is previewed from its bytes, found by position, without building it.
         """
         previews, roles, index = self._previews, self._roles, self._index
-        by_id, position, raw, entries = index.by_id, index.position, index.stored.messages, index.entries
-        for i in ids:
-            if i in previews:
-                continue
-            entry = by_id[i]
-            role_preview = None
-            if "message" not in entry and entry.get("type") == "message":
-                message = raw.get(position[i])
-                if message is not None and entries[position[i]] is entry:
-                    role_preview = preview_of_stored(message)
+        by_id, position, entries = index.by_id, index.position, index.entries
+        stored = index.stored.messages.get
+        for i in [i for i in ids if i not in previews] if previews else ids:
+            at = position[i]
+            message = stored(at)
+            # A position holds stored bytes only while its entry is a stub (loading it lets
+            # them go); the identity check guards an id that a corrupt file names twice.
+            role_preview = (
+                preview_of_stored(message) if message is not None and entries[at] is by_id[i] else None
+            )
             if role_preview is None:
+                entry = by_id[i]
                 role_preview = preview_of(self._complete(entry, index.stored_of(entry)))
             roles[i], previews[i] = role_preview
 
