@@ -228,6 +228,17 @@ class EntryIndex:
         position = self.position_of(entry)
         return self.stored.get(position) if position is not None else None
 
+    def stored_message(self, entry: JsonDict) -> Any:
+        """The stored JSON of an indexed stub's message (a view into its line), or None.
+
+        ``stored_of`` without the object around it, for the readers that walk a long path.
+        """
+        at = self.position.get(entry["id"])
+        if at is not None and self.entries[at] is entry:
+            return self.stored.messages.get(at)
+        stored = self.stored_of(entry)  # an id named twice: look the hard way
+        return stored.message if stored is not None else None
+
     def load(self, entry: JsonDict) -> JsonDict:
         """Complete a stub entry from its stored line, in place, so every reference sees it."""
         if not self.stored or "message" in entry or entry.get("type") != "message":

@@ -209,8 +209,7 @@ class SessionView:
         """What a message entry gives a JSON reader: its stored bytes, or its parsed message."""
         message = entry.get("message")
         if message is None:
-            stored = self._index.stored_of(entry)
-            return stored.message if stored is not None else None
+            return self._index.stored_message(entry)
         return message if isinstance(message, dict) else None
 
     def _fresh(self) -> SessionContext | None:
@@ -308,7 +307,7 @@ class SessionView:
         """A message entry counts when it holds (or stores) a message object."""
         if "message" in entry:
             return True if isinstance(entry["message"], dict) else None
-        return True if self._index.stored_of(entry) is not None else None
+        return True if self._index.stored_message(entry) is not None else None
 
     def messages_json(self) -> bytes:
         """The context's messages as a JSON array; stored messages are copied as they are."""
