@@ -12,7 +12,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from session_testlib import assistant, eid, user
+from session_testlib import assistant, eid, header, message_entry, user, write_jsonl
 
 from rpc_agent.session import SessionManager, view
 from rpc_agent.session.tree import SessionTree
@@ -103,6 +103,29 @@ async def test_lazy_open_gives_exactly_what_an_eager_parse_gives(
         assert not manager._index.stored
     eager = _snapshot(branchy)
     assert lazy == eager
+
+
+def test_a_file_naming_an_id_twice_reads_lazily_as_it_reads_eagerly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "twice.jsonl"
+    write_jsonl(
+        path,
+        [
+            header(),
+            message_entry("00000001", None, 1, user("root")),
+            message_entry("00000002", "00000001", 2, user("first of the name")),
+            message_entry("00000003", "00000002", 3, assistant("under the first")),
+            message_entry("00000002", "00000001", 4, user("second of the name")),
+            message_entry("00000004", "00000002", 5, assistant("under the second")),
+        ],
+    )
+    with SessionManager.open(path) as manager:
+        assert manager._index.odd == {"00000002"}
+        assert manager._index.stored
+    lazy = _snapshot(path)
+    monkeypatch.setenv("RPC_AGENT_EAGER_LOAD", "1")
+    assert lazy == _snapshot(path)
 
 
 @pytest.mark.anyio
