@@ -66,6 +66,10 @@ class StoredLines:
         self.lines: dict[int, bytes] = {}
         self.messages: dict[int, msgspec.Raw] = {}
 
+    def add(self, position: int, line: bytes, message: msgspec.Raw) -> None:
+        self.lines[position] = line
+        self.messages[position] = message
+
     def get(self, position: int) -> StoredMessage | None:
         line = self.lines.get(position)
         return None if line is None else StoredMessage(line, self.messages[position])
@@ -78,9 +82,6 @@ class StoredLines:
         return len(self.lines)
 
 
-_decode_heads = msgspec.json.Decoder(_Head).decode_lines
-
-
 def stub_of(line: bytes) -> tuple[JsonDict, msgspec.Raw] | None:
     """The index fields of a well-formed message line and its stored bytes, else None.
 
@@ -91,26 +92,6 @@ def stub_of(line: bytes) -> tuple[JsonDict, msgspec.Raw] | None:
         head = _decode_head(line)
     except msgspec.DecodeError:
         return None
-    return stub_of_head(head)
-
-
-def heads_of(chunk: bytes, count: int) -> list[Any] | None:
-    """The heads of the ``count`` lines of ``chunk`` (joined by newlines), decoded in one call;
-    None when they must be read one line at a time.
-
-    msgspec reads a chunk as whitespace-separated values: one malformed line fails the whole
-    chunk, and only as many values as lines means one value per line (a blank line gives
-    none, a line with two values gives two).
-    """
-    try:
-        heads = _decode_heads(chunk)
-    except msgspec.DecodeError:
-        return None
-    return heads if len(heads) == count else None
-
-
-def stub_of_head(head: Any) -> tuple[JsonDict, msgspec.Raw] | None:
-    """``stub_of`` for a head already decoded (see ``heads_of``)."""
     message, entry_id, parent, timestamp = head.message, head.id, head.parentId, head.timestamp
     if (
         head.type != "message"

@@ -25,7 +25,7 @@ from rpc_agent.errors import InvalidSessionFileError
 from rpc_agent.protocol.base import JsonDict
 
 from ..protocol.entries import CURRENT_SESSION_VERSION
-from .decoding import BLOB_MARK, StoredLines, heads_of, stub_of, stub_of_head
+from .decoding import BLOB_MARK, StoredLines, stub_of
 
 HOME_ENV = "RPC_AGENT_HOME"
 
@@ -216,16 +216,12 @@ def parse_lines(data: bytes, *, defer_messages: bool = False) -> RawFile:
     mentions_blobs = BLOB_MARK in body
     loads = orjson.loads
     stored = StoredLines()
-    stored_lines, stored_messages = stored.lines, stored.messages
     append = lines.append
-    number = 0
-    for raw, head in _lines_and_heads(body, defer_messages, mentions_blobs):
-        number += 1
-        if head is not None or (defer_messages and not (mentions_blobs and BLOB_MARK in raw)):
-            found = stub_of(raw) if head is None else stub_of_head(head)
+    for number, raw in enumerate(_split_lines(body), start=1):
+        if defer_messages and not (mentions_blobs and BLOB_MARK in raw):
+            found = stub_of(raw)
             if found is not None:
-                at = len(lines) - 1  # the header is line 0
-                stored_lines[at], stored_messages[at] = raw, found[1]
+                stored.add(len(lines) - 1, raw, found[1])  # the header is line 0
                 append(found[0])
                 continue
         if not raw or raw.isspace():
@@ -262,31 +258,18 @@ def parse_lines(data: bytes, *, defer_messages: bool = False) -> RawFile:
     )
 
 
-def _lines_and_heads(body: bytes, heads: bool, mentions_blobs: bool) -> Iterator[tuple[bytes, Any]]:
-    """Each line of ``body`` (without the empty piece after its last newline), a megabyte at a
-    time, with its decoded head when ``heads`` asks for them (else None).
+def _split_lines(body: bytes, chunk: int = 1 << 20) -> Iterator[bytes]:
+    """``body.split(b"\\n")`` (without its empty last piece) a megabyte at a time.
 
     One split of a 75 MB file is one long C call that holds the GIL, and so keeps a server's
-    event loop from answering anything while a worker thread opens the file. The heads of a
-    megabyte's lines are decoded in one call (``decoding.heads_of``), which costs a good part
-    less than a call per line; a chunk that holds a blob reference (those lines are parsed
-    whole, see ``BLOB_MARK``) or that cannot be decoded so goes line by line.
+    event loop from answering anything while a worker thread opens the file.
     """
-    start, size = 0, len(body) - body.endswith(b"\n")
+    start, size = 0, len(body)
     while start < size:
-        end = body.find(b"\n", min(start + (1 << 20), size))
-        if end < 0 or end > size:
+        end = body.find(b"\n", min(start + chunk, size))
+        if end < 0:
             end = size
-        chunk = body[start:end]
-        lines = chunk.split(b"\n")
-        decoded = None
-        if heads and not (mentions_blobs and BLOB_MARK in chunk):
-            decoded = heads_of(chunk, len(lines))
-        if decoded is None:
-            for line in lines:
-                yield line, None
-        else:
-            yield from zip(lines, decoded, strict=True)
+        yield from body[start:end].split(b"\n")
         start = end + 1
 
 
