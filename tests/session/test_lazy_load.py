@@ -6,6 +6,7 @@ Whatever is read lazily must come out exactly as an eager parse would give it.
 from __future__ import annotations
 
 import base64
+import sys
 import threading
 import time
 from pathlib import Path
@@ -242,3 +243,17 @@ async def test_a_closed_session_freed_in_pieces_is_empty_and_its_file_reads_as_b
     assert (manager.entries, orjson.loads(manager.tree_json())) == ([], [])
     with SessionManager.open(branchy) as again:
         assert _json_paths(again) == before
+
+
+@pytest.mark.anyio
+async def test_a_stored_message_is_a_view_into_its_stored_line(branchy: Path) -> None:
+    """The line is the only copy of a stub's bytes: its message is a slice of it, not of a
+    bigger buffer kept alive with it, nor bytes of its own."""
+    with SessionManager.open(branchy) as manager:
+        stored = manager._index.stored
+        assert stored
+        for at, line in list(stored.lines.items()):
+            assert bytes(stored.messages[at]) in line
+            held = sys.getrefcount(line)
+            del stored.messages[at]
+            assert sys.getrefcount(line) == held - 1  # the message was what held it
