@@ -326,7 +326,13 @@ def _write_all(fd: int, pieces: list[bytes]) -> None:
     views = [memoryview(piece) for piece in pieces if piece]
     first = 0
     while first < len(views):
-        written = os.writev(fd, views[first : first + _IOV_MAX])
+        try:
+            written = os.writev(fd, views[first : first + _IOV_MAX])
+        except BlockingIOError:
+            # A descriptor left non-blocking by whoever opened the pipe: wait until the
+            # reader makes room, as a blocking write would.
+            select.select([], [fd], [])
+            continue
         while written:
             size = views[first].nbytes
             if written < size:

@@ -173,6 +173,28 @@ async def test_a_huge_line_in_pieces_arrives_whole_with_every_separator_escaped(
     assert b"".join(received) == b'{"before":1}\n{"t":"' + escaped.encode() + b'"}\n{"after":2}\n'
 
 
+async def test_a_non_blocking_stdout_gets_every_piece_of_a_big_line_in_order(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    os.set_blocking(write_fd, False)  # as a host may leave it: writes stop short when the pipe fills
+    parts = [b'{"n":"', *(bytes([65 + i % 26]) * 100_000 for i in range(40)), b'"}\n']
+    received: list[bytes] = []
+
+    def drain() -> None:
+        while chunk := os.read(read_fd, 1 << 16):
+            received.append(chunk)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(anyio.to_thread.run_sync, drain)
+        try:
+            async with LineWriter(write_fd) as writer:
+                writer.write_parts(parts)
+                writer.write_line(b'{"after":1}\n')
+        finally:
+            os.close(write_fd)  # the drain ends at EOF, whatever happened
+    assert writer.broken is None
+    assert b"".join(received) == b"".join(parts) + b'{"after":1}\n'
+
+
 async def test_leaving_the_writer_writes_what_is_still_queued(pipe: tuple[int, int]) -> None:
     read_fd, write_fd = pipe
     async with LineWriter(write_fd) as writer:
