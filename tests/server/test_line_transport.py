@@ -150,33 +150,10 @@ async def test_the_writer_escapes_unicode_line_separators(pipe: tuple[int, int])
     assert os.read(read_fd, 100) == '{"t":"a\\u2028b\\u2029c\u00e9\u20ac"}\n'.encode()
 
 
-async def test_a_huge_line_in_pieces_arrives_whole_with_every_separator_escaped(
-    pipe: tuple[int, int],
-) -> None:
+async def written(pipe: tuple[int, int], *lines: bytes | list[bytes]) -> tuple[bytes, LineWriter]:
+    """What a reader draining the pipe gets from a writer given ``lines`` (a list: one line in
+    parts), and the writer."""
     read_fd, write_fd = pipe
-    text = "\u2028\u2029é€x" * 300_000  # 3.3 MB, cut between characters
-    parts = [b'{"t":"', text.encode(), b'"}\n']
-    received: list[bytes] = []
-
-    def drain() -> None:
-        while chunk := os.read(read_fd, 1 << 16):
-            received.append(chunk)
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(anyio.to_thread.run_sync, drain)
-        async with LineWriter(write_fd) as writer:
-            writer.write_line(b'{"before":1}\n')
-            writer.write_parts(parts)
-            writer.write_line(b'{"after":2}\n')
-        os.close(write_fd)
-    escaped = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    assert b"".join(received) == b'{"before":1}\n{"t":"' + escaped.encode() + b'"}\n{"after":2}\n'
-
-
-async def test_a_non_blocking_stdout_gets_every_piece_of_a_big_line_in_order(pipe: tuple[int, int]) -> None:
-    read_fd, write_fd = pipe
-    os.set_blocking(write_fd, False)  # as a host may leave it: writes stop short when the pipe fills
-    parts = [b'{"n":"', *(bytes([65 + i % 26]) * 100_000 for i in range(40)), b'"}\n']
     received: list[bytes] = []
 
     def drain() -> None:
@@ -187,12 +164,32 @@ async def test_a_non_blocking_stdout_gets_every_piece_of_a_big_line_in_order(pip
         group.start_soon(anyio.to_thread.run_sync, drain)
         try:
             async with LineWriter(write_fd) as writer:
-                writer.write_parts(parts)
-                writer.write_line(b'{"after":1}\n')
+                for line in lines:
+                    if isinstance(line, list):
+                        writer.write_parts(line)
+                    else:
+                        writer.write_line(line)
         finally:
             os.close(write_fd)  # the drain ends at EOF, whatever happened
+    return b"".join(received), writer
+
+
+async def test_a_huge_line_in_pieces_arrives_whole_with_every_separator_escaped(
+    pipe: tuple[int, int],
+) -> None:
+    text = "\u2028\u2029é€x" * 300_000  # 3.3 MB, cut between characters
+    parts = [b'{"t":"', text.encode(), b'"}\n']
+    received, _ = await written(pipe, b'{"before":1}\n', parts, b'{"after":2}\n')
+    escaped = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    assert received == b'{"before":1}\n{"t":"' + escaped.encode() + b'"}\n{"after":2}\n'
+
+
+async def test_a_non_blocking_stdout_gets_every_piece_of_a_big_line_in_order(pipe: tuple[int, int]) -> None:
+    os.set_blocking(pipe[1], False)  # as a host may leave it: writes stop short when the pipe fills
+    parts = [b'{"n":"', *(bytes([65 + i % 26]) * 100_000 for i in range(40)), b'"}\n']
+    received, writer = await written(pipe, parts, b'{"after":1}\n')
     assert writer.broken is None
-    assert b"".join(received) == b"".join(parts) + b'{"after":1}\n'
+    assert received == b"".join(parts) + b'{"after":1}\n'
 
 
 async def test_leaving_the_writer_writes_what_is_still_queued(pipe: tuple[int, int]) -> None:
