@@ -391,6 +391,7 @@ class SessionManager(SessionView):
         self._context_key = None
         self._count = None
         self._settings = None
+        self._reader = None
 
     async def aclose(self) -> None:
         if self._closed:
