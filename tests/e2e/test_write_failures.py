@@ -71,10 +71,11 @@ async def test_a_failed_write_of_a_tool_result_ends_the_tool_and_the_turn(e2e: E
         assert "tool_execution_end" in event_types(server.events)
 
 
-async def snapshot(server: RawServer) -> tuple[JsonDict, JsonDict]:
+async def snapshot(server: RawServer) -> tuple[JsonDict, JsonDict, JsonDict]:
     state = (await server.call("get_state"))["result"]
     tree = (await server.call("get_tree"))["result"]
-    return state, tree
+    messages = (await server.call("get_messages"))["result"]
+    return state, tree, messages
 
 
 async def test_mutations_that_cannot_be_stored_change_nothing(e2e: E2E) -> None:
@@ -82,7 +83,7 @@ async def test_mutations_that_cannot_be_stored_change_nothing(e2e: E2E) -> None:
     async with limited_server(e2e, script) as server:
         assert "result" in await server.call("prompt", {"message": "one"})
         assert "result" in await server.call("prompt", {"message": "two"})
-        before, tree = await snapshot(server)
+        before, tree, messages = await snapshot(server)
         first_user = next(n for n in tree["nodes"] if n["role"] == "user")
         first_answer = next(n for n in tree["nodes"] if n["role"] == "assistant")
 
@@ -90,7 +91,7 @@ async def test_mutations_that_cannot_be_stored_change_nothing(e2e: E2E) -> None:
         failed = await server.call("set_session_name", {"name": LONG}, request_id="name")
         assert failed["error"]["code"] == codes.PERSISTENCE_FAILED, failed
         assert failed["id"] == "name"
-        assert await snapshot(server) == (before, tree)
+        assert await snapshot(server) == (before, tree, messages)
 
         # Latched from now on: every mutation answers the error and changes nothing.
         mutations: list[tuple[str, JsonDict]] = [
@@ -110,4 +111,4 @@ async def test_mutations_that_cannot_be_stored_change_nothing(e2e: E2E) -> None:
             answer = await server.call(method, params or None, request_id=index)
             assert answer.get("error", {}).get("code") == codes.PERSISTENCE_FAILED, (method, answer)
             assert answer["id"] == index
-            assert await snapshot(server) == (before, tree), method
+            assert await snapshot(server) == (before, tree, messages), method
