@@ -288,26 +288,29 @@ class LineWriter:
             sink.flush()
 
 
-def _escaped(data: bytes) -> list[bytes]:
+def _escaped(data: bytes) -> list[bytes | memoryview]:
     """``data`` with U+2028 and U+2029 written as JSON escapes, as one or more pieces.
 
-    Looking for them is one ``memchr`` (0xE2 starts both, and other characters too). A huge
-    piece that holds one is escaped a megabyte at a time: one ``replace`` over 75 MB would
-    hold the GIL, and so the event loop, for a tenth of a second. Cuts fall before a UTF-8
-    lead byte, so no character is split between two pieces.
+    0xE2 starts both (and other characters, such as curly quotes): one ``memchr`` clears most
+    pieces. A huge piece that holds the byte is looked at a megabyte at a time: searching or
+    escaping 75 MB in one call would hold the GIL, and so the event loop, for a tenth of a
+    second. A megabyte without either goes out as a view of the piece, one with them as an
+    escaped copy. Cuts fall before a UTF-8 lead byte, so no character is split between two
+    pieces.
     """
     if _LS[0] not in data:
         return [data]
-    if len(data) <= _JOIN_LIMIT:
-        return [data.replace(_LS, b"\\u2028").replace(_PS, b"\\u2029")]
     view = memoryview(data)
-    pieces: list[bytes] = []
+    pieces: list[bytes | memoryview] = []
     start, size = 0, len(data)
     while start < size:
         end = min(start + _JOIN_LIMIT, size)
         while end < size and 0x80 <= data[end] < 0xC0:
             end -= 1
-        pieces.append(bytes(view[start:end]).replace(_LS, b"\\u2028").replace(_PS, b"\\u2029"))
+        if data.find(_LS, start, end) < 0 and data.find(_PS, start, end) < 0:
+            pieces.append(view[start:end])
+        else:
+            pieces.append(bytes(view[start:end]).replace(_LS, b"\\u2028").replace(_PS, b"\\u2029"))
         start = end
     return pieces
 
@@ -316,7 +319,7 @@ _IOV_MAX = 1024
 """Buffers per ``writev``: the POSIX minimum of IOV_MAX, what Linux allows."""
 
 
-def _write_all(fd: int, pieces: list[bytes]) -> None:
+def _write_all(fd: int, pieces: list[bytes | memoryview]) -> None:
     """Every piece in order, in as few system calls as the pipe takes.
 
     ``writev`` lets the GIL go for all of a batch at once: written piece by piece, a 31 MB

@@ -184,6 +184,16 @@ async def test_a_huge_line_in_pieces_arrives_whole_with_every_separator_escaped(
     assert received == b'{"before":1}\n{"t":"' + escaped.encode() + b'"}\n{"after":2}\n'
 
 
+async def test_a_huge_line_with_curly_quotes_but_no_separator_arrives_as_it_was(
+    pipe: tuple[int, int],
+) -> None:
+    # \u201c and \u201d start with the byte that starts U+2028 too: nothing to escape here.
+    text = "\u201cquoted\u201d text, " * 200_000
+    line = b'{"t":"' + text.encode() + b'"}\n'
+    received, _ = await written(pipe, [line], b'{"after":1}\n')
+    assert received == line + b'{"after":1}\n'
+
+
 async def test_a_non_blocking_stdout_gets_every_piece_of_a_big_line_in_order(pipe: tuple[int, int]) -> None:
     os.set_blocking(pipe[1], False)  # as a host may leave it: writes stop short when the pipe fills
     parts = [b'{"n":"', *(bytes([65 + i % 26]) * 100_000 for i in range(40)), b'"}\n']
