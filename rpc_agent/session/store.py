@@ -389,8 +389,6 @@ class SessionManager(SessionView):
         self._leaf = point.leaf
         self._context = None
         self._context_key = None
-        self._count = None
-        self._settings = None
         self._reader = None
 
     async def aclose(self) -> None:

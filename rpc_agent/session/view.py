@@ -67,8 +67,6 @@ class SessionView:
         self._leaf: str | None = index.leaf_from_file()
         self._context: SessionContext | None = None
         self._context_key: tuple[str | None, int] | None = None
-        self._count: tuple[tuple[str | None, int], int] | None = None
-        self._settings: tuple[tuple[str | None, int], SessionContext] | None = None
         self._reader: tuple[tuple[str | None, int], SessionContext] | None = None
         self._preparing: threading.Thread | None = None
 
@@ -235,18 +233,8 @@ class SessionView:
         return self._reader[1]
 
     def context_settings(self) -> SessionContext:
-        """Thinking level and model of the current leaf, without reading any message's content
-        but the last assistant's (``messages`` is empty)."""
-        cached = self._fresh()
-        if cached is None:
-            key = self._key()
-            if self._settings is None or self._settings[0] != key:
-                index = self._index
-                context = build_session_context(
-                    index.entries, self._leaf, index.by_id, load=index.load, message_of=lambda _e: None
-                )
-                self._settings = (key, context)
-            cached = self._settings[1]
+        """Thinking level and model of the current leaf (``messages`` is empty)."""
+        cached = self._fresh() or self._reader_context()
         return SessionContext(thinkingLevel=cached.thinkingLevel, model=cached.model)
 
     def warm_up(self) -> None:
@@ -269,7 +257,7 @@ class SessionView:
         if self._preparing is not None:
             self._preparing.join()  # it reads the index
         contexts = [c for c in (self._context, self._reader[1] if self._reader else None) if c is not None]
-        self._context, self._count, self._settings, self._reader = None, None, None, None
+        self._context, self._reader = None, None
         self._tree.free_in_pieces()
         index = self._index
         containers: list[dict[Any, Any]] = [
@@ -291,23 +279,7 @@ class SessionView:
 
     def context_message_count(self) -> int:
         """How many messages the model would get, without reading them."""
-        cached = self._fresh()
-        if cached is not None:
-            return len(cached.messages)
-        key = self._key()
-        if self._count is None or self._count[0] != key:
-            index = self._index
-            context = build_session_context(
-                index.entries, self._leaf, index.by_id, load=index.load, message_of=self._counted
-            )
-            self._count = (key, len(context.messages))
-        return self._count[1]
-
-    def _counted(self, entry: JsonDict) -> bool | None:
-        """A message entry counts when it holds (or stores) a message object."""
-        if "message" in entry:
-            return True if isinstance(entry["message"], dict) else None
-        return True if self._index.stored_message(entry) is not None else None
+        return len((self._fresh() or self._reader_context()).messages)
 
     def messages_json(self) -> bytes:
         """The context's messages as a JSON array; stored messages are copied as they are."""
