@@ -64,6 +64,17 @@ def new_entry_id(taken: Iterable[str] | dict[str, Any] | set[str]) -> str:
     return secrets.token_hex(16)
 
 
+def link(groups: dict[str | None, str | list[str]], parent: str | None, child: str) -> None:
+    """Add ``child`` to the group under ``parent``: one id as a plain string, several as a list."""
+    siblings = groups.get(parent)
+    if siblings is None:
+        groups[parent] = child
+    elif isinstance(siblings, str):
+        groups[parent] = [siblings, child]
+    else:
+        siblings.append(child)
+
+
 class EntryIndex:
     """Entries, their ids and parents, labels and the session name, kept as entries arrive."""
 
@@ -110,7 +121,7 @@ class EntryIndex:
         self.position[entry_id] = len(self.entries)
         self.entries.append(entry)
         self.by_id[entry_id] = entry
-        self._link(parent if isinstance(parent, str) else None, entry_id)
+        link(self.children, parent if isinstance(parent, str) else None, entry_id)
         if is_bookkeeping(entry):
             self.hidden.add(entry_id)
         kind = entry.get("type")
@@ -156,15 +167,6 @@ class EntryIndex:
                 children[parent] = [siblings, entry_id]
             else:
                 siblings.append(entry_id)  # type: ignore[union-attr]
-
-    def _link(self, parent: str | None, entry_id: str) -> None:
-        siblings = self.children.get(parent)
-        if siblings is None:
-            self.children[parent] = entry_id
-        elif isinstance(siblings, str):
-            self.children[parent] = [siblings, entry_id]
-        else:
-            siblings.append(entry_id)
 
     def children_of(self, parent: str | None) -> list[str]:
         """Child ids of ``parent`` in file order (None: the roots)."""

@@ -22,7 +22,7 @@ from rpc_agent.protocol.base import JsonDict
 
 from .context import iso_to_ms
 from .decoding import StoredMessage
-from .index import PLAIN_TYPES, EntryIndex, is_bookkeeping
+from .index import PLAIN_TYPES, EntryIndex, is_bookkeeping, link
 from .preview import preview_of, preview_of_stored
 
 PREPARE_SLICE = 2000
@@ -88,18 +88,6 @@ def _take(groups: dict[str | None, str | list[str]], parent: str | None, child: 
             groups[parent] = group[0]
         elif not group:
             del groups[parent]
-
-
-def _give(groups: dict[str | None, str | list[str]], parent: str | None, more: str | list[str]) -> None:
-    """Add the ids of ``more`` to the group under ``parent``."""
-    added = [more] if isinstance(more, str) else more
-    group = groups.get(parent)
-    if group is None:
-        groups[parent] = more
-    elif isinstance(group, str):
-        groups[parent] = [group, *added]
-    else:
-        group.extend(added)
 
 
 def sort_key(timestamp: Any) -> str:
@@ -186,14 +174,10 @@ class SessionTree:
             visible = self._visible_parent(entry_id, entry)
         self._parent[entry_id] = visible
         self._depth[entry_id] = 0 if visible is None else self._depth.get(visible, -1) + 1
-        siblings = self._kids.get(visible)
-        if siblings is None:
-            self._kids[visible] = entry_id
-            return True
+        link(self._kids, visible, entry_id)
+        siblings = self._kids[visible]
         if isinstance(siblings, str):
-            siblings = self._kids[visible] = [siblings, entry_id]
-        else:
-            siblings.append(entry_id)
+            return True
         if self._built and self._key(siblings[-2]) > self._key(entry_id):
             siblings.sort(key=self._key)
             return False
@@ -263,8 +247,8 @@ class SessionTree:
         moves += [(p, None) for p in list(kids) if p is not None and p not in by_id]
         for source, target in moves:
             group = kids.pop(source, None)
-            if group is not None:
-                _give(kids, target, group)
+            for child in [group] if isinstance(group, str) else group or []:
+                link(kids, target, child)
         self._kids = kids
         self._parent = {
             child: parent
