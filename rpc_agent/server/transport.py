@@ -7,8 +7,8 @@ to the reference agent's clients).
 
 Reading happens in large chunks in a worker thread, one thread hop per chunk rather than per
 line: a client that pipelines a thousand requests costs the event loop one wake-up. Writing
-goes through one queue drained by one task, which joins everything queued into a single
-``write`` (``rpc_agent.io.Coalescer``, the design the session file uses too); lines are never
+goes through one queue drained by one task, which hands everything queued to a single
+``writev`` (``rpc_agent.io.Coalescer``, the design the session file uses too); lines are never
 interleaved and pipelined responses share a syscall.
 """
 
@@ -34,8 +34,8 @@ logger = logging.getLogger(__name__)
 CHUNK_SIZE = 1 << 16
 """Bytes asked for per read: a full default pipe buffer on Linux."""
 
-_JOIN_LIMIT = 1 << 20
-"""Bytes of queued lines joined into one ``write``; a bigger batch is written piece by piece."""
+_ESCAPE_WINDOW = 1 << 20
+"""Bytes of a big piece looked at (and escaped) at a time, see ``_escaped``."""
 
 _LS = "\u2028".encode()
 _PS = "\u2029".encode()
@@ -191,7 +191,7 @@ class LineWriter:
 
     ``write_line`` is synchronous and never blocks: it queues one complete line (ending in LF).
     A single drain task, started by ``async with LineWriter(...)``, takes everything queued at
-    once and writes it with one ``write`` + ``flush`` in a worker thread. Leaving the ``async with``
+    once and writes it with one ``writev`` (a file: ``write`` + ``flush``) in a worker thread. Leaving the ``async with``
     block writes whatever is still queued.
 
     U+2028 and U+2029 are written as the JSON escapes ``\\u2028``/``\\u2029`` (the same string
@@ -304,7 +304,7 @@ def _escaped(data: bytes) -> list[bytes | memoryview]:
     pieces: list[bytes | memoryview] = []
     start, size = 0, len(data)
     while start < size:
-        end = min(start + _JOIN_LIMIT, size)
+        end = min(start + _ESCAPE_WINDOW, size)
         while end < size and 0x80 <= data[end] < 0xC0:
             end -= 1
         if data.find(_LS, start, end) < 0 and data.find(_PS, start, end) < 0:
