@@ -1,4 +1,5 @@
-"""Building blocks for bytes leaving the process; below both the server and the session store."""
+"""Building blocks below both the server and the session store: bytes leaving the process,
+and the foreground that background work waits for."""
 
 from .coalesce import Coalescer
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import anyio
 
+from rpc_agent.io.foreground import FOREGROUND
+
 
 @dataclass(slots=True)
 class InFlight:
@@ -19,7 +21,11 @@ class InFlight:
 
 
 class InFlightRequests:
-    """What runs now, keyed by a token of its own (ids may repeat, notifications have none)."""
+    """What runs now, keyed by a token of its own (ids may repeat, notifications have none).
+
+    Each running request counts as foreground work (``rpc_agent.io.foreground``) until it ends,
+    so background threads hold back while it runs.
+    """
 
     def __init__(self) -> None:
         self._entries: dict[int, InFlight] = {}
@@ -32,10 +38,12 @@ class InFlightRequests:
         self._tokens += 1
         entry = InFlight(request_id, method, anyio.CancelScope())
         self._entries[self._tokens] = entry
+        FOREGROUND.begin()
         return self._tokens, entry
 
     def finish(self, token: int) -> None:
-        self._entries.pop(token, None)
+        if self._entries.pop(token, None) is not None:
+            FOREGROUND.end()
         if not self._entries and self._idle is not None:
             self._idle.set()
             self._idle = None

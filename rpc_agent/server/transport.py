@@ -28,6 +28,7 @@ import anyio.abc
 import anyio.to_thread
 
 from rpc_agent.io import Coalescer
+from rpc_agent.io.foreground import FOREGROUND
 
 logger = logging.getLogger(__name__)
 
@@ -224,6 +225,7 @@ class LineWriter:
         """Queue one JSON line; it must end with ``b"\\n"`` and contain no other LF."""
         if self._lines.error is not None:
             return
+        FOREGROUND.begin()
         self._lines.put(line)
 
     def write_parts(self, parts: list[bytes]) -> None:
@@ -232,6 +234,7 @@ class LineWriter:
         holds the GIL for one piece at a time instead of copying the whole line."""
         if self._lines.error is not None:
             return
+        FOREGROUND.begin(len(parts))
         for part in parts:  # consecutive on the queue: no other line can come between them
             self._lines.put(part)
 
@@ -277,15 +280,18 @@ class LineWriter:
         return error
 
     def _write_blocking(self, lines: list[bytes]) -> None:
-        pieces = [piece for line in lines for piece in _escaped(line)]
-        sink = self._sink
-        self.writes += 1
-        if isinstance(sink, int):
-            _write_all(sink, pieces)
-        else:
-            for piece in pieces:
-                sink.write(piece)
-            sink.flush()
+        try:
+            pieces = [piece for line in lines for piece in _escaped(line)]
+            sink = self._sink
+            self.writes += 1
+            if isinstance(sink, int):
+                _write_all(sink, pieces)
+            else:
+                for piece in pieces:
+                    sink.write(piece)
+                sink.flush()
+        finally:
+            FOREGROUND.end(len(lines))  # foreground until written (see rpc_agent.io.foreground)
 
 
 def _escaped(data: bytes) -> list[bytes | memoryview]:

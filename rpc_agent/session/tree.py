@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import orjson
 
+from rpc_agent.io.foreground import FOREGROUND
 from rpc_agent.protocol.base import JsonDict
 
 from .context import iso_to_ms
@@ -31,8 +32,10 @@ the background."""
 PREPARE_PAUSE = 0.001
 """Seconds the background build sleeps between slices. A thread that never sleeps gives the
 GIL up only when the interpreter makes it (every 5 ms): each time the writer thread comes back
-from a write, or the reader from a read, it would wait that long, and the session's first
-``get_messages``, sent while the tree is built, would pay for it many times over."""
+from a write, or the reader from a read, it would wait that long."""
+SETTLE = 0.01
+"""Seconds the background build waits, once the request that opened the session is answered,
+for the client's next request to arrive."""
 
 TreeFilter = Literal["default", "no-custom", "user-only", "labeled-only"]
 """``default``: every visible node; ``no-custom``: without extension entries (``custom`` and
@@ -73,8 +76,15 @@ def free_dict(container: dict[Any, Any]) -> None:
     pop = container.popitem
     for n in range(len(container)):
         if n % FREE_SLICE == 0:
-            time.sleep(PREPARE_PAUSE)
+            background_pause()
         pop()
+
+
+def background_pause() -> None:
+    """Between two slices of background work: let the requests being served finish first
+    (``rpc_agent.io.foreground``), then give the GIL up for a moment (see ``PREPARE_PAUSE``)."""
+    FOREGROUND.wait_quiet()
+    time.sleep(PREPARE_PAUSE)
 
 
 def _take(groups: dict[str | None, str | list[str]], parent: str | None, child: str) -> None:
@@ -121,6 +131,7 @@ class SessionTree:
         self._lock = threading.Lock()
         """Between readers: the rows may be built in a background thread right after an open
         while a request's worker thread asks for them; the second waits and finds them built."""
+        self._abandoned = False
 
     # --- keeping it up to date -----------------------------------------------------------
 
@@ -320,18 +331,29 @@ class SessionTree:
         request (and kept): building both shapes up front would double the background work
         and the memory for a shape a big tree's client does not want.
         """
-        # First let the thread that started this one go on: it waits for the start, and then
-        # for the GIL, which a thread that goes straight to work gives up only when forced to
-        # (see PREPARE_PAUSE): every session switch would wait that long for its answer.
-        time.sleep(PREPARE_PAUSE)
+        # First let the request that opened the session be answered, and the one a client
+        # sends on reading that answer (its context, most likely) arrive and be served: the
+        # grouping below is one long stretch of Python that would share the GIL with it.
+        background_pause()
+        time.sleep(SETTLE)
+        background_pause()
+        if self._abandoned:
+            return
         order = self.order()
         for start in range(0, len(order), PREPARE_SLICE):
+            if self._abandoned:
+                return
             with self._lock:  # in slices: an append waits for one slice, not for the whole tree
                 self._fill(order[start : start + PREPARE_SLICE])
             # A lock is not fair: without a pause here a request waiting for it would wait
-            # for every slice (and see PREPARE_PAUSE).
-            time.sleep(PREPARE_PAUSE)
-        self.columns()
+            # for every slice.
+            background_pause()
+        if not self._abandoned:
+            self.columns()
+
+    def abandon(self) -> None:
+        """Stop a ``prepare`` under way at its next slice: nobody will read this tree."""
+        self._abandoned = True
 
     def free_in_pieces(self) -> None:
         """Let go of the rows a few thousand at a time (see ``SessionView.free_in_pieces``)."""

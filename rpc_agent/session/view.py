@@ -9,7 +9,6 @@ still a stored line goes out as the bytes it was stored as, never parsed and enc
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import orjson
@@ -21,7 +20,16 @@ from .context import SessionContext, build_session_context, path_to_root
 from .files import LoadReport
 from .index import EntryIndex, is_bookkeeping
 from .place import SessionPlace
-from .tree import FREE_SLICE, PREPARE_PAUSE, SessionTree, TreeFilter, TreeNode, TreeQuery, free_dict, sort_key
+from .tree import (
+    FREE_SLICE,
+    SessionTree,
+    TreeFilter,
+    TreeNode,
+    TreeQuery,
+    background_pause,
+    free_dict,
+    sort_key,
+)
 
 PIECE_BYTES = 1 << 20
 """About this much of a big JSON array per piece (see ``array_pieces``)."""
@@ -255,7 +263,8 @@ class SessionView:
         of a second), and so keeps the event loop from answering anything meanwhile.
         """
         if self._preparing is not None:
-            self._preparing.join()  # it reads the index
+            self._tree.abandon()
+            self._preparing.join()  # it reads the index (until its current slice ends)
         contexts = [c for c in (self._context, self._reader[1] if self._reader else None) if c is not None]
         self._context, self._reader = None, None
         self._tree.free_in_pieces()
@@ -275,7 +284,7 @@ class SessionView:
         for items in (*(c.messages for c in contexts), index.entries):
             while items:
                 del items[-FREE_SLICE:]
-                time.sleep(PREPARE_PAUSE)
+                background_pause()
 
     def context_message_count(self) -> int:
         """How many messages the model would get, without reading them."""

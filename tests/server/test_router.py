@@ -12,6 +12,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from child_python import modules_loaded_by
+from rpc_agent.io.foreground import FOREGROUND
 from rpc_agent.server import (
     ERROR_CODES,
     ConnectionClosedError,
@@ -224,6 +225,24 @@ async def test_cancel_by_id_cancels_only_that_request() -> None:
         assert sink.messages[0]["error"]["code"] == codes.CANCELLED
         assert router.in_flight == [(1, "forever")]
         router.cancel_all()
+
+
+@pytest.mark.anyio
+async def test_a_running_request_is_foreground_work_until_it_ends() -> None:
+    """Background threads (a tree built after an open) hold back while it runs."""
+    before = FOREGROUND.under_way
+    registry, started = forever_registry()
+    async with serving(registry) as (router, sink, lines):
+        lines.feed(request(1, "forever"), request(2, "forever"))
+        await started.wait_for(2)
+        assert FOREGROUND.under_way == before + 2
+        assert not FOREGROUND.wait_quiet(0.01)
+        router.cancel(2)
+        await sink.wait_for(1)
+        assert FOREGROUND.under_way == before + 1
+        router.cancel_all()
+        await sink.wait_for(2)
+    assert FOREGROUND.under_way == before
 
 
 @pytest.mark.anyio

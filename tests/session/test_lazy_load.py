@@ -11,11 +11,15 @@ import threading
 import time
 from pathlib import Path
 
+import anyio
 import orjson
 import pytest
 from session_testlib import assistant, eid, header, message_entry, user, write_jsonl
 
+from rpc_agent.io import foreground
+from rpc_agent.io.foreground import FOREGROUND
 from rpc_agent.session import SessionManager, view
+from rpc_agent.session import tree as tree_module
 from rpc_agent.session.tree import SessionTree
 
 
@@ -228,6 +232,51 @@ async def test_an_entry_appended_while_the_tree_is_built_in_the_background_is_in
         columns = orjson.loads(manager.tree_json(columns=True))
     assert [n["preview"] for n in nodes].count("while building") == 1
     assert columns["preview"] == [n["preview"] for n in nodes]
+
+
+@pytest.mark.anyio
+async def test_the_background_build_waits_while_foreground_work_is_under_way(
+    branchy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)
+    monkeypatch.setattr(foreground, "QUIET_WAIT", 30.0)  # no giving up on the wait in this test
+    with SessionManager.open(branchy) as manager:
+        FOREGROUND.begin()  # a request being served
+        try:
+            manager.warm_up()
+            await anyio.sleep(0.3)
+            assert manager._tree._previews == {}  # nothing built while it is served
+        finally:
+            FOREGROUND.end()
+        assert manager._preparing is not None
+        manager._preparing.join(10)
+        assert not manager._preparing.is_alive()
+        built = len(manager._tree._previews)
+        assert built == len(orjson.loads(manager.tree_json()))  # every node, before the request
+
+
+@pytest.mark.anyio
+async def test_leaving_a_session_stops_the_build_of_its_tree(
+    branchy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)
+    monkeypatch.setattr(tree_module, "PREPARE_SLICE", 1)  # a pause between any two nodes
+    monkeypatch.setattr(foreground, "QUIET_WAIT", 0.1)  # 44 nodes: over 4 s to build them all
+    with SessionManager.open(branchy) as manager:
+        manager.warm_up()
+        building = manager._preparing
+        assert building is not None
+    FOREGROUND.begin()  # served meanwhile: the build waits QUIET_WAIT between two nodes
+    try:
+        freeing = threading.Thread(target=manager.free_in_pieces)
+        freeing.start()
+        building.join(2)
+        assert not building.is_alive()  # stopped, not finished
+    finally:
+        FOREGROUND.end()
+    freeing.join(10)
+    assert not freeing.is_alive()
+    assert manager.entries == []
 
 
 @pytest.mark.anyio
