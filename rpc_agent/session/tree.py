@@ -131,7 +131,7 @@ class SessionTree:
         self._lock = threading.Lock()
         """Between readers: the rows may be built in a background thread right after an open
         while a request's worker thread asks for them; the second waits and finds them built."""
-        self._abandoned = False
+        self._abandoned = threading.Event()
 
     # --- keeping it up to date -----------------------------------------------------------
 
@@ -337,23 +337,23 @@ class SessionTree:
         background_pause()
         time.sleep(SETTLE)
         background_pause()
-        if self._abandoned:
+        if self._abandoned.is_set():
             return
         order = self.order()
         for start in range(0, len(order), PREPARE_SLICE):
-            if self._abandoned:
+            if self._abandoned.is_set():
                 return
             with self._lock:  # in slices: an append waits for one slice, not for the whole tree
                 self._fill(order[start : start + PREPARE_SLICE])
             # A lock is not fair: without a pause here a request waiting for it would wait
             # for every slice.
             background_pause()
-        if not self._abandoned:
+        if not self._abandoned.is_set():
             self.columns()
 
     def abandon(self) -> None:
         """Stop a ``prepare`` under way at its next slice: nobody will read this tree."""
-        self._abandoned = True
+        self._abandoned.set()
 
     def free_in_pieces(self) -> None:
         """Let go of the rows a few thousand at a time (see ``SessionView.free_in_pieces``)."""
