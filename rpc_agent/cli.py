@@ -19,6 +19,7 @@ from . import __version__
 
 if TYPE_CHECKING:
     from .agent.settings import AgentSettings
+    from .io.collector import QuietCollector
 
 DESCRIPTION = """\
 rpc-agent: a coding agent you drive over stdio with line-delimited JSON-RPC 2.0.
@@ -188,20 +189,33 @@ def command() -> int:
     classes, pydantic's models), and the collector would walk them over and over while they are
     made (about a hundred collections before the first answer), finding nothing to free. ``main``
     ends the pause before the front runs, freezing what start-up made (``gc.freeze``: later
-    collections skip it). ``main`` called on its own (tests run it in their process) leaves the
+    collections skip it), and hands the collector to ``io.collector.QuietCollector``, which runs
+    it between answers. ``main`` called on its own (tests run it in their process) leaves the
     collector alone.
     """
+    global _collector
     gc.disable()
     try:
         return main(collector_paused=True)
     finally:
+        if _collector is not None:
+            _collector.stop()
+            _collector = None
         gc.enable()  # also after an early exit (a bad flag, an unreadable settings file)
 
 
+_collector: QuietCollector | None = None
+"""The collector that ``command`` started (a process runs one front, and so one of these)."""
+
+
 def _end_start_up(collector_paused: bool) -> None:
+    global _collector
     if collector_paused:
+        from .io.collector import QuietCollector
+
         gc.freeze()
-        gc.enable()
+        _collector = QuietCollector()
+        _collector.start()  # in place of gc.enable(): collections between answers
 
 
 def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -> int:

@@ -11,6 +11,7 @@ import gc
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import orjson
@@ -63,13 +64,17 @@ def test_the_first_response_does_not_import_the_lazy_libraries(tmp_path: Path) -
     assert loaded == []
 
 
-def test_the_server_runs_with_the_collector_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The command pauses the collector while it starts; the front must not run without it (a
-    long session would never free its cycles)."""
-    collecting: list[bool] = []
+def test_the_server_runs_with_the_collector_working_between_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command pauses the collector while it starts; the front must not run without one (a
+    long session would never free its cycles): CPython's automatic one hands over to the
+    quiet collector (``rpc_agent.io.collector``), and gets it back when the command ends."""
+    collecting: list[tuple[bool, list[str]]] = []
 
     def run(config: ServerConfig) -> int:
-        collecting.append(gc.isenabled())
+        threads = [t.name for t in threading.enumerate() if t.name == "quiet-collector"]
+        collecting.append((gc.isenabled(), threads))
         return 0
 
     monkeypatch.setattr(app, "run", run)
@@ -81,4 +86,6 @@ def test_the_server_runs_with_the_collector_on(tmp_path: Path, monkeypatch: pyte
         assert cli.command() == 0
     finally:
         gc.unfreeze()  # what start-up froze is this test process's: give it back to the collector
-    assert collecting == [True]
+    assert collecting == [(False, ["quiet-collector"])]
+    assert gc.isenabled()
+    assert not [t for t in threading.enumerate() if t.name == "quiet-collector"]

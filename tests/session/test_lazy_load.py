@@ -239,6 +239,7 @@ async def test_the_background_build_waits_while_foreground_work_is_under_way(
     branchy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)
+    monkeypatch.setattr(tree_module, "SETTLE_ABOVE", 0)  # waits as a big tree's build does
     monkeypatch.setattr(foreground, "QUIET_WAIT", 30.0)  # no giving up on the wait in this test
     with SessionManager.open(branchy) as manager:
         FOREGROUND.begin()  # a request being served
