@@ -24,11 +24,15 @@ BLOB_MARK = b"blob:sha256:"
 
 
 class _Head(msgspec.Struct):
-    type: Any = None
-    id: Any = None
-    parentId: Any = None
-    timestamp: Any = None
-    message: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    """A message line's index fields, typed: msgspec checks the types as it reads, and a line
+    whose fields are missing or of another type (not a message, or an odd one) fails to decode
+    here and is parsed the ordinary way."""
+
+    type: str
+    id: str
+    parentId: str | None
+    timestamp: str
+    message: msgspec.Raw
 
 
 _decode_head = msgspec.json.Decoder(_Head).decode
@@ -90,17 +94,10 @@ def stub_of(line: bytes) -> tuple[JsonDict, msgspec.Raw] | None:
     """
     try:
         head = _decode_head(line)
-    except msgspec.DecodeError:
+    except msgspec.DecodeError:  # ValidationError too
         return None
-    message, entry_id, parent, timestamp = head.message, head.id, head.parentId, head.timestamp
-    if (
-        head.type != "message"
-        or message is msgspec.UNSET
-        or entry_id.__class__ is not str
-        or not (parent is None or parent.__class__ is str)
-        or timestamp.__class__ is not str
-        or memoryview(message)[0] != 0x7B  # "{": an object
-    ):
+    message = head.message
+    if head.type != "message" or memoryview(message)[0] != 0x7B:  # "{": an object
         return None
-    stub = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": timestamp}
+    stub = {"type": "message", "id": head.id, "parentId": head.parentId, "timestamp": head.timestamp}
     return stub, message

@@ -59,7 +59,9 @@ def preview_of(entry: JsonDict) -> tuple[str | None, str]:
     role: str | None = None
     text = ""
     if kind == "message":
-        message = entry.get("message") or {}
+        message = entry.get("message")
+        if not isinstance(message, dict):  # a damaged or foreign line: no role, no text
+            message = {}
         role = message.get("role")
         if role == "assistant":
             parts = [b for b in message.get("content") or [] if isinstance(b, dict)]

@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import orjson
 import pytest
-from session_testlib import assistant, eid, header, message_entry, user, write_jsonl
+from session_testlib import assistant, eid, entry, header, message_entry, user, write_jsonl
 
 from rpc_agent.io import foreground
 from rpc_agent.io.foreground import FOREGROUND
@@ -128,6 +128,35 @@ def test_a_file_naming_an_id_twice_reads_lazily_as_it_reads_eagerly(
     with SessionManager.open(path) as manager:
         assert manager._index.odd == {"00000002"}
         assert manager._index.stored
+    lazy = _snapshot(path)
+    monkeypatch.setenv("RPC_AGENT_EAGER_LOAD", "1")
+    assert lazy == _snapshot(path)
+
+
+def test_message_lines_of_other_shapes_read_lazily_as_they_read_eagerly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a message line of the usual shape is kept as a stub; any other shape is parsed the
+    ordinary way, and the session reads the same either way."""
+    no_parent = message_entry("00000002", None, 2, assistant("no parentId key"))
+    del no_parent["parentId"]
+    path = tmp_path / "shapes.jsonl"
+    write_jsonl(
+        path,
+        [
+            header(),
+            message_entry("00000001", None, 1, user("usual")),
+            no_parent,
+            {**message_entry("00000003", "00000001", 3, user("a number for a time")), "timestamp": 3},
+            {**message_entry("00000004", "00000003", 4, user("extra field")), "extra": {"x": 1}},
+            message_entry("00000005", "00000004", 5, "not an object"),  # type: ignore[arg-type]
+            entry("label", "00000006", "00000005", 6, targetId="00000001", label="start"),
+            message_entry("00000007", "00000005", 7, assistant("last")),
+        ],
+    )
+    with SessionManager.open(path) as manager:
+        stubs = {manager._index.entries[at]["id"] for at in manager._index.stored.lines}
+        assert stubs == {"00000001", "00000004", "00000007"}
     lazy = _snapshot(path)
     monkeypatch.setenv("RPC_AGENT_EAGER_LOAD", "1")
     assert lazy == _snapshot(path)
