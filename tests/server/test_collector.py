@@ -34,21 +34,33 @@ def _wait_until(test: Callable[[], bool], seconds: float = 10.0) -> bool:
     return False
 
 
+def _garbage() -> weakref.ref[Cycle]:
+    """A cycle only a collection frees, and enough new containers to make one due."""
+    garbage = Cycle()
+    gone = weakref.ref(garbage)
+    del garbage
+    for _ in range(gc.get_threshold()[0] * 3):
+        Cycle()
+    return gone
+
+
+def _busy_collector() -> tuple[Foreground, QuietCollector]:
+    """A quiet collector started while an answer is being made."""
+    foreground = Foreground()
+    quiet = QuietCollector(foreground)
+    foreground.begin()
+    quiet.start()
+    return foreground, quiet
+
+
 def test_garbage_waits_for_the_foreground_to_end_and_then_goes(
     monkeypatch: pytest.MonkeyPatch, automatic_collector_back: None
 ) -> None:
     monkeypatch.setattr(collector, "PATIENCE", 30.0)
-    foreground = Foreground()
-    quiet = QuietCollector(foreground)
-    foreground.begin()  # an answer being made
-    quiet.start()
+    foreground, quiet = _busy_collector()
     try:
         assert not gc.isenabled()
-        garbage = Cycle()
-        gone = weakref.ref(garbage)
-        del garbage
-        for _ in range(gc.get_threshold()[0] * 3):  # more new containers than the young threshold
-            Cycle()
+        gone = _garbage()
         time.sleep(0.3)
         assert gone() is not None  # not collected in the middle of an answer
         foreground.end()
@@ -64,16 +76,9 @@ def test_a_due_collection_does_not_wait_for_ever(
 ) -> None:
     """A prompt streams for minutes as one request: cycles must not pile up meanwhile."""
     monkeypatch.setattr(collector, "PATIENCE", 0.05)
-    foreground = Foreground()
-    quiet = QuietCollector(foreground)
-    foreground.begin()
-    quiet.start()
+    foreground, quiet = _busy_collector()
     try:
-        garbage = Cycle()
-        gone = weakref.ref(garbage)
-        del garbage
-        for _ in range(gc.get_threshold()[0] * 3):
-            Cycle()
+        gone = _garbage()
         assert _wait_until(lambda: gone() is None)
     finally:
         foreground.end()
