@@ -12,8 +12,6 @@ that would not parse is found here, at open, and never sent on as JSON.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 import orjson
 
