@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from .agent.session import AgentSession
 from .agent.settings import AgentSettings
 from .errors import InvalidRequestError
+from .io.background import Background
 from .providers.base import Provider
 from .providers.faux import FauxProvider, load_script
 from .session.store import SessionManager
@@ -79,7 +80,12 @@ class Runtime:
             tools = [t for t in tools if t.name in names]
         return tools
 
-    def agent(self, manager: SessionManager, emit: Callable[[BaseModel], None]) -> AgentSession:
+    def agent(
+        self,
+        manager: SessionManager,
+        emit: Callable[[BaseModel], None],
+        background: Background | None = None,
+    ) -> AgentSession:
         config = self.config
         agent = AgentSession(
             manager=manager,
@@ -94,6 +100,7 @@ class Runtime:
         )
         agent.system_prompt_override = config.system_prompt
         agent.append_system_prompt = config.append_system_prompt
+        agent.background = background
         return agent
 
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from rpc_agent.protocol.base import JsonDict
 
 from ..errors import AgentBusyError, PersistenceError
+from ..io.background import Background
 from ..protocol import events as ev
 from ..protocol import methods as m
 from ..protocol.base import trusted
@@ -104,6 +105,9 @@ class AgentSession:
         """Where the model's ``bash`` runs (the ACP front: the editor's terminal); None: locally."""
         self.host: Host = NoHost()
         """Who governs the agent (approvals, hooks, client tools); each front sets its own."""
+        self.background: Background | None = None
+        """Threads for a session's tree build and for freeing a session left (the server's);
+        None: no thread, the work is done when a request needs it."""
         self.policy = ApprovalPolicy(
             mode="never" if self.settings.approval is None else self.settings.approval,  # type: ignore[arg-type]
             allow=parse_rules(self.settings.allow_rules),

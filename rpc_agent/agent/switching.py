@@ -8,8 +8,6 @@ its ``_exclusive`` guard, so no run appends to a session that is being left.
 
 from __future__ import annotations
 
-import sys
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -77,9 +75,10 @@ async def _replace_manager(session: AgentSession, new: SessionManager, reason: s
         if context.model is not None:
             session.model = session.provider.resolve_model(context.model.modelId)
         announce_session(session, reason)
-    if sys.getrefcount(old) <= 2:  # this name and the argument: nobody reads it any more
+    background = session.background
+    if background is not None:
         # Not awaited: the change is answered now, and the thread holds the last reference.
-        threading.Thread(target=old.free_in_pieces, name="free-session", daemon=True).start()
+        background.free_when_unread(old)
 
 
 def _session_folder(session: AgentSession) -> Path:
@@ -134,7 +133,7 @@ async def switch_session(session: AgentSession, path: str) -> m.SessionChangeRes
     def open_session() -> SessionManager:
         opened = SessionManager.open(target, cwd=cwd, home=session.home, must_exist=True)
         try:
-            opened.warm_up()
+            opened.warm_up(session.background)
         except BaseException:
             opened.close()
             raise

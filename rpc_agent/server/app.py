@@ -14,6 +14,7 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel
 
+from ..io.background import Background
 from ..runtime import Runtime, ServerConfig
 from ..session.files import agent_home
 from .host_bridge import HostTimeouts, JsonRpcHost
@@ -59,7 +60,8 @@ def event_payload(event: BaseModel) -> dict[str, Any]:
 
 
 async def serve(config: ServerConfig) -> int:
-    reader, writer = open_stdio()
+    background = Background()  # the store's threads give way to this server's requests and lines
+    reader, writer = open_stdio(foreground=background.foreground)
     runtime = Runtime(config)
     manager = await anyio.to_thread.run_sync(runtime.open_session)
     provider = runtime.provider
@@ -70,9 +72,9 @@ async def serve(config: ServerConfig) -> int:
         if router is not None:
             router.notify("event", event_payload(event))
 
-    agent = runtime.agent(manager, emit)
+    agent = runtime.agent(manager, emit, background)
     methods = Methods(agent, providers=[provider.name], on_shutdown=stop.set)
-    router = Router(methods.registry, writer, error_mapper=map_error)
+    router = Router(methods.registry, writer, error_mapper=map_error, foreground=background.foreground)
     settings = agent.settings
     accept_capabilities(
         methods,

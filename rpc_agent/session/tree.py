@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import orjson
 
-from rpc_agent.io.foreground import FOREGROUND
+from rpc_agent.io.background import SLICE_PAUSE
 from rpc_agent.protocol.base import JsonDict
 
 from .context import iso_to_ms
@@ -29,10 +29,6 @@ from .preview import preview_of, preview_of_stored
 PREPARE_SLICE = 2000
 """Nodes previewed per hold of the lock (and between two pauses) when the tree is prepared in
 the background."""
-PREPARE_PAUSE = 0.001
-"""Seconds the background build sleeps between slices. A thread that never sleeps gives the
-GIL up only when the interpreter makes it (every 5 ms): each time the writer thread comes back
-from a write, or the reader from a read, it would wait that long."""
 SETTLE = 0.01
 """Seconds the background build of a big tree waits, once the request that opened the session
 is answered, for the client's next request to arrive."""
@@ -72,22 +68,14 @@ FREE_SLICE = 2000
 """Objects freed between two pauses (see ``free_dict``)."""
 
 
-def free_dict(container: dict[Any, Any]) -> None:
+def free_dict(container: dict[Any, Any], pause: Callable[[], None]) -> None:
     """Empty a dict one item at a time, pausing every ``FREE_SLICE`` items: freeing 100,000
     items at once holds the GIL throughout, and a thread that never sleeps makes the others
-    wait for it (see ``PREPARE_PAUSE``)."""
-    pop = container.popitem
+    wait for it (see ``rpc_agent.io.background``)."""
     for n in range(len(container)):
         if n % FREE_SLICE == 0:
-            background_pause()
-        pop()
-
-
-def background_pause() -> None:
-    """Between two slices of background work: let the requests being served finish first
-    (``rpc_agent.io.foreground``), then give the GIL up for a moment (see ``PREPARE_PAUSE``)."""
-    FOREGROUND.wait_quiet()
-    time.sleep(PREPARE_PAUSE)
+            pause()
+        container.popitem()
 
 
 def _take(groups: dict[str | None, str | list[str]], parent: str | None, child: str) -> None:
@@ -325,7 +313,7 @@ class SessionTree:
         self.order()
         return self._parent
 
-    def prepare(self) -> None:
+    def prepare(self, pause: Callable[[], None]) -> None:
         """Build the tree, cut every node's preview and encode the whole tree's columns now,
         so that a later ``get_tree`` in columns only copies them.
 
@@ -338,11 +326,11 @@ class SessionTree:
             # First let the request that opened the session be answered, and the one a client
             # sends on reading that answer (its context, most likely) arrive and be served:
             # the grouping below is one long stretch of Python that would share the GIL with it.
-            background_pause()
+            pause()
             time.sleep(SETTLE)
-            background_pause()
+            pause()
         else:
-            time.sleep(PREPARE_PAUSE)  # let the thread that started this one go on first
+            time.sleep(SLICE_PAUSE)  # let the thread that started this one go on first
         if self._abandoned.is_set():
             return
         order = self.order()
@@ -353,7 +341,7 @@ class SessionTree:
                 self._fill(order[start : start + PREPARE_SLICE])
             # A lock is not fair: without a pause here a request waiting for it would wait
             # for every slice.
-            background_pause()
+            pause()
         if not self._abandoned.is_set():
             self.columns()
 
@@ -361,7 +349,7 @@ class SessionTree:
         """Stop a ``prepare`` under way at its next slice: nobody will read this tree."""
         self._abandoned.set()
 
-    def free_in_pieces(self) -> None:
+    def free_in_pieces(self, pause: Callable[[], None]) -> None:
         """Let go of the rows a few thousand at a time (see ``SessionView.free_in_pieces``)."""
         with self._lock:
             self._built, self._order, self._columns, self._rows = False, None, None, None
@@ -374,7 +362,7 @@ class SessionTree:
                 self._depth,
             ]
         for container in containers:
-            free_dict(container)
+            free_dict(container, pause)
 
     # --- reading -------------------------------------------------------------------------
 
