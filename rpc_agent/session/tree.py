@@ -34,7 +34,7 @@ SETTLE = 0.01
 is answered, for the client's next request to arrive."""
 SETTLE_ABOVE = 20_000
 """Entries above which the build waits for that: a smaller tree is grouped in less time than
-the wait (some 6 µs an entry), and is better ready when the client asks for it."""
+the wait, and is better ready when the client asks for it."""
 
 TreeFilter = Literal["default", "no-custom", "user-only", "labeled-only"]
 """``default``: every visible node; ``no-custom``: without extension entries (``custom`` and
