@@ -8,9 +8,11 @@ Start-up stays off the slow paths: the anthropic SDK is imported by its provider
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -110,3 +112,16 @@ def make_provider(config: ServerConfig) -> Provider:
     from .providers.anthropic import AnthropicProvider
 
     return AnthropicProvider()
+
+
+def event_loop_options() -> dict[str, Any]:
+    """uvloop where it is installed (every platform but Windows): the durable append path is
+    bound by event-loop wake-ups, and uvloop's are cheaper (bench/session_store.py shows both).
+    ``RPC_AGENT_LOOP=asyncio`` keeps the standard loop."""
+    if os.environ.get("RPC_AGENT_LOOP", "") == "asyncio":
+        return {}
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return {}
+    return {"use_uvloop": True}
