@@ -30,7 +30,7 @@ async def compact(
     tell the client, whatever the outcome.
     """
     if reason == "manual":
-        session._require_idle("compact")
+        session.require_idle("compact")
     session.is_compacting = True
     session.emit(ev.CompactionStartEvent(reason=reason))
     result: m.CompactResult | None = None
@@ -38,17 +38,17 @@ async def compact(
     aborted = False
     try:
         with anyio.CancelScope() as scope:
-            session._op_scope = scope
+            session.op_scope = scope
             compaction = session.settings.compaction
             assert compaction is not None
-            async with session._mutation():
+            async with session.mutation():
                 result = await compact_branch(session, compaction.keep_recent_tokens, custom_instructions)
         aborted = scope.cancelled_caught
     except (NothingToCompactError, ProviderError, PersistenceError) as exc:
         error = str(exc)
         raise
     finally:
-        session._op_scope = None
+        session.op_scope = None
         session.is_compacting = False
         session.emit(
             ev.CompactionEndEvent(

@@ -26,7 +26,7 @@ def authorizer(session: AgentSession) -> Authorize | None:
     """The ACP front's permission callback, else the approval policy with the host."""
     if session.authorize is not None:
         return session.authorize
-    gate = session._gate
+    gate = session.gate
 
     async def authorize(call_id: str, name: str, arguments: JsonDict) -> bool:
         tool = next((t for t in [*session.tools, *session.client_tools] if t.name == name), None)
@@ -56,7 +56,7 @@ def run_context(session: AgentSession, *, max_turns: int | None, max_budget_usd:
         queue=session.queue,
         emit=session.emit,
         cwd=cwd,
-        on_queue_change=session._announce_queue,
+        on_queue_change=session.announce_queue,
         tool_specs=specs,
         authorize=authorizer(session),
         files=session.files,

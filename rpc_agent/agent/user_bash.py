@@ -77,10 +77,10 @@ class UserBash:
             message["fullOutputPath"] = details["fullOutputPath"]
         if exclude_from_context:
             message["excludeFromContext"] = True
-        if session.is_streaming or session.is_compacting or session._operation is not None:
+        if session.is_streaming or session.is_compacting or session.operation is not None:
             self.pending.append(message)
         else:
-            async with session._mutation():
+            async with session.mutation():
                 await session.manager.append_message(message)
         return m.BashResult(
             output=output_text,
