@@ -18,11 +18,11 @@ from . import hooks
 from .compaction import context_tokens, generate_compaction_summary, prepare_compaction
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 
 async def compact(
-    session: AgentSession, custom_instructions: str | None, reason: str = "manual"
+    session: AgentCore, custom_instructions: str | None, reason: str = "manual"
 ) -> m.CompactResult:
     """Summarize the old part of the current branch; raises when it fails or is aborted.
 
@@ -65,7 +65,7 @@ async def compact(
 
 
 async def compact_branch(
-    session: AgentSession, keep_recent_tokens: int, custom_instructions: str | None
+    session: AgentCore, keep_recent_tokens: int, custom_instructions: str | None
 ) -> m.CompactResult:
     manager = session.manager
     path = manager.get_branch()
@@ -103,7 +103,7 @@ async def compact_branch(
     )
 
 
-def needs_compaction(session: AgentSession) -> bool:
+def needs_compaction(session: AgentCore) -> bool:
     compaction = session.settings.compaction
     if compaction is None or not compaction.enabled:
         return False
@@ -111,7 +111,7 @@ def needs_compaction(session: AgentSession) -> bool:
     return tokens > session.model.contextWindow - compaction.reserve_tokens
 
 
-async def auto_compact(session: AgentSession, reason: str) -> bool:
+async def auto_compact(session: AgentCore, reason: str) -> bool:
     """Compact after a run (threshold) or on overflow; True when it succeeded."""
     try:
         await compact(session, None, reason)

@@ -16,11 +16,11 @@ from ..session.store import SessionManager
 from .loop import now_ms
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 
 async def send_custom_message(
-    session: AgentSession,
+    session: AgentCore,
     custom_type: str,
     content: str | list[JsonDict],
     display: bool,

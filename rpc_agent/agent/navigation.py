@@ -20,10 +20,10 @@ from .branch_summary import generate_branch_summary, prepare_branch_summary
 from .switching import announce_session
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 
-async def navigate_tree(session: AgentSession, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
+async def navigate_tree(session: AgentCore, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
     manager = session.manager
     target = manager.require_entry(params.targetId)
     old_leaf = manager.leaf_id
