@@ -20,17 +20,10 @@ from rpc_agent.protocol.base import JsonDict
 
 from .context import SessionContext, build_session_context, path_to_root
 from .files import LoadReport
+from .freeing import free_dict, free_list
 from .index import EntryIndex, is_bookkeeping
 from .place import SessionPlace
-from .tree import (
-    FREE_SLICE,
-    SessionTree,
-    TreeFilter,
-    TreeNode,
-    TreeQuery,
-    free_dict,
-    sort_key,
-)
+from .tree import SessionTree, TreeFilter, TreeNode, TreeQuery, sort_key
 
 PIECE_BYTES = 1 << 20
 """About this much of a big JSON array per piece (see ``array_pieces``)."""
@@ -283,9 +276,7 @@ class SessionView:
         index.hidden.clear()  # a few ids
         index.odd.clear()
         for items in (*(c.messages for c in contexts), index.entries):
-            while items:
-                del items[-FREE_SLICE:]
-                pause()
+            free_list(items, pause)
 
     def context_message_count(self) -> int:
         """How many messages the model would get, without reading them."""

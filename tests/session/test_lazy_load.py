@@ -20,7 +20,7 @@ from rpc_agent.io import background as background_module
 from rpc_agent.io.background import Background, no_pause
 from rpc_agent.session import SessionManager, view
 from rpc_agent.session import tree as tree_module
-from rpc_agent.session.tree import SessionTree
+from rpc_agent.session.tree_shape import TreeShape
 
 
 @pytest.fixture
@@ -244,14 +244,14 @@ async def test_an_entry_appended_while_the_tree_is_built_in_the_background_is_in
     branchy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     walking = threading.Event()
-    walk = SessionTree._walk
+    walk = TreeShape.walk
 
-    def slow_walk(tree: SessionTree) -> list[str]:
+    def slow_walk(tree: TreeShape) -> list[str]:
         walking.set()  # the ids are taken: an append now comes after the build's snapshot
         time.sleep(0.3)
         return walk(tree)
 
-    monkeypatch.setattr(SessionTree, "_walk", slow_walk)
+    monkeypatch.setattr(TreeShape, "walk", slow_walk)
     monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)
     with SessionManager.open(branchy) as manager:
         manager.warm_up(Background())
@@ -276,13 +276,13 @@ async def test_the_background_build_waits_while_foreground_work_is_under_way(
         try:
             manager.warm_up(background)
             await anyio.sleep(0.3)
-            assert manager._tree._previews == {}  # nothing built while it is served
+            assert manager._tree.rows.previews == {}  # nothing built while it is served
         finally:
             background.foreground.end()
         assert manager._preparing is not None
         manager._preparing.join(10)
         assert not manager._preparing.is_alive()
-        built = len(manager._tree._previews)
+        built = len(manager._tree.rows.previews)
         assert built == len(orjson.loads(manager.tree_json()))  # every node, before the request
 
 
