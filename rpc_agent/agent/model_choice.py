@@ -39,6 +39,18 @@ def check_thinking_level(level: str) -> None:
         raise InvalidRequestError(f"unknown thinking level {quote(level)}")
 
 
-def next_thinking_level(current: str) -> str:
-    index = THINKING_LEVELS.index(current) if current in THINKING_LEVELS else 0
-    return THINKING_LEVELS[(index + 1) % len(THINKING_LEVELS)]
+def thinking_levels(model: ModelInfo) -> list[str]:
+    """The levels a model takes, lowest first: only "off" without reasoning, else the levels
+    of the model's table entry (pi's per-model list) that this server knows."""
+    if not model.reasoning:
+        return ["off"]
+    if model.thinkingLevels is None:
+        return list(THINKING_LEVELS)
+    return [level for level in THINKING_LEVELS if level in model.thinkingLevels]
+
+
+def next_thinking_level(current: str, levels: list[str] | None = None) -> str:
+    """The level after ``current`` among ``levels`` (all by default), wrapping around."""
+    levels = levels or list(THINKING_LEVELS)
+    index = levels.index(current) if current in levels else -1
+    return levels[(index + 1) % len(levels)]
