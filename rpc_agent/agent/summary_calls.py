@@ -24,6 +24,9 @@ from ..protocol import events as ev
 from ..providers.base import Provider, ProviderRequest, empty_usage
 from .settings import RetrySettings
 
+_FAILED = "summary failed: "
+"""How a summary call that broke mid-stream is reported (the retry event gives the bare error)."""
+
 _COUNTS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 _COSTS = ("input", "output", "cacheRead", "cacheWrite", "total")
 
@@ -84,7 +87,7 @@ class SummaryCalls:
                         attempt=attempt,
                         maxAttempts=retry.max_attempts,
                         delayMs=delay_ms,
-                        errorMessage=str(error),
+                        errorMessage=str(error).removeprefix(_FAILED),
                     )
                 )
                 await anyio.sleep(delay_ms / 1000)
@@ -103,10 +106,10 @@ class SummaryCalls:
                 final = event.partial
                 error = event.error
         if final is None:
-            return None, ProviderError("summary failed: no response")
+            return None, ProviderError(f"{_FAILED}no response")
         add_usage(self.usage, final.get("usage"))
         if final.get("stopReason") == "error":
-            reason = f"summary failed: {final.get('errorMessage') or 'no response'}"
+            reason = f"{_FAILED}{final.get('errorMessage') or 'no response'}"
             if error is None:
                 return final, ProviderError(reason)
             return final, ProviderError(

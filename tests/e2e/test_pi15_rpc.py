@@ -230,7 +230,8 @@ async def test_summary_calls_retry_and_compaction_reports_its_cost(e2e: E2E) -> 
         ]
         scheduled = of_type(events, "summarization_retry_scheduled")
         assert [(s["attempt"], s["maxAttempts"]) for s in scheduled] == [(1, 3), (2, 3)]
-        assert scheduled[0]["errorMessage"] == "overloaded"
+        # Failed before any output, then mid-stream: both reported as the provider said it.
+        assert [s["errorMessage"] for s in scheduled] == ["overloaded", "overloaded"]
         assert all(s["delayMs"] > 0 for s in scheduled)
         attempt = of_type(events, "summarization_retry_attempt_start")[0]
         assert attempt == {
