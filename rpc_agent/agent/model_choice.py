@@ -49,6 +49,23 @@ def thinking_levels(model: ModelInfo) -> list[str]:
     return [level for level in THINKING_LEVELS if level in model.thinkingLevels]
 
 
+_ORDER = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+"""Every level pi has, lowest first (the order a clamp searches in)."""
+
+
+def clamp_thinking_level(level: str, levels: list[str]) -> str:
+    """The level to use when the model does not take ``level`` (pi's clamp): the nearest one
+    above it, else the nearest below, else the model's first."""
+    if level in levels:
+        return level
+    if level in _ORDER:
+        index = _ORDER.index(level)
+        for candidate in (*_ORDER[index + 1 :], *reversed(_ORDER[:index])):
+            if candidate in levels:
+                return candidate
+    return levels[0] if levels else "off"
+
+
 def next_thinking_level(current: str, levels: list[str] | None = None) -> str:
     """The level after ``current`` among ``levels`` (all by default), wrapping around."""
     levels = levels or list(THINKING_LEVELS)

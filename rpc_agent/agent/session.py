@@ -439,6 +439,9 @@ class AgentSession:
         async with self._mutation():
             await self.manager.append_model_change(model.provider, model.id)
         self.model = model
+        levels = self.available_thinking_levels()
+        if self.thinking_level not in levels:  # as pi: clamped to what the new model takes
+            await self.set_thinking_level(model_choice.clamp_thinking_level(self.thinking_level, levels))
         return model
 
     async def cycle_model(self) -> ModelInfo:
@@ -457,7 +460,8 @@ class AgentSession:
 
     async def cycle_thinking_level(self) -> str:
         level = model_choice.next_thinking_level(self.thinking_level, self.available_thinking_levels())
-        await self.set_thinking_level(level)
+        if level != self.thinking_level:  # one level only (no reasoning): nothing to store
+            await self.set_thinking_level(level)
         return level
 
     # --- the user's bash (agent/user_bash.py) and compaction (agent/compaction_runner.py) ---

@@ -123,13 +123,27 @@ async def test_thinking_levels_follow_the_model_and_changes_are_announced(e2e: E
             {"type": "thinking_level_changed", "level": "high"},
             {"type": "thinking_level_changed", "level": "xhigh"},
         ]
-        # A model without reasoning takes "off" only, and cycling stays there.
+        # A model without reasoning takes "off" only: switching to it clamps the level (stored
+        # and announced, as pi does), and cycling stays there without storing anything.
+        mark = len(client.events_seen)
         await client.set_model("faux-plain")
         assert await client.get_available_thinking_levels() == ["off"]
-        assert (await client.cycle_thinking_level()).level == "off"
+        assert of_type(client.events_seen[mark:], "thinking_level_changed") == [
+            {"type": "thinking_level_changed", "level": "off"}
+        ]
         assert (await client.get_state()).thinkingLevel == "off"
+        entries = (await client.get_entries()).entries
+        assert [(e["type"], e.get("thinkingLevel")) for e in entries[-2:]] == [
+            ("model_change", None),
+            ("thinking_level_change", "off"),
+        ]
+        assert (await client.cycle_thinking_level()).level == "off"
+        assert len((await client.get_entries()).entries) == len(entries)
+        # Back on a model with reasoning, the level stays where it is.
+        mark = len(client.events_seen)
         await client.set_model("faux-1")
         assert await client.get_available_thinking_levels() == list(THINKING_LEVELS)
+        assert of_type(client.events_seen[mark:], "thinking_level_changed") == []
 
 
 async def test_get_commands_lists_none(e2e: E2E) -> None:

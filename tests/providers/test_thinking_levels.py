@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from rpc_agent.agent.model_choice import next_thinking_level, thinking_levels
+from rpc_agent.agent.model_choice import clamp_thinking_level, next_thinking_level, thinking_levels
 from rpc_agent.protocol.entries import THINKING_LEVELS
 from rpc_agent.providers.faux import FauxProvider
 from rpc_agent.providers.models import resolve_model
@@ -58,3 +58,16 @@ def test_cycling_skips_the_levels_a_model_does_not_take() -> None:
     # A level the model does not take (set before a model switch) moves to the model's first.
     assert next_thinking_level("off", levels) == levels[0]
     assert levels[0] == "low"
+
+
+def test_a_level_the_model_does_not_take_is_clamped_as_pi_clamps() -> None:
+    budget = ["off", "minimal", "low", "medium", "high"]
+    newest = ["low", "medium", "high", "xhigh", "max"]
+    assert clamp_thinking_level("medium", budget) == "medium"
+    assert clamp_thinking_level("xhigh", budget) == "high"  # nothing above: the nearest below
+    assert clamp_thinking_level("max", [*budget, "max"]) == "max"
+    assert clamp_thinking_level("xhigh", [*budget, "max"]) == "max"  # the nearest above first
+    assert clamp_thinking_level("off", newest) == "low"
+    assert clamp_thinking_level("minimal", newest) == "low"
+    assert clamp_thinking_level("high", ["off"]) == "off"
+    assert clamp_thinking_level("unheard-of", newest) == "low"
