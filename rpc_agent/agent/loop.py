@@ -363,7 +363,9 @@ async def stream_assistant(ctx: RunContext) -> JsonDict:
             if not started:
                 started = True
                 ctx.emit(trusted(ev.MessageStartEvent, message=copy.deepcopy(partial)))
-            ctx.emit(trusted(ev.MessageUpdateEvent, assistantMessageEvent=event.step()))
+            ctx.emit(
+                trusted(ev.MessageUpdateEvent, assistantMessageEvent=event.step(), usage=partial.get("usage"))
+            )
             if event.type in ("done", "error"):
                 return copy.deepcopy(partial)
     except anyio.get_cancelled_exc_class():
@@ -392,6 +394,7 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
     tool = next((t for t in ctx.tools if t.name == name), None)
     output: ToolOutput
     last_update = 0.0
+    duration_ms: int | None = None
 
     def on_update(partial_output: ToolOutput) -> None:
         nonlocal last_update
@@ -433,23 +436,30 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
         )
         if ctx.files is not None:
             tool_ctx.files = ctx.files
-        output = await tool.execute(args, tool_ctx)
+        started = time.monotonic()
+        try:
+            output = await tool.execute(args, tool_ctx)
+        finally:
+            duration_ms = round((time.monotonic() - started) * 1000)
     except ToolError as exc:
         output = ToolOutput.text(str(exc), is_error=True)
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
             await _store_tool_result(
-                ctx, call_id, name, ToolOutput.text("Tool execution was aborted", is_error=True)
+                ctx, call_id, name, ToolOutput.text("Tool execution was aborted", is_error=True), duration_ms
             )
         raise
     except Exception as exc:
         output = ToolOutput.text(f"Tool {name} failed: {type(exc).__name__}: {exc}", is_error=True)
     if tool is not None and hooks.declared(ctx.host, "tool_result"):
         output = await hooks.tool_result(ctx.host, name, call_id, dict(arguments or {}), output)
-    return await _store_tool_result(ctx, call_id, name, output)
+    return await _store_tool_result(ctx, call_id, name, output, duration_ms)
 
 
-async def _store_tool_result(ctx: RunContext, call_id: str, name: str, output: ToolOutput) -> JsonDict:
+async def _store_tool_result(
+    ctx: RunContext, call_id: str, name: str, output: ToolOutput, duration_ms: int | None
+) -> JsonDict:
+    """``duration_ms``: how long the tool ran (None when it never did)."""
     result: JsonDict = {
         "role": "toolResult",
         "toolCallId": call_id,
@@ -467,6 +477,7 @@ async def _store_tool_result(ctx: RunContext, call_id: str, name: str, output: T
             toolName=name,
             result=trusted(ev.ToolResultPayload, content=output.content, details=output.details),
             isError=output.is_error,
+            durationMs=duration_ms,
         )
     )
     await append_and_announce(ctx, result)

@@ -228,6 +228,13 @@ class AgentSession:
         steering, follow_up = self.queue.snapshot()
         self.emit(ev.QueueUpdateEvent(steering=steering, followUp=follow_up))
 
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        """Empty both queues (pi's Esc: the texts go back to the editor); their texts."""
+        steering, follow_up = self.queue.snapshot()
+        self.queue.clear()
+        self.announce_queue()
+        return steering, follow_up
+
     def enqueue(self, kind: str, text: str, images: list[JsonDict] | None) -> int:
         queued = QueuedMessage(text, list(images or []))
         (self.queue.steering if kind == "steer" else self.queue.follow_up).append(queued)
@@ -268,6 +275,7 @@ class AgentSession:
         """Run the agent loop from ``first`` (the prompt and what it brought; empty: continue
         from the session as it is) until the model stops, is stopped or a limit is reached."""
         self.is_streaming = True
+        self._abort_requested = False
         done = self._run_done = anyio.Event()
         outcome = RunOutcome()
         ctx = run_setup.run_context(self, max_turns=max_turns, max_budget_usd=max_budget_usd)
@@ -322,7 +330,8 @@ class AgentSession:
                 # Whatever stopped the run (a failed write, any error): everything it opened is
                 # closed before agent_end, so a client never waits for an end that never comes.
                 pairing.close_all(_failure_text(failure))
-                self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages))
+                self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages, willRetry=False))
+                self.emit(ev.AgentSettledEvent(aborted=self._abort_requested))
                 done.set()
         return trusted(
             m.PromptResult,
@@ -335,6 +344,8 @@ class AgentSession:
     op_scope: anyio.CancelScope | None = None
     """The scope of a compaction or a branch summary under way: ``abort`` cancels it."""
     _run_done: anyio.Event | None = None
+    _abort_requested = False
+    """An abort came during the current run (``agent_settled`` says so)."""
 
     async def wait_idle(self) -> None:
         """Return once no run is going on (at once when none is): after ``abort``, the run has
@@ -347,7 +358,7 @@ class AgentSession:
         aborted = False
         if self._run_scope is not None:
             self._run_scope.cancel()
-            aborted = True
+            self._abort_requested = aborted = True
         if self.op_scope is not None:
             self.op_scope.cancel()
             aborted = True
@@ -433,6 +444,7 @@ class AgentSession:
     async def set_session_name(self, name: str) -> None:
         async with self.mutation():
             await self.manager.append_session_info(name)
+        self.emit(ev.SessionInfoChangedEvent(name=self.manager.session_name))
 
     # --- settings (checked in agent/model_choice.py) ------------------------------------
 
@@ -441,6 +453,9 @@ class AgentSession:
         async with self.mutation():
             await self.manager.append_model_change(model.provider, model.id)
         self.model = model
+        levels = self.available_thinking_levels()
+        if self.thinking_level not in levels:  # as pi: clamped to what the new model takes
+            await self.set_thinking_level(model_choice.clamp_thinking_level(self.thinking_level, levels))
         return model
 
     async def cycle_model(self) -> ModelInfo:
@@ -450,17 +465,26 @@ class AgentSession:
         model_choice.check_thinking_level(level)
         async with self.mutation():
             await self.manager.append_thinking_level_change(level)
-        self.thinking_level = level
+        if level != self.thinking_level:
+            self.thinking_level = level
+            self.emit(ev.ThinkingLevelChangedEvent(level=level))
+
+    def available_thinking_levels(self) -> list[str]:
+        return model_choice.thinking_levels(self.model)
 
     async def cycle_thinking_level(self) -> str:
-        level = model_choice.next_thinking_level(self.thinking_level)
-        await self.set_thinking_level(level)
+        level = model_choice.next_thinking_level(self.thinking_level, self.available_thinking_levels())
+        if level != self.thinking_level:  # one level only (no reasoning): nothing to store
+            await self.set_thinking_level(level)
         return level
 
     # --- the user's bash (agent/user_bash.py) and compaction (agent/compaction_runner.py) ---
 
-    async def bash(self, command: str, exclude_from_context: bool = False) -> m.BashResult:
-        return await self._user_bash.run(self, command, exclude_from_context)
+    async def bash(
+        self, command: str, exclude_from_context: bool = False, update_id: str | int | float | None = None
+    ) -> m.BashResult:
+        """``update_id`` names the command in its ``bash_execution_update`` events."""
+        return await self._user_bash.run(self, command, exclude_from_context, update_id)
 
     def abort_bash(self) -> bool:
         return self._user_bash.abort()
@@ -479,7 +503,7 @@ class AgentSession:
         )
 
     async def append_custom_entry(self, custom_type: str, data: Any) -> str | None:
-        return await custom_entries.append_custom_entry(self.manager, custom_type, data)
+        return await custom_entries.append_custom_entry(self, custom_type, data)
 
     # --- lifetime -----------------------------------------------------------------------
 

@@ -69,6 +69,12 @@ METHODS: tuple[Method, ...] = (
         "Abort the run, compaction or summary in progress.",
     ),
     Method(
+        "clear_queue",
+        None,
+        m.ClearQueueResult,
+        "Take every queued steering and follow-up message off the queues; returns their texts.",
+    ),
+    Method(
         "abort_retry",
         None,
         m.AbortResult,
@@ -188,6 +194,18 @@ METHODS: tuple[Method, ...] = (
         None,
         m.ThinkingLevelResult,
         "Switch to the next thinking level.",
+    ),
+    Method(
+        "get_available_thinking_levels",
+        None,
+        m.ThinkingLevelsResult,
+        "The thinking levels the current model takes (only off for a model without reasoning).",
+    ),
+    Method(
+        "get_commands",
+        None,
+        m.CommandsResult,
+        "Commands a prompt can run as /name (pi's extension commands, prompt templates, skills).",
     ),
     Method(
         "set_steering_mode",

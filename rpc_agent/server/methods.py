@@ -32,6 +32,7 @@ from .errors import ERROR_CODES, RpcError
 from .host_methods import configure, set_client_tools
 from .registry import MethodRegistry
 from .replies import RawJson
+from .request_id import CURRENT_REQUEST_ID
 
 if TYPE_CHECKING:
     from .host_bridge import JsonRpcHost
@@ -98,6 +99,19 @@ class Methods:
 
     def abort(self, _p: Empty | None) -> m.AbortResult:
         return m.AbortResult(aborted=self.agent.abort())
+
+    def clear_queue(self, _p: Empty | None) -> m.ClearQueueResult:
+        steering, follow_up = self.agent.clear_queue()
+        return m.ClearQueueResult(steering=steering, followUp=follow_up)
+
+    def get_available_thinking_levels(self, _p: Empty | None) -> JsonDict:
+        return {"levels": self.agent.available_thinking_levels()}
+
+    def get_commands(self, _p: Empty | None) -> m.CommandsResult:
+        """None to list: this front has no slash commands, prompt templates or skills (the
+        tree, compaction, names and labels are methods), and a prompt's text reaches the
+        model as written, a leading "/" included."""
+        return m.CommandsResult(commands=[])
 
     def abort_retry(self, _p: Empty | None) -> m.AbortResult:
         return m.AbortResult(aborted=self.agent.abort_retry())
@@ -299,7 +313,13 @@ class Methods:
         return Ok()
 
     async def bash(self, p: m.BashParams) -> m.BashResult:
-        return await self.agent.bash(p.command, p.excludeFromContext)
+        request_id = CURRENT_REQUEST_ID.get()
+        update_id = (
+            request_id
+            if isinstance(request_id, str | int | float) and not isinstance(request_id, bool)
+            else None
+        )
+        return await self.agent.bash(p.command, p.excludeFromContext, update_id)
 
     async def compact(self, p: m.CompactParams | None) -> m.CompactResult:
         return await self.agent.compact(p.customInstructions if p else None)

@@ -65,6 +65,7 @@ from .replies import (
     error_response,
     success_response,
 )
+from .request_id import CURRENT_REQUEST_ID
 
 logger = logging.getLogger(__name__)
 
@@ -293,6 +294,7 @@ class Router:
     ) -> None:
         reply: JsonObject | None = None
         parts: list[bytes] | None = None
+        CURRENT_REQUEST_ID.set(request_id)  # this task's own context: no reset needed
         try:
             with entry.scope:
                 outcome = spec.handler(params)

@@ -25,6 +25,8 @@ import type {
   AgentEventOfType,
   AgentEventType,
   BashResult,
+  ClearQueueResult,
+  CommandsResult,
   CompactParams,
   CompactResult,
   CycleModelResult,
@@ -56,6 +58,7 @@ import type {
   SetThinkingLevelParams,
   State,
   ThinkingLevelResult,
+  ThinkingLevelsResult,
   TreeResult,
   GetTreeParams,
   McpServersResult,
@@ -651,6 +654,11 @@ export class RpcAgentClient {
     return this.call("abort");
   }
 
+  /** Take every queued steering and follow-up message off the queues; resolves with their texts. */
+  clearQueue(): Promise<ClearQueueResult> {
+    return this.call("clear_queue");
+  }
+
   /** Stop waiting for an automatic retry. */
   abortRetry(): Promise<AbortResult> {
     return this.call("abort_retry");
@@ -661,7 +669,10 @@ export class RpcAgentClient {
     return this.call("abort_bash");
   }
 
-  /** Run a shell command; its output joins the context of the next prompt. */
+  /**
+   * Run a shell command; its output joins the context of the next prompt. The output streams
+   * meanwhile as `bash_execution_update` events carrying this request's id.
+   */
   bash(command: string, options: { excludeFromContext?: boolean } = {}): Promise<BashResult> {
     return this.call("bash", { ...options, command });
   }
@@ -770,6 +781,16 @@ export class RpcAgentClient {
   /** Switch to the next thinking level. */
   cycleThinkingLevel(): Promise<ThinkingLevelResult> {
     return this.call("cycle_thinking_level");
+  }
+
+  /** The thinking levels the current model takes (`["off"]` for a model without reasoning). */
+  getAvailableThinkingLevels(): Promise<ThinkingLevelsResult> {
+    return this.call("get_available_thinking_levels");
+  }
+
+  /** Commands a prompt can run as `/name` (none on this server: its features are methods). */
+  getCommands(): Promise<CommandsResult> {
+    return this.call("get_commands");
   }
 
   /** How queued steering messages are delivered. */

@@ -19,6 +19,8 @@ export interface Methods {
   append_custom_entry: { params: AppendCustomEntryParams; result: EntryIdResult };
   /** Run a shell command; its output joins the context of the next prompt. */
   bash: { params: BashParams; result: BashResult };
+  /** Take every queued steering and follow-up message off the queues; returns their texts. */
+  clear_queue: { params: undefined; result: ClearQueueResult };
   /** New session file holding the current branch. */
   clone: { params: undefined; result: SessionChangeResult };
   /** Replace old context by a summary. */
@@ -35,6 +37,10 @@ export interface Methods {
   fork: { params: ForkParams; result: ForkResult };
   /** Models of the current provider. */
   get_available_models: { params: undefined; result: ModelsResult };
+  /** The thinking levels the current model takes (only off for a model without reasoning). */
+  get_available_thinking_levels: { params: undefined; result: ThinkingLevelsResult };
+  /** Commands a prompt can run as /name (pi's extension commands, prompt templates, skills). */
+  get_commands: { params: undefined; result: CommandsResult };
   /** Raw session entries in file order, optionally only those after an entry id. */
   get_entries: { params: GetEntriesParams; result: EntriesResult };
   /** User messages that fork can start from. */
@@ -101,6 +107,7 @@ export const METHOD_NAMES = [
   "abort_retry",
   "append_custom_entry",
   "bash",
+  "clear_queue",
   "clone",
   "compact",
   "cycle_model",
@@ -109,6 +116,8 @@ export const METHOD_NAMES = [
   "follow_up",
   "fork",
   "get_available_models",
+  "get_available_thinking_levels",
+  "get_commands",
   "get_entries",
   "get_fork_messages",
   "get_last_assistant_text",
@@ -150,12 +159,15 @@ export type AgentEventOfType<T extends AgentEventType> = Extract<AgentEvent, { t
 /** Every event type, sorted. */
 export const AGENT_EVENT_TYPES = [
   "agent_end",
+  "agent_settled",
   "agent_start",
   "approval",
   "auto_retry_end",
   "auto_retry_start",
+  "bash_execution_update",
   "compaction_end",
   "compaction_start",
+  "entry_appended",
   "host_request_failed",
   "input_handled",
   "mcp_server_status",
@@ -165,7 +177,12 @@ export const AGENT_EVENT_TYPES = [
   "queue_update",
   "session_changed",
   "session_compact",
+  "session_info_changed",
   "session_tree",
+  "summarization_retry_attempt_start",
+  "summarization_retry_finished",
+  "summarization_retry_scheduled",
+  "thinking_level_changed",
   "tool_execution_end",
   "tool_execution_start",
   "tool_execution_update",
@@ -247,6 +264,7 @@ export type EntrySchema =
 export type EventSchema =
   | AgentStartEvent
   | AgentEndEvent
+  | AgentSettledEvent
   | TurnStartEvent
   | TurnEndEvent
   | MessageStartEvent
@@ -266,7 +284,14 @@ export type EventSchema =
   | SessionTreeEvent
   | SessionCompactEvent
   | InputHandledEvent
-  | McpServerStatusEvent;
+  | McpServerStatusEvent
+  | SummarizationRetryScheduledEvent
+  | SummarizationRetryAttemptStartEvent
+  | SummarizationRetryFinishedEvent
+  | BashExecutionUpdateEvent
+  | ThinkingLevelChangedEvent
+  | SessionInfoChangedEvent
+  | EntryAppendedEvent;
 
 export interface AbortResult {
   /**
@@ -289,6 +314,10 @@ export interface AcceptedCapabilities {
 export interface AgentEndEvent {
   messages: MessageSchema[];
   type: "agent_end";
+  /**
+   * whether another agent_start follows on its own (pi retries after agent_end; this server retries and recovers from overflow inside the run, so it is false here)
+   */
+  willRetry?: boolean;
 }
 export interface UserMessage {
   content: string | UserContent[];
@@ -410,6 +439,17 @@ export interface CompactionSummaryMessage {
   tokensBefore?: number | null;
   [k: string]: unknown;
 }
+/**
+ * The run is over and nothing more follows on its own (no retry, compaction or queued
+ * message): the moment a client waits for after a prompt.
+ */
+export interface AgentSettledEvent {
+  /**
+   * the run ended because it was aborted
+   */
+  aborted: boolean;
+  type: "agent_settled";
+}
 export interface AgentStartEvent {
   type: "agent_start";
 }
@@ -453,10 +493,18 @@ export interface AssistantMessageDelta {
   content?: string | null;
   contentIndex?: number | null;
   delta?: string | null;
+  /**
+   * toolcall_start: the tool call's id
+   */
+  id?: string | null;
   reason?: string | null;
   toolCall?: {
     [k: string]: unknown;
   } | null;
+  /**
+   * toolcall_start: the tool's name
+   */
+  toolName?: string | null;
   type:
     | "start"
     | "text_start"
@@ -483,6 +531,18 @@ export interface AutoRetryStartEvent {
   errorMessage: string;
   maxAttempts: number;
   type: "auto_retry_start";
+}
+/**
+ * Output of the user's ``bash`` command as it is read, every byte of it (the result may
+ * keep only the tail).
+ */
+export interface BashExecutionUpdateEvent {
+  delta: string;
+  /**
+   * the id of the bash request
+   */
+  id?: string | number | null;
+  type: "bash_execution_update";
 }
 export interface BashParams {
   command: string;
@@ -548,6 +608,14 @@ export interface Capabilities {
   tree?: boolean;
   [k: string]: unknown;
 }
+/**
+ * The texts taken off the queues (to put back in the client's editor, say).
+ */
+export interface ClearQueueResult {
+  followUp: string[];
+  steering: string[];
+  [k: string]: unknown;
+}
 export interface ClientCapabilities {
   /**
    * the client answers approval/request
@@ -580,14 +648,47 @@ export interface ClientInfo {
   name: string;
   version?: string | null;
 }
+/**
+ * Where a command comes from (pi's SourceInfo).
+ */
+export interface CommandSourceInfo {
+  baseDir?: string | null;
+  origin: "top-level" | "package";
+  path: string;
+  scope: "user" | "project" | "temporary";
+  source: string;
+  [k: string]: unknown;
+}
+export interface CommandsResult {
+  commands: SlashCommand[];
+  [k: string]: unknown;
+}
+/**
+ * A command a prompt can run by starting with ``/name`` (pi's RpcSlashCommand).
+ */
+export interface SlashCommand {
+  description?: string | null;
+  name: string;
+  source: "extension" | "prompt" | "skill";
+  sourceInfo: CommandSourceInfo;
+  [k: string]: unknown;
+}
 export interface CompactParams {
   customInstructions?: string | null;
 }
 export interface CompactResult {
   details?: unknown;
+  /**
+   * estimate of the context right after the compaction (not a provider count)
+   */
+  estimatedTokensAfter?: number | null;
   firstKeptEntryId: string;
   summary: string;
   tokensBefore: number;
+  /**
+   * the summary calls' usage; absent when a hook supplied the summary
+   */
+  usage?: Usage | null;
   [k: string]: unknown;
 }
 export interface CompactionEndEvent {
@@ -666,6 +767,15 @@ export interface EntriesResult {
   leafId: string | null;
   [k: string]: unknown;
 }
+/**
+ * The host stored an entry that no other event announces (``append_custom_entry``).
+ */
+export interface EntryAppendedEvent {
+  entry: {
+    [k: string]: unknown;
+  };
+  type: "entry_appended";
+}
 export interface EntryIdResult {
   entryId: string | null;
   [k: string]: unknown;
@@ -732,6 +842,10 @@ export interface MessageStartEvent {
 export interface MessageUpdateEvent {
   assistantMessageEvent: AssistantMessageDelta;
   type: "message_update";
+  /**
+   * the answer's usage so far, as the provider last reported it (may stay zero until the end)
+   */
+  usage?: Usage | null;
 }
 export interface MessageEndEvent {
   /**
@@ -765,6 +879,10 @@ export interface ToolResultPayload {
   details?: unknown;
 }
 export interface ToolExecutionEndEvent {
+  /**
+   * how long the tool ran (monotonic clock); absent when it did not run
+   */
+  durationMs?: number | null;
   isError: boolean;
   result: ToolResultPayload;
   toolCallId: string;
@@ -833,6 +951,48 @@ export interface McpServerStatusEvent {
   toolCount: number;
   transport: "stdio" | "http" | "sse";
   type: "mcp_server_status";
+}
+/**
+ * A compaction's or branch summary's model call failed transiently: it is retried after
+ * ``delayMs`` (the same retry settings as a turn's).
+ */
+export interface SummarizationRetryScheduledEvent {
+  attempt: number;
+  delayMs: number;
+  errorMessage: string;
+  maxAttempts: number;
+  type: "summarization_retry_scheduled";
+}
+/**
+ * The wait is over: the summary call is sent again.
+ */
+export interface SummarizationRetryAttemptStartEvent {
+  /**
+   * a compaction's reason
+   */
+  reason?: ("manual" | "threshold" | "overflow") | null;
+  source: "compaction" | "branchSummary";
+  type: "summarization_retry_attempt_start";
+}
+/**
+ * The summary call that was retried ended (answered, failed for good, or aborted).
+ */
+export interface SummarizationRetryFinishedEvent {
+  type: "summarization_retry_finished";
+}
+export interface ThinkingLevelChangedEvent {
+  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  type: "thinking_level_changed";
+}
+/**
+ * The session's display name changed.
+ */
+export interface SessionInfoChangedEvent {
+  /**
+   * absent when the name was cleared
+   */
+  name?: string | null;
+  type: "session_info_changed";
 }
 export interface ExportHtmlParams {
   outputPath?: string | null;
@@ -1237,6 +1397,13 @@ export interface TextBlock {
 }
 export interface ThinkingLevelResult {
   level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  [k: string]: unknown;
+}
+export interface ThinkingLevelsResult {
+  /**
+   * the levels the current model takes, lowest first; only off for a model without reasoning
+   */
+  levels: ("off" | "minimal" | "low" | "medium" | "high" | "xhigh")[];
   [k: string]: unknown;
 }
 export interface ToolCallHookResult {
