@@ -8,13 +8,15 @@ What matches: the query as a case-insensitive substring (``str.lower`` on both s
 - the current labels of its entries (the latest ``label`` entry per target).
 
 How it stays fast: each file is lowered as bytes (ASCII only, one C call) and searched for the
-longest run of the lowered query that a JSON writer never escapes (printable ASCII other than
-``"`` and ``\\``); only the lines holding that run are decoded and checked for real. pi and
-rpc-agent write every such character as itself, so the run is in the bytes of every line
-that matches. Two characters lower to ASCII (U+0130 to "i̇", U+212A to "k"): a file holding
-either, or a query without such a run at all, is checked line by line instead. Files are read
-newest first and the scan stops once it has one more hit than the page holds, so a common word
-costs a page of files, and only a query that matches little reads everything.
+longest run of the lowered query that is in the bytes of every line that matches; only the
+lines holding that run are decoded and checked for real. Such a run is printable ASCII other
+than ``"`` and ``\\`` (pi and rpc-agent write those characters as themselves, never escaped),
+and it avoids the two ASCII letters that a non-ASCII character lowers to: "k" (from U+212A, the
+Kelvin sign) and an "i" that may be the start of "i̇" (from U+0130: an "i" followed by U+0307
+in the query, or the query's last character). A query without such a run is checked line by
+line. Files are read newest first and the scan stops once it has one more hit than the page
+holds, so a common word costs a page of files, and only a query that matches little reads
+everything.
 """
 
 from __future__ import annotations
@@ -40,10 +42,8 @@ SNIPPET_AFTER = 100
 MAX_ENTRY_IDS = 100
 """Entry ids reported per session; a session matching more says so with ``moreMatches``."""
 
-_SAFE_RUN = re.compile(rb"[\x20-\x21\x23-\x5b\x5d-\x7e]+")
-"""Printable ASCII except ``"`` and ``\\``: what JSON writers put in a file as itself."""
-_LOWERS_TO_ASCII = (b"\xc4\xb0", b"\xe2\x84\xaa", b"\\u0130", b"\\u212a")
-"""U+0130 and U+212A, raw or escaped (as the lowered bytes show them)."""
+_SAFE_RUN = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x6a\x6c-\x7e]+")
+"""Printable ASCII except ``"``, ``\\`` and "k" (see the module doc)."""
 _ENTRY_TYPES = (b'"message"', b'"label"', b'"session_info"')
 """What a line of each entry type that can match holds, however its writer spaces the JSON."""
 
@@ -101,8 +101,7 @@ def search(folders: list[Path], query: str, limit: int, cursor: str | None) -> t
     lowered = query.lower()
     if not lowered.strip():
         raise InvalidRequestError("query must not be empty")
-    runs = _SAFE_RUN.findall(lowered.encode("utf-8"))
-    needle = max(runs, key=len) if runs else b""
+    needle = scan_needle(lowered)
     files = candidates(folders)
     start = 0
     if cursor is not None:
@@ -145,6 +144,15 @@ def search_sessions(folders: list[Path], query: str, limit: int, cursor: str | N
     return SearchSessionsResult(sessions=found, nextCursor=next_cursor)
 
 
+def scan_needle(lowered_query: str) -> bytes:
+    """The part of the query every matching line holds as bytes (empty: none; see the module doc)."""
+    plain = lowered_query.replace("i\u0307", "\u0307")
+    if plain.endswith("i"):
+        plain = plain[:-1]
+    runs = _SAFE_RUN.findall(plain)
+    return max(runs, key=len).encode("ascii") if runs else b""
+
+
 def _read_session(path: str) -> bytes | None:
     """The file's bytes when its first line is a session header."""
     try:
@@ -157,13 +165,10 @@ def _read_session(path: str) -> bytes | None:
 
 def match_file(data: bytes, lowered_query: str, needle: bytes) -> FileMatch | None:
     """Where the session in ``data`` matches, or None (``needle``: see the module doc)."""
-    low = data.lower()
-    careful = not needle or (
-        (b"i" in needle or b"k" in needle) and any(mark in low for mark in _LOWERS_TO_ASCII)
-    )
-    if careful:
+    if not needle:
         lines = _typed_lines(data)
     else:
+        low = data.lower()
         if needle not in low:
             return None
         lines = _lines_holding(data, low, needle)

@@ -12,7 +12,7 @@ from session_testlib import BASE_MS, assistant, eid, header, message_entry, sess
 from rpc_agent.errors import InvalidRequestError
 from rpc_agent.session import SessionManager, list_sessions, paging
 from rpc_agent.session.listing import listing_key
-from rpc_agent.session.search import search, search_sessions, snippet
+from rpc_agent.session.search import match_file, scan_needle, search, search_sessions, snippet
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 
@@ -121,6 +121,7 @@ def test_the_careful_paths_find_what_the_byte_scan_alone_would_miss(tmp_path: Pa
         "quoted": 'she said "hi there" and left',
         "kelvin": "cooled to 4 \u212aelvin",
         "dotted": "\u0130stanbul trip",
+        "taxi": "call a TAX\u0130",
         "cjk": "日本語のテキスト",
     }
     paths: dict[str, Path] = {}
@@ -148,6 +149,41 @@ def test_the_careful_paths_find_what_the_byte_scan_alone_would_miss(tmp_path: Pa
     assert hit_paths(folder, "kelvin") == [str(paths["kelvin"]), str(escaped)]  # U+212A lowers to "k"
     assert hit_paths(folder, "i̇stanbul") == [str(paths["dotted"]), str(escaped)]  # U+0130 lowers to "i̇"
     assert hit_paths(folder, "テキスト") == [str(paths["cjk"]), str(escaped)]  # no ASCII to look for
+    assert hit_paths(folder, "Taxi") == [str(paths["taxi"]), str(escaped)]  # "taxi̇" holds "taxi"
+
+
+TRICKY_TEXTS = [
+    "4 \u212aelvin and 3 K",
+    "\u0130stanbul, TAX\u0130, Ii",
+    'say "Hi" \\ back\\slash\ttab\nnew line',
+    "Caf\u00e9 Stra\u00dfe \u01c5 \u2028 end",
+    "\u65e5\u672c\u8a9e \U0001f600 mixed ASCII",
+]
+
+
+@pytest.mark.parametrize("ensure_ascii", [False, True])
+def test_the_scan_agrees_with_plain_lowered_substring_search(ensure_ascii: bool) -> None:
+    """Every substring (up to 4 characters) of every text, in three casings, as a query: the
+    byte scan finds the message exactly when ``query.lower() in text.lower()``."""
+    for text in TRICKY_TEXTS:
+        lines = [header(), message_entry("e1", None, 1, user(text))]
+        data = "".join(json.dumps(line, ensure_ascii=ensure_ascii) + "\n" for line in lines).encode()
+        queries = {
+            variant
+            for source in (text, text.lower())
+            for size in range(1, 5)
+            for start in range(len(source) - size + 1)
+            for piece in [source[start : start + size]]
+            for variant in (piece, piece.upper(), piece.lower())
+            if piece.strip()
+        }
+        for other in TRICKY_TEXTS:
+            queries.add(other[:6])
+        for query in sorted(queries):
+            lowered = query.lower()
+            expected = lowered in text.lower()
+            found = match_file(data, lowered, scan_needle(lowered)) is not None
+            assert found == expected, (text, query, scan_needle(lowered))
 
 
 def test_pages_walk_newest_first_and_return_each_session_once_while_new_ones_arrive(tmp_path: Path) -> None:
