@@ -44,6 +44,12 @@ MAX_ENTRY_IDS = 100
 
 _SAFE_RUN = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x6a\x6c-\x7e]+")
 """Printable ASCII except ``"``, ``\\`` and "k" (see the module doc)."""
+_OTHER_ROLE = re.compile(
+    rb'\{"type":"message","id":"[^"\\]*","parentId":(?:"[^"\\]*"|null),"timestamp":"[^"\\]*",'
+    rb'"message":\{"role":"(?!user"|assistant")'
+)
+"""A message line as pi and rpc-agent begin it, of a role whose text is not searched (a tool
+result, bash output): skipped undecoded, however often it holds the query."""
 _ENTRY_TYPES = (b'"message"', b'"label"', b'"session_info"')
 """What a line of each entry type that can match holds, however its writer spaces the JSON."""
 
@@ -232,9 +238,10 @@ def _lines_holding(data: bytes, low: bytes, needle: bytes) -> Iterator[tuple[int
     position = low.find(needle, data.find(b"\n") + 1)
     while position >= 0:
         start, end = _line_at(data, position)
-        entry = _parse(data[start:end])
-        if entry is not None:
-            yield start, entry
+        if _OTHER_ROLE.match(data, start) is None:
+            entry = _parse(data[start:end])
+            if entry is not None:
+                yield start, entry
         position = low.find(needle, end)
 
 
