@@ -46,10 +46,10 @@ from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
 from rpc_agent.errors import AgentBusyError, AgentError
 
 from .. import __version__
+from ..agent import deletion
 from ..providers.base import Provider
 from ..runtime import Runtime, ServerConfig
 from ..server.methods import map_error
-from ..session import deleting
 from . import auth, listing
 from .commands import announce_commands, run_command, slash_command
 from .config import config_options, set_config_option
@@ -212,7 +212,7 @@ class RpcAgentAcp:
         ]
         try:
             await anyio.to_thread.run_sync(
-                lambda: deleting.delete_session(
+                lambda: deletion.delete_session(
                     path, home=self.sessions.home, session_dir=self.config.session_dir, live=live
                 )
             )

@@ -18,6 +18,7 @@ from rpc_agent.errors import AgentError
 from rpc_agent.protocol.base import JsonDict
 
 from .. import __version__
+from ..agent import deletion
 from ..agent.session import AgentSession
 from ..mcp import McpManager, from_wire
 from ..protocol import PROTOCOL_VERSION
@@ -27,7 +28,7 @@ from ..protocol import methods as m
 from ..protocol.base import Empty, Ok
 from ..protocol.table import METHODS
 from ..providers.base import ModelInfo
-from ..session import deleting, files, listing, paging, search
+from ..session import files, listing, paging, search
 from ..session.store import SessionManager
 from .deferred import Deferred
 from .errors import ERROR_CODES, RpcError
@@ -267,7 +268,7 @@ class Methods:
         agent = self.agent
         live = [agent.manager.session_file] if agent.manager.session_file is not None else []
         deleted = await anyio.to_thread.run_sync(
-            lambda: deleting.delete_session(
+            lambda: deletion.delete_session(
                 Path(p.sessionPath),
                 home=agent.home or files.agent_home(),
                 session_dir=agent.session_dir,

@@ -1,4 +1,4 @@
-"""Deleting a session: its file, the blobs only it used, and its checkpoints.
+"""Deleting a session: its file, the blobs only it used, and (through the caller) its checkpoints.
 
 One function serves the JSON-RPC ``delete_session`` and ACP's ``session/delete``. What it
 refuses, before anything is removed:
@@ -23,7 +23,7 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,7 +55,6 @@ class DeletedSession:
     path: Path
     session_id: str
     blobs_removed: int
-    checkpoints_removed: bool
 
 
 def session_stores(home: Path, session_dir: Path | None) -> list[Path]:
@@ -94,11 +93,14 @@ def delete_session(
     home: Path,
     session_dir: Path | None = None,
     live: Iterable[Path] = (),
+    free_checkpoints: Callable[[Path], None] | None = None,
     grace_seconds: float = BLOB_GRACE_SECONDS,
 ) -> DeletedSession:
     """Delete the session file at ``path`` and what only it used (see the module doc).
 
     ``live``: the session files the caller has open itself (refused with LiveSessionError).
+    ``free_checkpoints``: frees the deleted file's checkpoints, given its path; the
+    checkpoints sit above this layer (they read session files), so the caller hands it in.
     """
     absolute, session_id = check_deletable(path, session_stores(home, session_dir), live)
     lock = SessionLock(absolute)
@@ -112,16 +114,10 @@ def delete_session(
         files.fsync_dir(absolute.parent)
     finally:
         lock.release()
-    checkpoints = free_checkpoints(absolute, home)
+    if free_checkpoints is not None:
+        free_checkpoints(absolute)
     blobs = _remove_unused_blobs(referenced, absolute, home, grace_seconds)
-    return DeletedSession(absolute, session_id, blobs, checkpoints)
-
-
-def free_checkpoints(session_file: Path, home: Path) -> bool:
-    """The seam for the file checkpoints of a session (issue 20): free what only the deleted
-    session kept. Checkpoints do not exist on this branch yet, so there is nothing to free;
-    once they do, this calls their own function and says whether it removed anything."""
-    return False
+    return DeletedSession(absolute, session_id, blobs)
 
 
 def _same_file(one: Path, other: Path) -> bool:

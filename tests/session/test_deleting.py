@@ -161,3 +161,18 @@ def test_refuses_what_is_not_a_session_file_of_the_store(tmp_path: Path) -> None
         with pytest.raises(error, match=words):
             delete_session(path, home=home)
     assert all(p.exists() for p in (kept, notes, text, outside, folder / "dir.jsonl"))
+
+
+def test_the_checkpoints_of_the_deleted_file_are_freed_by_the_callers_function(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    doomed = session("/a", home=home)
+    freed: list[tuple[Path, bool]] = []
+
+    def free(path: Path) -> None:
+        freed.append((path, path.exists()))
+
+    with pytest.raises(SessionNotFoundError):
+        delete_session(doomed.parent / "missing.jsonl", home=home, free_checkpoints=free)
+    assert freed == []  # nothing is freed for a deletion that was refused
+    delete_session(doomed, home=home, free_checkpoints=free)
+    assert freed == [(doomed, False)]  # once, after the file is gone
