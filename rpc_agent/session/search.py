@@ -34,6 +34,7 @@ from rpc_agent.errors import InvalidRequestError
 
 from ..protocol.content import message_text
 from ..protocol.finding import SearchSessionsResult, SessionSearchHit
+from ..protocol.methods import SessionInfoModel
 from . import paging
 from .listing import header_of, session_info
 
@@ -78,7 +79,9 @@ class FileMatch:
 @dataclass(slots=True)
 class Hit:
     candidate: Candidate
-    data: bytes
+    info: SessionInfoModel
+    """What a listing shows of the session (made while its bytes are at hand, which are not
+    kept: a page of big sessions would hold them all)."""
     match: FileMatch
 
 
@@ -122,31 +125,27 @@ def search(folders: list[Path], query: str, limit: int, cursor: str | None) -> t
         match = match_file(data, lowered, needle)
         if match is None:
             continue
-        hits.append(Hit(candidate, data, match))
-        if len(hits) > limit:
-            break
-    if len(hits) > limit:
-        return hits[:limit], paging.encode_cursor("search", hits[limit - 1].candidate.key())
+        if len(hits) == limit:  # one hit more than the page holds: there is a next page
+            return hits, paging.encode_cursor("search", hits[-1].candidate.key())
+        info = session_info(Path(candidate.path), data)
+        if info is not None:
+            hits.append(Hit(candidate, info, match))
     return hits, None
 
 
 def search_sessions(folders: list[Path], query: str, limit: int, cursor: str | None) -> SearchSessionsResult:
-    """``search`` in the protocol's terms: each hit with what a listing shows of its session."""
+    """``search`` in the protocol's terms."""
     hits, next_cursor = search(folders, query, limit, cursor)
-    found: list[SessionSearchHit] = []
-    for hit in hits:
-        info = session_info(Path(hit.candidate.path), hit.data)
-        if info is None:
-            continue
-        found.append(
-            SessionSearchHit(
-                session=info,
-                entryIds=hit.match.entry_ids,
-                moreMatches=hit.match.more,
-                nameMatched=hit.match.name_matched,
-                snippet=hit.match.snippet,
-            )
+    found = [
+        SessionSearchHit(
+            session=hit.info,
+            entryIds=hit.match.entry_ids,
+            moreMatches=hit.match.more,
+            nameMatched=hit.match.name_matched,
+            snippet=hit.match.snippet,
         )
+        for hit in hits
+    ]
     return SearchSessionsResult(sessions=found, nextCursor=next_cursor)
 
 
