@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rpc_agent.errors import InvalidSessionFileError, SessionError, SessionLockedError, SessionNotFoundError
+from rpc_agent.errors import InvalidSessionFileError, LiveSessionError, SessionNotFoundError
 
 from . import files
 from .listing import header_of
@@ -38,16 +38,6 @@ BLOB_GRACE_SECONDS = 600.0
 """A blob stored or reused this recently is kept (see the module doc)."""
 
 _BLOB_REF = re.compile(rb"blob:sha256:([0-9a-f]{64})")
-
-
-class LiveSessionError(SessionLockedError):
-    """The session is the one this server (or this editor connection) is living in."""
-
-    def __init__(self, path: Path | str) -> None:
-        SessionError.__init__(
-            self, f"session {path} is the live session; switch to another session before deleting it", path
-        )
-        self.pid = os.getpid()
 
 
 @dataclass(frozen=True, slots=True)

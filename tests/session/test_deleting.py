@@ -10,9 +10,9 @@ import pytest
 from session_testlib import assistant, user
 
 from child_python import run_python
-from rpc_agent.errors import InvalidSessionFileError, SessionNotFoundError
+from rpc_agent.errors import InvalidSessionFileError, LiveSessionError, SessionNotFoundError
 from rpc_agent.session import SessionManager, build_session_context
-from rpc_agent.session.deleting import LiveSessionError, delete_session
+from rpc_agent.session.deleting import delete_session
 
 JsonDict = dict[str, object]
 
