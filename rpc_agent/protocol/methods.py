@@ -327,6 +327,10 @@ class SessionChangeResult(Result):
 
 class ListSessionsParams(Params):
     all: bool = Field(default=False, description="every working directory, not only this one")
+    limit: int | None = Field(
+        default=None, ge=1, le=10000, description="at most this many sessions (all of them when absent)"
+    )
+    cursor: str | None = Field(default=None, description="the nextCursor of the previous page")
 
 
 class SessionInfoModel(Result):
@@ -343,6 +347,9 @@ class SessionInfoModel(Result):
 
 class ListSessionsResult(Result):
     sessions: list[SessionInfoModel]
+    nextCursor: str | None = Field(
+        default=None, description="pass it as cursor for the next page; null: this page is the last"
+    )
 
 
 class ForkParams(Params):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
 import anyio.to_thread
@@ -17,15 +18,17 @@ from rpc_agent.errors import AgentError
 from rpc_agent.protocol.base import JsonDict
 
 from .. import __version__
+from ..agent import deletion
 from ..agent.session import AgentSession
 from ..mcp import McpManager, from_wire
 from ..protocol import PROTOCOL_VERSION
+from ..protocol import finding as f
 from ..protocol import host as h
 from ..protocol import methods as m
 from ..protocol.base import Empty, Ok
 from ..protocol.table import METHODS
 from ..providers.base import ModelInfo
-from ..session import files, listing
+from ..session import files, listing, paging, search
 from ..session.store import SessionManager
 from .deferred import Deferred
 from .errors import ERROR_CODES, RpcError
@@ -254,21 +257,46 @@ class Methods:
         await self.mcp.restart(p.name if p else None)
         return {"servers": self.mcp.state_json()}
 
-    async def list_sessions(self, p: m.ListSessionsParams | None) -> m.ListSessionsResult:
-        import anyio.to_thread
-
+    def _this_folder(self) -> Path:
         agent = self.agent
+        return (
+            agent.session_dir
+            or agent.manager.session_dir
+            or files.default_session_dir(agent.manager.cwd, agent.home)
+        )
+
+    async def list_sessions(self, p: m.ListSessionsParams | None) -> m.ListSessionsResult:
         if p is not None and p.all:
-            root = files.sessions_root(agent.home)
+            root = files.sessions_root(self.agent.home)
             infos = await anyio.to_thread.run_sync(listing.list_all_sessions, root)
         else:
-            folder = (
-                agent.session_dir
-                or agent.manager.session_dir
-                or files.default_session_dir(agent.manager.cwd, agent.home)
+            infos = await anyio.to_thread.run_sync(listing.list_sessions, self._this_folder())
+        if p is None or (p.limit is None and p.cursor is None):
+            return m.ListSessionsResult(sessions=infos)
+        chosen, next_cursor = paging.page(infos, listing.listing_key, "list", p.limit, p.cursor)
+        return m.ListSessionsResult(sessions=chosen, nextCursor=next_cursor)
+
+    async def search_sessions(self, p: f.SearchSessionsParams) -> f.SearchSessionsResult:
+        if p.all:
+            folders = listing.cwd_folders(files.sessions_root(self.agent.home))
+        else:
+            folders = [self._this_folder()]
+        return await anyio.to_thread.run_sync(search.search_sessions, folders, p.query, p.limit, p.cursor)
+
+    async def delete_session(self, p: f.DeleteSessionParams) -> f.DeleteSessionResult:
+        agent = self.agent
+        live = [agent.manager.session_file] if agent.manager.session_file is not None else []
+        deleted = await anyio.to_thread.run_sync(
+            lambda: deletion.delete_session(
+                Path(p.sessionPath),
+                home=agent.home or files.agent_home(),
+                session_dir=agent.session_dir,
+                live=live,
             )
-            infos = await anyio.to_thread.run_sync(listing.list_sessions, folder)
-        return m.ListSessionsResult(sessions=infos)
+        )
+        return f.DeleteSessionResult(
+            path=str(deleted.path), sessionId=deleted.session_id, blobsRemoved=deleted.blobs_removed
+        )
 
     async def fork(self, p: m.ForkParams) -> m.ForkResult:
         return await self.agent.fork(p.entryId)

@@ -120,8 +120,22 @@ class RpcAgentClient(HostConnection):
     async def switch_session(self, session_path: str) -> m.SessionChangeResult:
         return await self._typed(m.SessionChangeResult, "switch_session", {"sessionPath": session_path})
 
-    async def list_sessions(self, *, all_cwds: bool = False) -> m.ListSessionsResult:
-        return await self._typed(m.ListSessionsResult, "list_sessions", {"all": all_cwds})
+    async def list_sessions(
+        self, *, all_cwds: bool = False, limit: int | None = None, cursor: str | None = None
+    ) -> m.ListSessionsResult:
+        """Every session without ``limit``; with it, a page, and ``nextCursor`` for the next."""
+        params = {"all": all_cwds, **_given(limit=limit, cursor=cursor)}
+        return await self._typed(m.ListSessionsResult, "list_sessions", params)
+
+    async def search_sessions(
+        self, query: str, *, all_cwds: bool = False, limit: int | None = None, cursor: str | None = None
+    ) -> m.SearchSessionsResult:
+        """Sessions whose messages, name or labels hold ``query`` (any case), newest first."""
+        params = {"query": query, "all": all_cwds, **_given(limit=limit, cursor=cursor)}
+        return await self._typed(m.SearchSessionsResult, "search_sessions", params)
+
+    async def delete_session(self, session_path: str) -> m.DeleteSessionResult:
+        return await self._typed(m.DeleteSessionResult, "delete_session", {"sessionPath": session_path})
 
     async def get_fork_messages(self) -> m.ForkMessagesResult:
         return await self._typed(m.ForkMessagesResult, "get_fork_messages")

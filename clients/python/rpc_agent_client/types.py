@@ -233,6 +233,20 @@ class Cost(OpenModel):
     total: float = 0
 
 
+class DeleteSessionParams(ClosedModel):
+    sessionPath: Annotated[
+        str, Field(description="a session file in this agent's session folders")
+    ]
+
+
+class DeleteSessionResult(OpenModel):
+    blobsRemoved: Annotated[
+        int, Field(description='stored images no other session used')
+    ]
+    path: str
+    sessionId: str
+
+
 class EntriesResult(OpenModel):
     entries: Annotated[
         list[dict[str, Any]],
@@ -377,6 +391,17 @@ class ListSessionsParams(ClosedModel):
     all: Annotated[
         bool, Field(description='every working directory, not only this one')
     ] = False
+    cursor: Annotated[
+        str | None, Field(description='the nextCursor of the previous page')
+    ] = None
+    limit: Annotated[
+        int | None,
+        Field(
+            description='at most this many sessions (all of them when absent)',
+            ge=1,
+            le=10000,
+        ),
+    ] = None
 
 
 class McpRestartParams(ClosedModel):
@@ -480,6 +505,25 @@ class QueueUpdateEvent(ClosedModel):
     type: Literal['queue_update'] = 'queue_update'
 
 
+class SearchSessionsParams(ClosedModel):
+    all: Annotated[
+        bool, Field(description='every working directory, not only this one')
+    ] = False
+    cursor: Annotated[
+        str | None, Field(description='the nextCursor of the previous page')
+    ] = None
+    limit: Annotated[
+        int, Field(description='at most this many sessions', ge=1, le=1000)
+    ] = 50
+    query: Annotated[
+        str,
+        Field(
+            description="case-insensitive text to find in user and assistant message text, the session's name and its entries' labels",
+            min_length=1,
+        ),
+    ]
+
+
 class SendCustomMessageParams(ClosedModel):
     content: str | list[dict[str, Any]]
     customType: str
@@ -556,6 +600,24 @@ class SessionInfoModel(OpenModel):
     name: str | None
     parentSession: str | None
     path: str
+
+
+class SessionSearchHit(OpenModel):
+    entryIds: Annotated[
+        list[str],
+        Field(
+            description='matching messages, and entries whose label matches, in file order (at most 100)'
+        ),
+    ]
+    moreMatches: Annotated[
+        bool,
+        Field(description='the session matches in more entries than entryIds lists'),
+    ]
+    nameMatched: Annotated[bool, Field(description="the session's name matches")]
+    session: SessionInfoModel
+    snippet: Annotated[
+        str, Field(description='one line of text around the first match')
+    ]
 
 
 class SessionTreeEvent(ClosedModel):
@@ -963,6 +1025,12 @@ class LabelEntry(EntryBase):
 
 
 class ListSessionsResult(OpenModel):
+    nextCursor: Annotated[
+        str | None,
+        Field(
+            description='pass it as cursor for the next page; null: this page is the last'
+        ),
+    ] = None
     sessions: list[SessionInfoModel]
 
 
@@ -1012,6 +1080,18 @@ class NewSessionParams(ClosedModel):
         Field(description="replace the client's MCP servers for the new session"),
     ] = None
     parentSession: str | None = None
+
+
+class SearchSessionsResult(OpenModel):
+    nextCursor: Annotated[
+        str | None,
+        Field(
+            description='pass it as cursor for the next page; null: this page is the last'
+        ),
+    ] = None
+    sessions: Annotated[
+        list[SessionSearchHit], Field(description='most recently written first')
+    ]
 
 
 class SessionBeforeTreeResult(LaxModel):

@@ -38,7 +38,11 @@ import type {
   ImageContent,
   InitializeParams,
   InitializeResult,
+  ListSessionsParams,
   ListSessionsResult,
+  SearchSessionsParams,
+  SearchSessionsResult,
+  DeleteSessionResult,
   MessagesResult,
   MessageUpdateEvent,
   MethodName,
@@ -738,9 +742,25 @@ export class RpcAgentClient {
     return this.call("switch_session", { sessionPath });
   }
 
-  /** Sessions of this working directory (or of all, with `all: true`), most recent first. */
-  listSessions(options: { all?: boolean } = {}): Promise<ListSessionsResult> {
+  /**
+   * Sessions of this working directory (or of all, with `all: true`), most recent first; with
+   * `limit`, a page, and `nextCursor` to pass as `cursor` for the next.
+   */
+  listSessions(options: ListSessionsParams = {}): Promise<ListSessionsResult> {
     return this.call("list_sessions", options);
+  }
+
+  /** Sessions whose messages, name or labels hold `query` (any case), newest first, a page at a time. */
+  searchSessions(
+    query: string,
+    options: Omit<SearchSessionsParams, "query"> = {},
+  ): Promise<SearchSessionsResult> {
+    return this.call("search_sessions", { ...options, query });
+  }
+
+  /** Delete a session file (never the live one) and the stored images only it used. */
+  deleteSession(sessionPath: string): Promise<DeleteSessionResult> {
+    return this.call("delete_session", { sessionPath });
   }
 
   /** Name the session. */
