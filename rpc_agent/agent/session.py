@@ -35,11 +35,12 @@ from . import compaction_runner, custom_entries, hooks, model_choice, navigation
 from .approvals import ApprovalGate
 from .compaction_runner import auto_compact, needs_compaction
 from .host import Host, NoHost
-from .loop import Authorize, RunContext, RunOutcome, error_message, run_turns
+from .loop import Authorize, RunContext, RunOutcome, answer_aborted, error_message, run_turns, user_message
 from .pairing import EventPairing
 from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
+from .starts import PromptStarts
 from .user_bash import UserBash
 
 __all__ = ["THINKING_LEVELS", "AgentSession", "SessionTools"]
@@ -90,6 +91,7 @@ class AgentSession:
         self.is_compacting = False
         self._operation: str | None = None
         self._run_scope: anyio.CancelScope | None = None
+        self._starts = PromptStarts()
         self.temp_files = TempFiles()
         """Files the session's tools left (full bash outputs): removed when the session closes."""
         self._run_context: RunContext | None = None
@@ -231,6 +233,29 @@ class AgentSession:
         *,
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
+        ticket: int | None = None,
+    ) -> m.PromptResult:
+        """Run a prompt (or queue it while a run goes on); ``ticket`` is the ``prompt_ticket``
+        taken when the request was read, if it was."""
+        if ticket is None:
+            ticket = self._starts.ticket()
+        try:
+            return await self._prompt(text, images, streaming_behavior, ticket, max_turns, max_budget_usd)
+        finally:
+            self._starts.ended()
+
+    def prompt_ticket(self) -> int:
+        """Count a prompt as starting from now (an ``abort`` reaches it); ``prompt`` takes it."""
+        return self._starts.ticket()
+
+    async def _prompt(
+        self,
+        text: str,
+        images: list[JsonDict] | None,
+        streaming_behavior: str | None,
+        ticket: int,
+        max_turns: int | None,
+        max_budget_usd: float | None,
     ) -> m.PromptResult:
         if self.mcp is not None and not (self.is_streaming or self.is_compacting):
             await self.mcp.ready()  # servers still starting: their tools belong in this run
@@ -248,11 +273,19 @@ class AgentSession:
             return m.PromptResult(queued=True)
         self._require_idle("prompt")
         return await self._run(
-            [QueuedMessage(text, list(images or []))], max_turns=max_turns, max_budget_usd=max_budget_usd
+            [QueuedMessage(text, list(images or []))],
+            max_turns=max_turns,
+            max_budget_usd=max_budget_usd,
+            ticket=ticket,
         )
 
     async def _run(
-        self, first: list[QueuedMessage], *, max_turns: int | None = None, max_budget_usd: float | None = None
+        self,
+        first: list[QueuedMessage],
+        *,
+        max_turns: int | None = None,
+        max_budget_usd: float | None = None,
+        ticket: int | None = None,
     ) -> m.PromptResult:
         self.is_streaming = True
         done = self._run_done = anyio.Event()
@@ -267,6 +300,10 @@ class AgentSession:
             await self._user_bash.flush(self.manager)
             with anyio.CancelScope() as scope:
                 self._run_scope = scope
+                if self._starts.aborted(ticket):
+                    # Aborted between the request and here: the prompt is still stored, with
+                    # its (empty) aborted answer, as an abort a moment later would leave it.
+                    scope.cancel()
                 if first:
                     await hooks.before_agent_start(self.host, ctx, first[0].text, first[0].images)
                 await run_turns(ctx, first, outcome)
@@ -294,6 +331,10 @@ class AgentSession:
                     self.queue.clear()
                     self._announce_queue()
                 with anyio.CancelScope(shield=True):
+                    if outcome.stop_reason == "aborted" or isinstance(
+                        failure, anyio.get_cancelled_exc_class()
+                    ):
+                        await answer_aborted(ctx, [user_message(q.text, q.images) for q in first])
                     for custom in ctx.extra_first:  # sent too late for this run: the next one sees it
                         await self.manager.append_custom_message_entry(
                             custom["customType"],
@@ -328,9 +369,15 @@ class AgentSession:
         while self.is_streaming and self._run_done is not None:
             await self._run_done.wait()
 
-    def abort(self) -> bool:
-        """Stop the run (or compaction/summary) in progress; False when nothing was running."""
-        aborted = False
+    def abort(self, *, stopping: bool = False) -> bool:
+        """Stop the run (or compaction/summary) in progress; False when nothing was running.
+
+        A prompt that was asked for but whose run has not begun (it waits for MCP servers or a
+        hook) is aborted too, when its run begins. ``stopping`` (EOF, SIGTERM, ``shutdown``)
+        aborts every prompt that comes after as well: a request read just before the server
+        stopped may not have started yet, and must leave the same file an abort leaves.
+        """
+        aborted = self._starts.abort(stopping=stopping)
         if self._run_scope is not None:
             self._run_scope.cancel()
             aborted = True
@@ -470,7 +517,7 @@ class AgentSession:
     # --- lifetime -----------------------------------------------------------------------
 
     async def shutdown(self) -> None:
-        self.abort()
+        self.abort(stopping=True)
         self.abort_bash()
         self.temp_files.remove_all()
         chain = self.manager.write_chain
