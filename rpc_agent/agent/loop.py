@@ -26,6 +26,7 @@ from rpc_agent.protocol.base import JsonDict
 from ..protocol import events as ev
 from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ProviderRequest, ToolSpec, empty_usage
+from ..sandbox import Sandbox
 from ..session.blobs import stage_images
 from ..session.store import PendingAppend, SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool, ToolContext, ToolError, ToolOutput
@@ -34,6 +35,7 @@ from ..validation import describe
 from . import hooks
 from .host import Host
 from .queue import MessageQueue, QueuedMessage
+from .sandboxing import escape_asker
 from .settings import AgentSettings
 
 Emit = Callable[[BaseModel], None]
@@ -80,6 +82,8 @@ class RunContext:
     commands: CommandRunner | None = None
     """Where ``bash`` runs; None: a local process."""
     session_folders: tuple[Path, ...] | None = None
+    sandbox: Sandbox | None = None
+    """The kernel sandbox of the run's commands (None: off)."""
     """The session store's folders, closed to the tools' writes (None: the default home's)."""
     temp_files: TempFiles = UNOWNED
     """Where tools register the files they leave behind (removed with the session)."""
@@ -450,6 +454,12 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
             commands=ctx.commands,
             env=ctx.settings.shell_environment.environ(),
             temp_files=ctx.temp_files,
+            sandbox=ctx.sandbox,
+            escape=(
+                escape_asker(ctx.host, call_id, Path(ctx.cwd), ctx.sandbox.policy)
+                if ctx.sandbox is not None and ctx.host is not None
+                else None
+            ),
         )
         if ctx.files is not None:
             tool_ctx.files = ctx.files

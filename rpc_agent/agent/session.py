@@ -28,6 +28,7 @@ from ..protocol import methods as m
 from ..protocol.base import trusted
 from ..protocol.entries import THINKING_LEVELS
 from ..providers.base import ModelInfo, Provider
+from ..sandbox.policy import chosen as chosen_sandbox
 from ..session.store import Savepoint, SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool
 from ..tools.temp_files import TempFiles
@@ -39,6 +40,7 @@ from .loop import Authorize, RunContext, RunOutcome, answer_aborted, error_messa
 from .pairing import EventPairing
 from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
+from .sandboxing import SessionSandbox
 from .settings import AgentSettings
 from .starts import PromptStarts
 from .user_bash import UserBash
@@ -92,6 +94,8 @@ class AgentSession:
         self._operation: str | None = None
         self._run_scope: anyio.CancelScope | None = None
         self._starts = PromptStarts()
+        self.sandbox = SessionSandbox(self.settings.sandbox, home)
+        """The kernel sandbox of the commands the agent runs (``off`` by default)."""
         self.temp_files = TempFiles()
         """Files the session's tools left (full bash outputs): removed when the session closes."""
         self._run_context: RunContext | None = None
@@ -158,6 +162,7 @@ class AgentSession:
             "messageCount": manager.context_message_count(),
             "pendingMessageCount": len(self.queue),
             "mcpServers": self.mcp.state_json() if self.mcp is not None else [],
+            "sandbox": self.sandbox.state_json(),
         }
 
     def _model_json(self) -> dict[str, Any]:
@@ -386,6 +391,11 @@ class AgentSession:
             aborted = True
         return aborted
 
+    def set_sandbox(self, mode: str | None, network: str | None) -> None:
+        """The client's choice of sandbox, over the settings files' (SettingsError, with the
+        reason, when the mode cannot be provided here: nothing changes then)."""
+        self.sandbox.set(chosen_sandbox(mode, network, self.sandbox.policy))
+
     def abort_retry(self) -> bool:
         """Stop the wait before an automatic retry; False when no retry is pending.
 
@@ -520,6 +530,7 @@ class AgentSession:
         self.abort(stopping=True)
         self.abort_bash()
         self.temp_files.remove_all()
+        self.sandbox.close()
         chain = self.manager.write_chain
         reported = chain is not None and chain.error is not None
         try:

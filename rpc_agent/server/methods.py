@@ -123,6 +123,8 @@ class Methods:
         return m.ModelsResult(models=[_model(x) for x in self.agent.provider.models()])
 
     def initialize(self, params: m.InitializeParams | None) -> m.InitializeResult:
+        if params is not None and params.sandbox is not None:
+            self.agent.set_sandbox(params.sandbox.mode, params.sandbox.network)
         if params is not None and params.mcpServers is not None and self.mcp is not None:
             self.mcp.update_client_servers(from_wire(params.mcpServers))
         return m.InitializeResult(
@@ -225,6 +227,8 @@ class Methods:
         return Deferred({"labelEntryId": label_id}, stored)
 
     async def new_session(self, p: m.NewSessionParams | None) -> m.SessionChangeResult:
+        if p is not None and p.sandbox is not None:
+            self.agent.set_sandbox(p.sandbox.mode, p.sandbox.network)
         result = await self.agent.new_session(p.parentSession if p else None)
         await self._restart_mcp(p.mcpServers if p else None)
         return result
