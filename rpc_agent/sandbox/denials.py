@@ -25,7 +25,7 @@ _NETWORK_WORDS = (
 )
 
 _QUOTED_PATH = re.compile(r"['\u2018\"`](/[^'\u2019\"`\n]*)['\u2019\"`]")
-_BARE_PATH = re.compile(r"(?:^|\s)(/[^\s:'\"]+):\s*(?:Read-only|Permission denied|Operation not permitted)")
+_BARE_PATH = re.compile(r"(?:^|\s)([^\s:'\"]+):\s*(?:Read-only|Permission denied|Operation not permitted)")
 _HOST = re.compile(
     r"(?:Could not resolve host:?|Failed to connect to|resolve|host)\s+['\"]?([A-Za-z0-9_.:\-\[\]]+)"
 )
