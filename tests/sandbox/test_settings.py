@@ -72,5 +72,5 @@ def test_the_command_line_speaks_for_the_user(tmp_path: Path) -> None:
 
 def test_an_unknown_mode_names_the_file(tmp_path: Path) -> None:
     (tmp_path / "user.json").write_text(json.dumps({"sandbox": {"mode": "everything"}}))
-    with pytest.raises(SettingsError, match="user.json"):
+    with pytest.raises(SettingsError, match=r"user\.json"):
         load_settings([tmp_path / "user.json"])
