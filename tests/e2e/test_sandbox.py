@@ -127,3 +127,16 @@ async def test_a_mode_that_cannot_run_stops_the_start_with_the_reason(e2e: E2E) 
     assert (
         "the sandbox mode 'workspace-write' was asked for, but bubblewrap (bwrap) is not installed" in stderr
     )
+
+
+@needs_bwrap
+@pytest.mark.in_process
+def test_print_mode_runs_the_commands_in_the_sandbox(e2e: E2E) -> None:
+    from .test_headless import run
+
+    outside = e2e.root / "headless-outside.txt"
+    script = [bash_call(f"echo x > {outside}; echo y > inside.txt"), {"text": "All done."}]
+    done = run(e2e, "-p", "go", "--sandbox", "workspace-write", "--output-format", "json", script=script)
+    assert done.returncode == 0, done.stderr
+    assert not outside.exists()
+    assert (e2e.cwd / "inside.txt").read_text() == "y\n"
