@@ -55,9 +55,10 @@ def unavailable_reason() -> str | None:
     return reason
 
 
-def _hide(path: Path) -> list[str]:
+def _hide(path: Path, remounts: list[str]) -> list[str]:
     if path.is_dir():
-        return ["--tmpfs", str(path), "--remount-ro", str(path)]
+        remounts += ["--remount-ro", str(path)]
+        return ["--tmpfs", str(path)]
     return ["--ro-bind", "/dev/null", str(path)]
 
 
@@ -69,20 +70,24 @@ def command(sandbox: Sandbox, argv: Sequence[str], cwd: Path) -> list[str]:
     if sandbox.policy.network == "deny":
         out.append("--unshare-net")
     writable = (sandbox.temp_dir, *sandbox.write_roots)
+    remounts: list[str] = []
 
     def within_writable(path: Path) -> bool:
         return any(path != root and root in path.parents for root in writable)
 
-    # Hidden paths first, then the writable folders over them, then the hidden paths that lie
-    # inside a writable folder (~/.ssh of a home that is the working directory) once more.
+    # Hidden paths first, then the writable folders over them (a working directory inside
+    # $RPC_AGENT_HOME is still there), then the hidden paths that lie inside a writable folder
+    # (~/.ssh of a home that is the working directory) once more. The empty folders that hide
+    # are made read-only last: until then, bubblewrap makes the mount points it needs in them.
     for path in sandbox.hidden:
         if not within_writable(path):
-            out += _hide(path)
+            out += _hide(path, remounts)
     for root in writable:
         out += ["--bind", str(root), str(root)]
     for path in sandbox.hidden:
         if within_writable(path):
-            out += _hide(path)
+            out += _hide(path, remounts)
+    out += remounts
     out += ["--chdir", str(cwd), "--", *argv]
     return out
 

@@ -180,3 +180,20 @@ async def test_a_timeout_kills_the_sandboxed_command(world: World) -> None:
     with anyio.fail_after(10):
         while processes_running(f"sleep {marker}"):  # noqa: ASYNC110
             await anyio.sleep(0.02)
+
+
+async def test_a_working_directory_inside_the_hidden_agent_home(world: World) -> None:
+    # The tree is reachable and writable; the rest of $RPC_AGENT_HOME stays hidden.
+    world.cwd = world.agent_home / "project"
+    world.cwd.mkdir()
+    text = await bash(world, "workspace-write", f"echo here > in.txt && cat {world.agent_home}/auth.json")
+    assert (world.cwd / "in.txt").read_text() == "here\n"
+    assert KEY_SECRET not in text
+
+
+async def test_a_home_that_is_the_working_directory_keeps_ssh_hidden(world: World) -> None:
+    world.cwd = world.home
+    text = await bash(world, "workspace-write", "echo here > in.txt; cat .ssh/id_rsa; touch .ssh/new")
+    assert (world.home / "in.txt").read_text() == "here\n"
+    assert SSH_SECRET not in text
+    assert not (world.home / ".ssh" / "new").exists()
