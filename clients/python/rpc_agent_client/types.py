@@ -73,6 +73,12 @@ class ApprovalRequestParams(OpenModel):
             description='edit/write: {path, diff} (nothing is written yet); bash: {command, cwd}'
         ),
     ] = None
+    sandbox: Annotated[
+        Literal['escape'] | None,
+        Field(
+            description='"escape": the sandbox refused this bash command; allow runs it once outside the sandbox'
+        ),
+    ] = None
     toolCallId: str
     toolName: str
 
@@ -505,6 +511,35 @@ class QueueUpdateEvent(ClosedModel):
     type: Literal['queue_update'] = 'queue_update'
 
 
+class SandboxRequest(ClosedModel):
+    mode: Annotated[
+        Literal['off', 'read-only', 'workspace-write'] | None,
+        Field(
+            description="off: the user's rights; read-only: write only an own temp folder; workspace-write: also the cwd and the additional directories"
+        ),
+    ] = None
+    network: Annotated[
+        Literal['allow', 'deny'] | None,
+        Field(
+            description='deny: no network for commands (the default once a mode is on)'
+        ),
+    ] = None
+
+
+class SandboxState(OpenModel):
+    hideCredentials: Annotated[
+        bool,
+        Field(
+            description='~/.ssh, ~/.aws, ~/.config/gcloud, ~/.netrc hidden ($RPC_AGENT_HOME always)'
+        ),
+    ] = True
+    mechanism: Annotated[
+        Literal['bubblewrap'] | None, Field(description='what enforces it (None: off)')
+    ] = None
+    mode: Literal['off', 'read-only', 'workspace-write'] = 'off'
+    network: Literal['allow', 'deny'] = 'allow'
+
+
 class SearchSessionsParams(ClosedModel):
     all: Annotated[
         bool, Field(description='every working directory, not only this one')
@@ -685,6 +720,9 @@ class State(OpenModel):
     messageCount: int
     model: ModelDescription | None
     pendingMessageCount: int
+    sandbox: Annotated[
+        SandboxState | None, Field(description='the sandbox in force')
+    ] = None
     sessionFile: str | None
     sessionId: str
     sessionName: str | None
@@ -1080,6 +1118,9 @@ class NewSessionParams(ClosedModel):
         Field(description="replace the client's MCP servers for the new session"),
     ] = None
     parentSession: str | None = None
+    sandbox: Annotated[
+        SandboxRequest | None, Field(description="the new session's sandbox")
+    ] = None
 
 
 class SearchSessionsResult(OpenModel):
@@ -1194,6 +1235,12 @@ class InitializeParams(ClosedModel):
         ),
     ] = None
     protocolVersion: str | None = None
+    sandbox: Annotated[
+        SandboxRequest | None,
+        Field(
+            description="the kernel sandbox of the agent's commands (over the settings files)"
+        ),
+    ] = None
 
 
 MessageSchema = TypeAliasType(

@@ -43,6 +43,7 @@ import type {
   SearchSessionsParams,
   SearchSessionsResult,
   DeleteSessionResult,
+  SandboxRequest,
   MessagesResult,
   MessageUpdateEvent,
   MethodName,
@@ -732,9 +733,9 @@ export class RpcAgentClient {
     return this.call("clone");
   }
 
-  /** Start a new session. */
-  newSession(parentSession?: string): Promise<SessionChangeResult> {
-    return this.call("new_session", { parentSession });
+  /** Start a new session (optionally with a sandbox of its own for the agent's commands). */
+  newSession(parentSession?: string, sandbox?: SandboxRequest): Promise<SessionChangeResult> {
+    return this.call("new_session", { parentSession, sandbox });
   }
 
   /** Open another session file. */
