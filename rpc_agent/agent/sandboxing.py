@@ -17,7 +17,7 @@ from typing import Any
 
 from ..sandbox import Sandbox, SandboxPolicy, SandboxUnavailableError, bwrap
 from ..session.files import agent_home
-from .host import Host
+from .host import ApprovalQuestion, Host
 
 
 def require_available(policy: SandboxPolicy) -> None:
@@ -81,7 +81,8 @@ def escape_asker(
 
     async def ask(command: str) -> bool:
         preview = {"command": command, "cwd": str(cwd), "sandbox": policy.describe()}
-        answer = await host.request_approval(call_id, "bash", {"command": command}, preview, sandbox="escape")
+        question = ApprovalQuestion(call_id, "bash", {"command": command}, preview, sandbox="escape")
+        answer = await host.request_approval(question)
         return answer is not None and answer.decision in ("allow", "allow_always")
 
     return ask
