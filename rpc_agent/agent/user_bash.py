@@ -22,7 +22,7 @@ from ..tools.base import ToolOutput
 from .loop import now_ms
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 
 class UserBash:
@@ -34,7 +34,7 @@ class UserBash:
 
     async def run(
         self,
-        session: AgentSession,
+        session: AgentCore,
         command: str,
         exclude_from_context: bool,
         update_id: str | int | float | None = None,
@@ -88,10 +88,10 @@ class UserBash:
             message["fullOutputPath"] = details["fullOutputPath"]
         if exclude_from_context:
             message["excludeFromContext"] = True
-        if session.is_streaming or session.is_compacting or session._operation is not None:
+        if session.is_streaming or session.is_compacting or session.operation is not None:
             self.pending.append(message)
         else:
-            async with session._mutation():
+            async with session.mutation():
                 await session.manager.append_message(message)
         return m.BashResult(
             output=output_text,
