@@ -7,6 +7,7 @@ from pydantic import Field
 from .base import JsonDict, Params, Result
 from .entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel, Usage
 from .host import AcceptedCapabilities, ClientCapabilities
+from .sandbox import SandboxRequest, SandboxState
 
 StreamingBehavior = Literal["steer", "followUp"]
 QueueMode = Literal["all", "one-at-a-time"]
@@ -74,6 +75,9 @@ class InitializeParams(Params):
     mcpServers: list[McpServer] | None = Field(
         default=None, description="the client's MCP servers, added to those of the settings files"
     )
+    sandbox: SandboxRequest | None = Field(
+        default=None, description="the kernel sandbox of the agent's commands (over the settings files)"
+    )
 
 
 class ServerInfo(Result):
@@ -110,6 +114,7 @@ class State(Result):
     messageCount: int
     pendingMessageCount: int
     mcpServers: list[McpServerState] = Field(default_factory=list)
+    sandbox: SandboxState = Field(default_factory=SandboxState, description="the sandbox in force")
 
 
 class Capabilities(Result):
@@ -309,6 +314,7 @@ class NewSessionParams(Params):
     mcpServers: list[McpServer] | None = Field(
         default=None, description="replace the client's MCP servers for the new session"
     )
+    sandbox: SandboxRequest | None = Field(default=None, description="the new session's sandbox")
 
 
 class SwitchSessionParams(Params):
@@ -327,6 +333,10 @@ class SessionChangeResult(Result):
 
 class ListSessionsParams(Params):
     all: bool = Field(default=False, description="every working directory, not only this one")
+    limit: int | None = Field(
+        default=None, ge=1, le=10000, description="at most this many sessions (all of them when absent)"
+    )
+    cursor: str | None = Field(default=None, description="the nextCursor of the previous page")
 
 
 class SessionInfoModel(Result):
@@ -343,6 +353,9 @@ class SessionInfoModel(Result):
 
 class ListSessionsResult(Result):
     sessions: list[SessionInfoModel]
+    nextCursor: str | None = Field(
+        default=None, description="pass it as cursor for the next page; null: this page is the last"
+    )
 
 
 class ForkParams(Params):

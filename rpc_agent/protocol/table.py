@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from . import finding as f
 from . import host as h
 from . import methods as m
 from .base import Ok
@@ -139,7 +140,19 @@ METHODS: tuple[Method, ...] = (
         "list_sessions",
         m.ListSessionsParams,
         m.ListSessionsResult,
-        "Sessions of this working directory (or all), most recent first.",
+        "Sessions of this working directory (or all), most recent first; a page at a time with limit and cursor.",
+    ),
+    Method(
+        "search_sessions",
+        f.SearchSessionsParams,
+        f.SearchSessionsResult,
+        "Sessions of this working directory (or all) whose messages, name or labels hold the query, most recently written first, a page at a time.",
+    ),
+    Method(
+        "delete_session",
+        f.DeleteSessionParams,
+        f.DeleteSessionResult,
+        "Delete a session file and the stored images only it used; refuses the live session, one another process has open, and any file that is not a session of this agent's session folders.",
     ),
     Method(
         "fork",

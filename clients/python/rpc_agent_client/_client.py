@@ -20,9 +20,14 @@ def _given(**params: Any) -> JsonDict:
 class RpcAgentClient(HostConnection):
     """Spawn the server with ``RpcAgentClient.spawn(...)``; each method below is one request."""
 
-    async def initialize(self, client_name: str = "rpc-agent-client") -> m.InitializeResult:
-        """Handshake; declares the approval callback, hooks and tools registered so far."""
+    async def initialize(
+        self, client_name: str = "rpc-agent-client", *, sandbox: JsonDict | None = None
+    ) -> m.InitializeResult:
+        """Handshake; declares the approval callback, hooks and tools registered so far.
+        ``sandbox``: ``{"mode": "workspace-write", "network": "deny"}`` for the agent's commands."""
         params: JsonDict = {"clientInfo": {"name": client_name}}
+        if sandbox is not None:
+            params["sandbox"] = sandbox
         caps = self.capabilities()
         if caps["approvals"] or caps["hooks"] or caps.get("tools"):
             params["capabilities"] = caps
@@ -113,15 +118,31 @@ class RpcAgentClient(HostConnection):
     async def clone(self) -> m.SessionChangeResult:
         return await self._typed(m.SessionChangeResult, "clone")
 
-    async def new_session(self, parent_session: str | None = None) -> m.SessionChangeResult:
-        params = _given(parentSession=parent_session or None)
+    async def new_session(
+        self, parent_session: str | None = None, *, sandbox: JsonDict | None = None
+    ) -> m.SessionChangeResult:
+        params = _given(parentSession=parent_session or None, sandbox=sandbox)
         return await self._typed(m.SessionChangeResult, "new_session", params or None)
 
     async def switch_session(self, session_path: str) -> m.SessionChangeResult:
         return await self._typed(m.SessionChangeResult, "switch_session", {"sessionPath": session_path})
 
-    async def list_sessions(self, *, all_cwds: bool = False) -> m.ListSessionsResult:
-        return await self._typed(m.ListSessionsResult, "list_sessions", {"all": all_cwds})
+    async def list_sessions(
+        self, *, all_cwds: bool = False, limit: int | None = None, cursor: str | None = None
+    ) -> m.ListSessionsResult:
+        """Every session without ``limit``; with it, a page, and ``nextCursor`` for the next."""
+        params = {"all": all_cwds, **_given(limit=limit, cursor=cursor)}
+        return await self._typed(m.ListSessionsResult, "list_sessions", params)
+
+    async def search_sessions(
+        self, query: str, *, all_cwds: bool = False, limit: int | None = None, cursor: str | None = None
+    ) -> m.SearchSessionsResult:
+        """Sessions whose messages, name or labels hold ``query`` (any case), newest first."""
+        params = {"query": query, "all": all_cwds, **_given(limit=limit, cursor=cursor)}
+        return await self._typed(m.SearchSessionsResult, "search_sessions", params)
+
+    async def delete_session(self, session_path: str) -> m.DeleteSessionResult:
+        return await self._typed(m.DeleteSessionResult, "delete_session", {"sessionPath": session_path})
 
     async def get_fork_messages(self) -> m.ForkMessagesResult:
         return await self._typed(m.ForkMessagesResult, "get_fork_messages")

@@ -73,6 +73,12 @@ class ApprovalRequestParams(OpenModel):
             description='edit/write: {path, diff} (nothing is written yet); bash: {command, cwd}'
         ),
     ] = None
+    sandbox: Annotated[
+        Literal['escape'] | None,
+        Field(
+            description='"escape": the sandbox refused this bash command; allow runs it once outside the sandbox'
+        ),
+    ] = None
     toolCallId: str
     toolName: str
 
@@ -233,6 +239,20 @@ class Cost(OpenModel):
     total: float = 0
 
 
+class DeleteSessionParams(ClosedModel):
+    sessionPath: Annotated[
+        str, Field(description="a session file in this agent's session folders")
+    ]
+
+
+class DeleteSessionResult(OpenModel):
+    blobsRemoved: Annotated[
+        int, Field(description='stored images no other session used')
+    ]
+    path: str
+    sessionId: str
+
+
 class EntriesResult(OpenModel):
     entries: Annotated[
         list[dict[str, Any]],
@@ -377,6 +397,17 @@ class ListSessionsParams(ClosedModel):
     all: Annotated[
         bool, Field(description='every working directory, not only this one')
     ] = False
+    cursor: Annotated[
+        str | None, Field(description='the nextCursor of the previous page')
+    ] = None
+    limit: Annotated[
+        int | None,
+        Field(
+            description='at most this many sessions (all of them when absent)',
+            ge=1,
+            le=10000,
+        ),
+    ] = None
 
 
 class McpRestartParams(ClosedModel):
@@ -480,6 +511,54 @@ class QueueUpdateEvent(ClosedModel):
     type: Literal['queue_update'] = 'queue_update'
 
 
+class SandboxRequest(ClosedModel):
+    mode: Annotated[
+        Literal['off', 'read-only', 'workspace-write'] | None,
+        Field(
+            description="off: the user's rights; read-only: write only an own temp folder; workspace-write: also the cwd and the additional directories"
+        ),
+    ] = None
+    network: Annotated[
+        Literal['allow', 'deny'] | None,
+        Field(
+            description='deny: no network for commands (the default once a mode is on)'
+        ),
+    ] = None
+
+
+class SandboxState(OpenModel):
+    hideCredentials: Annotated[
+        bool,
+        Field(
+            description='~/.ssh, ~/.aws, ~/.config/gcloud, ~/.netrc hidden ($RPC_AGENT_HOME always)'
+        ),
+    ] = True
+    mechanism: Annotated[
+        Literal['bubblewrap'] | None, Field(description='what enforces it (None: off)')
+    ] = None
+    mode: Literal['off', 'read-only', 'workspace-write'] = 'off'
+    network: Literal['allow', 'deny'] = 'allow'
+
+
+class SearchSessionsParams(ClosedModel):
+    all: Annotated[
+        bool, Field(description='every working directory, not only this one')
+    ] = False
+    cursor: Annotated[
+        str | None, Field(description='the nextCursor of the previous page')
+    ] = None
+    limit: Annotated[
+        int, Field(description='at most this many sessions', ge=1, le=1000)
+    ] = 50
+    query: Annotated[
+        str,
+        Field(
+            description="case-insensitive text to find in user and assistant message text, the session's name and its entries' labels",
+            min_length=1,
+        ),
+    ]
+
+
 class SendCustomMessageParams(ClosedModel):
     content: str | list[dict[str, Any]]
     customType: str
@@ -558,6 +637,24 @@ class SessionInfoModel(OpenModel):
     path: str
 
 
+class SessionSearchHit(OpenModel):
+    entryIds: Annotated[
+        list[str],
+        Field(
+            description='matching messages, and entries whose label matches, in file order (at most 100)'
+        ),
+    ]
+    moreMatches: Annotated[
+        bool,
+        Field(description='the session matches in more entries than entryIds lists'),
+    ]
+    nameMatched: Annotated[bool, Field(description="the session's name matches")]
+    session: SessionInfoModel
+    snippet: Annotated[
+        str, Field(description='one line of text around the first match')
+    ]
+
+
 class SessionTreeEvent(ClosedModel):
     fromExtension: bool | None = None
     newLeafId: str | None
@@ -623,6 +720,9 @@ class State(OpenModel):
     messageCount: int
     model: ModelDescription | None
     pendingMessageCount: int
+    sandbox: Annotated[
+        SandboxState | None, Field(description='the sandbox in force')
+    ] = None
     sessionFile: str | None
     sessionId: str
     sessionName: str | None
@@ -963,6 +1063,12 @@ class LabelEntry(EntryBase):
 
 
 class ListSessionsResult(OpenModel):
+    nextCursor: Annotated[
+        str | None,
+        Field(
+            description='pass it as cursor for the next page; null: this page is the last'
+        ),
+    ] = None
     sessions: list[SessionInfoModel]
 
 
@@ -1012,6 +1118,21 @@ class NewSessionParams(ClosedModel):
         Field(description="replace the client's MCP servers for the new session"),
     ] = None
     parentSession: str | None = None
+    sandbox: Annotated[
+        SandboxRequest | None, Field(description="the new session's sandbox")
+    ] = None
+
+
+class SearchSessionsResult(OpenModel):
+    nextCursor: Annotated[
+        str | None,
+        Field(
+            description='pass it as cursor for the next page; null: this page is the last'
+        ),
+    ] = None
+    sessions: Annotated[
+        list[SessionSearchHit], Field(description='most recently written first')
+    ]
 
 
 class SessionBeforeTreeResult(LaxModel):
@@ -1114,6 +1235,12 @@ class InitializeParams(ClosedModel):
         ),
     ] = None
     protocolVersion: str | None = None
+    sandbox: Annotated[
+        SandboxRequest | None,
+        Field(
+            description="the kernel sandbox of the agent's commands (over the settings files)"
+        ),
+    ] = None
 
 
 MessageSchema = TypeAliasType(

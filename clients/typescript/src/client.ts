@@ -38,7 +38,12 @@ import type {
   ImageContent,
   InitializeParams,
   InitializeResult,
+  ListSessionsParams,
   ListSessionsResult,
+  SearchSessionsParams,
+  SearchSessionsResult,
+  DeleteSessionResult,
+  SandboxRequest,
   MessagesResult,
   MessageUpdateEvent,
   MethodName,
@@ -728,9 +733,9 @@ export class RpcAgentClient {
     return this.call("clone");
   }
 
-  /** Start a new session. */
-  newSession(parentSession?: string): Promise<SessionChangeResult> {
-    return this.call("new_session", { parentSession });
+  /** Start a new session (optionally with a sandbox of its own for the agent's commands). */
+  newSession(parentSession?: string, sandbox?: SandboxRequest): Promise<SessionChangeResult> {
+    return this.call("new_session", { parentSession, sandbox });
   }
 
   /** Open another session file. */
@@ -738,9 +743,25 @@ export class RpcAgentClient {
     return this.call("switch_session", { sessionPath });
   }
 
-  /** Sessions of this working directory (or of all, with `all: true`), most recent first. */
-  listSessions(options: { all?: boolean } = {}): Promise<ListSessionsResult> {
+  /**
+   * Sessions of this working directory (or of all, with `all: true`), most recent first; with
+   * `limit`, a page, and `nextCursor` to pass as `cursor` for the next.
+   */
+  listSessions(options: ListSessionsParams = {}): Promise<ListSessionsResult> {
     return this.call("list_sessions", options);
+  }
+
+  /** Sessions whose messages, name or labels hold `query` (any case), newest first, a page at a time. */
+  searchSessions(
+    query: string,
+    options: Omit<SearchSessionsParams, "query"> = {},
+  ): Promise<SearchSessionsResult> {
+    return this.call("search_sessions", { ...options, query });
+  }
+
+  /** Delete a session file (never the live one) and the stored images only it used. */
+  deleteSession(sessionPath: string): Promise<DeleteSessionResult> {
+    return this.call("delete_session", { sessionPath });
   }
 
   /** Name the session. */

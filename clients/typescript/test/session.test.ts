@@ -226,6 +226,42 @@ describe("fork", () => {
   });
 });
 
+describe("finding and deleting sessions", () => {
+  const server = suiteServer();
+
+  it("searchSessions finds by message text, listSessions pages, deleteSession removes", async () => {
+    const { client } = server;
+    await client.prompt("the Quokka plan");
+    const first = (await client.getState()).sessionFile!;
+    await client.newSession();
+    await client.prompt("something else");
+    const second = (await client.getState()).sessionFile!;
+
+    const found = await client.searchSessions("QUOKKA", { limit: 10 });
+    assert.deepEqual(
+      found.sessions.map((hit) => hit.session.path),
+      [first],
+    );
+    assert.equal(found.sessions[0]!.entryIds.length, 2);
+    assert.equal(found.sessions[0]!.snippet, "the Quokka plan");
+    assert.equal(found.nextCursor, null);
+
+    const page = await client.listSessions({ limit: 1 });
+    assert.equal(page.sessions.length, 1);
+    const rest = await client.listSessions({ limit: 1, cursor: page.nextCursor! });
+    assert.deepEqual(
+      new Set([...page.sessions, ...rest.sessions].map((info) => info.path)),
+      new Set([first, second]),
+    );
+    assert.equal(rest.nextCursor, null);
+
+    const deleted = await client.deleteSession(first);
+    assert.equal(deleted.path, first);
+    assert.deepEqual((await client.searchSessions("quokka")).sessions, []);
+    await assert.rejects(client.deleteSession(second), /live session/);
+  });
+});
+
 describe("close() when the host is done", () => {
   it("during a slow prompt: the server stores the turn as aborted and exits 0", async () => {
     const slow = Array.from({ length: 60 }, (_, i) => `w${i}`).join(" ");

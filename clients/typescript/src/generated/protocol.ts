@@ -29,6 +29,8 @@ export interface Methods {
   cycle_model: { params: undefined; result: CycleModelResult };
   /** Switch to the next thinking level. */
   cycle_thinking_level: { params: undefined; result: ThinkingLevelResult };
+  /** Delete a session file and the stored images only it used; refuses the live session, one another process has open, and any file that is not a session of this agent's session folders. */
+  delete_session: { params: DeleteSessionParams; result: DeleteSessionResult };
   /** Write the whole session tree as one self-contained HTML page; returns its path. */
   export_html: { params: ExportHtmlParams; result: ExportHtmlResult };
   /** Queue a message delivered when the current run would stop. */
@@ -57,7 +59,7 @@ export interface Methods {
   get_tree: { params: GetTreeParams; result: TreeResult };
   /** Handshake: protocol version, server info, capabilities, the method list and the state. */
   initialize: { params: InitializeParams; result: InitializeResult };
-  /** Sessions of this working directory (or all), most recent first. */
+  /** Sessions of this working directory (or all), most recent first; a page at a time with limit and cursor. */
   list_sessions: { params: ListSessionsParams; result: ListSessionsResult };
   /** Restart one MCP server (or all); resolves once it is ready or has failed. */
   mcp_restart: { params: McpRestartParams; result: McpServersResult };
@@ -69,6 +71,8 @@ export interface Methods {
   new_session: { params: NewSessionParams; result: SessionChangeResult };
   /** Run the agent on a user message; resolves when the run ends. While a run is going, needs streamingBehavior and is queued. */
   prompt: { params: PromptParams; result: PromptResult };
+  /** Sessions of this working directory (or all) whose messages, name or labels hold the query, most recently written first, a page at a time. */
+  search_sessions: { params: SearchSessionsParams; result: SearchSessionsResult };
   /** Append a custom_message (it reaches the model); triggerTurn lets the model answer it. During a run it steers the run: stored when the next turn starts (entryId null). */
   send_custom_message: { params: SendCustomMessageParams; result: EntryIdResult };
   /** Turn automatic compaction on or off. */
@@ -112,6 +116,7 @@ export const METHOD_NAMES = [
   "compact",
   "cycle_model",
   "cycle_thinking_level",
+  "delete_session",
   "export_html",
   "follow_up",
   "fork",
@@ -132,6 +137,7 @@ export const METHOD_NAMES = [
   "navigate_tree",
   "new_session",
   "prompt",
+  "search_sessions",
   "send_custom_message",
   "set_auto_compaction",
   "set_auto_retry",
@@ -478,6 +484,10 @@ export interface ApprovalRequestParams {
   preview?: {
     [k: string]: unknown;
   } | null;
+  /**
+   * "escape": the sandbox refused this bash command; allow runs it once outside the sandbox
+   */
+  sandbox?: "escape" | null;
   toolCallId: string;
   toolName: string;
   [k: string]: unknown;
@@ -755,6 +765,21 @@ export interface ModelDescription {
   name: string;
   provider: string;
   reasoning: boolean;
+  [k: string]: unknown;
+}
+export interface DeleteSessionParams {
+  /**
+   * a session file in this agent's session folders
+   */
+  sessionPath: string;
+}
+export interface DeleteSessionResult {
+  /**
+   * stored images no other session used
+   */
+  blobsRemoved: number;
+  path: string;
+  sessionId: string;
   [k: string]: unknown;
 }
 export interface EntriesResult {
@@ -1087,6 +1112,10 @@ export interface InitializeParams {
    */
   mcpServers?: (McpServerHttp | McpServerStdio)[] | null;
   protocolVersion?: string | null;
+  /**
+   * the kernel sandbox of the agent's commands (over the settings files)
+   */
+  sandbox?: SandboxRequest | null;
 }
 /**
  * An MCP server reached over streamable HTTP (ACP's shape).
@@ -1110,6 +1139,16 @@ export interface McpServerStdio {
   env?: NameValue[];
   name: string;
   type?: "stdio" | null;
+}
+export interface SandboxRequest {
+  /**
+   * off: the user's rights; read-only: write only an own temp folder; workspace-write: also the cwd and the additional directories
+   */
+  mode?: ("off" | "read-only" | "workspace-write") | null;
+  /**
+   * deny: no network for commands (the default once a mode is on)
+   */
+  network?: ("allow" | "deny") | null;
 }
 export interface InitializeResult {
   capabilities: Capabilities;
@@ -1140,6 +1179,7 @@ export interface State {
   messageCount: number;
   model: ModelDescription | null;
   pendingMessageCount: number;
+  sandbox?: SandboxState;
   sessionFile: string | null;
   sessionId: string;
   sessionName: string | null;
@@ -1153,6 +1193,22 @@ export interface McpServerState {
   status: "starting" | "ready" | "failed" | "stopped";
   toolCount: number;
   transport: "stdio" | "http" | "sse";
+  [k: string]: unknown;
+}
+/**
+ * the sandbox in force
+ */
+export interface SandboxState {
+  /**
+   * ~/.ssh, ~/.aws, ~/.config/gcloud, ~/.netrc hidden ($RPC_AGENT_HOME always)
+   */
+  hideCredentials?: boolean;
+  /**
+   * what enforces it (None: off)
+   */
+  mechanism?: "bubblewrap" | null;
+  mode?: "off" | "read-only" | "workspace-write";
+  network?: "allow" | "deny";
   [k: string]: unknown;
 }
 export interface InputResult {
@@ -1173,8 +1229,20 @@ export interface ListSessionsParams {
    * every working directory, not only this one
    */
   all?: boolean;
+  /**
+   * the nextCursor of the previous page
+   */
+  cursor?: string | null;
+  /**
+   * at most this many sessions (all of them when absent)
+   */
+  limit?: number | null;
 }
 export interface ListSessionsResult {
+  /**
+   * pass it as cursor for the next page; null: this page is the last
+   */
+  nextCursor?: string | null;
   sessions: SessionInfoModel[];
   [k: string]: unknown;
 }
@@ -1231,6 +1299,10 @@ export interface NewSessionParams {
    */
   mcpServers?: (McpServerHttp | McpServerStdio)[] | null;
   parentSession?: string | null;
+  /**
+   * the new session's sandbox
+   */
+  sandbox?: SandboxRequest | null;
 }
 /**
  * A result with nothing more to say than that it worked.
@@ -1273,6 +1345,68 @@ export interface QueueParams {
 }
 export interface QueueResult {
   pendingMessageCount: number;
+  [k: string]: unknown;
+}
+export interface SandboxState1 {
+  /**
+   * ~/.ssh, ~/.aws, ~/.config/gcloud, ~/.netrc hidden ($RPC_AGENT_HOME always)
+   */
+  hideCredentials?: boolean;
+  /**
+   * what enforces it (None: off)
+   */
+  mechanism?: "bubblewrap" | null;
+  mode?: "off" | "read-only" | "workspace-write";
+  network?: "allow" | "deny";
+  [k: string]: unknown;
+}
+export interface SearchSessionsParams {
+  /**
+   * every working directory, not only this one
+   */
+  all?: boolean;
+  /**
+   * the nextCursor of the previous page
+   */
+  cursor?: string | null;
+  /**
+   * at most this many sessions
+   */
+  limit?: number;
+  /**
+   * case-insensitive text to find in user and assistant message text, the session's name and its entries' labels
+   */
+  query: string;
+}
+export interface SearchSessionsResult {
+  /**
+   * pass it as cursor for the next page; null: this page is the last
+   */
+  nextCursor?: string | null;
+  /**
+   * most recently written first
+   */
+  sessions: SessionSearchHit[];
+  [k: string]: unknown;
+}
+export interface SessionSearchHit {
+  /**
+   * matching messages, and entries whose label matches, in file order (at most 100)
+   */
+  entryIds: string[];
+  /**
+   * the session matches in more entries than entryIds lists
+   */
+  moreMatches: boolean;
+  /**
+   * the session's name matches
+   */
+  nameMatched: boolean;
+  session: SessionInfoModel;
+  /**
+   * one line of text around the first match
+   */
+  snippet: string;
   [k: string]: unknown;
 }
 export interface SendCustomMessageParams {
