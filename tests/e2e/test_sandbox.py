@@ -140,3 +140,16 @@ def test_print_mode_runs_the_commands_in_the_sandbox(e2e: E2E) -> None:
     assert done.returncode == 0, done.stderr
     assert not outside.exists()
     assert (e2e.cwd / "inside.txt").read_text() == "y\n"
+
+
+@pytest.mark.in_process
+async def test_initialize_asking_for_a_sandbox_that_cannot_run_is_an_error(
+    e2e: E2E, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bwrap, "unavailable_reason", lambda: "bubblewrap is missing")
+    async with e2e.server() as client:
+        error = await expect_error(
+            client.call("initialize", {"sandbox": {"mode": "workspace-write"}}), codes.INVALID_PARAMS
+        )
+        assert "bubblewrap is missing" in error.message
+        assert (await client.call("get_state"))["sandbox"]["mode"] == "off"
