@@ -180,6 +180,24 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
             return
 
 
+async def answer_aborted(ctx: RunContext, prompt: list[JsonDict]) -> None:
+    """Close an aborted run the way an abort mid-stream closes it: the prompt stored, then an
+    assistant message with ``stopReason: "aborted"`` (empty when nothing streamed yet).
+
+    An abort that lands before the model call (while the prompt's line waits for the disk,
+    or before the run stored anything) would otherwise leave a file that ends with the user's
+    message. A run that ended on its answer or on an aborted tool result is left as it is.
+    """
+    if not ctx.new_messages:
+        for message in prompt:
+            await append_and_announce(ctx, message)
+    if not ctx.new_messages or ctx.new_messages[-1].get("role") in ("assistant", "toolResult"):
+        return
+    aborted = error_message(ctx, "Request was aborted")
+    aborted["stopReason"] = "aborted"
+    await append_and_announce(ctx, aborted)
+
+
 def _dequeue(ctx: RunContext, take: Callable[[str], list[QueuedMessage]], mode: str) -> list[QueuedMessage]:
     """What ``take`` lets through in ``mode`` from its queue; the client hears that it changed."""
     taken = take(mode)

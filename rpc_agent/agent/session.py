@@ -5,7 +5,7 @@ and the guards every change goes through (``_exclusive``, ``_mutation``). Featur
 of their own live beside it and take the session: switching and forking (``switching``), tree
 navigation (``navigation``), the user's bash (``user_bash``), compaction (``compaction_runner``),
 the read-only views and the page export (``views``), model and level checks (``model_choice``),
-one run from start to end (``run``) and what it starts with (``run_setup``).
+and what a run starts with (``run_setup``).
 It knows nothing of JSON-RPC: it raises domain errors and emits typed events through ``emit``.
 """
 
@@ -32,10 +32,12 @@ from ..sandbox.policy import chosen as chosen_sandbox
 from ..session.store import Savepoint, SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool
 from ..tools.temp_files import TempFiles
-from . import compaction_runner, custom_entries, hooks, model_choice, navigation, run, switching, views
+from . import compaction_runner, custom_entries, hooks, model_choice, navigation, run_setup, switching, views
 from .approvals import ApprovalGate
+from .compaction_runner import auto_compact, needs_compaction
 from .host import Host, NoHost
-from .loop import Authorize, RunContext
+from .loop import Authorize, RunContext, RunOutcome, answer_aborted, error_message, run_turns, user_message
+from .pairing import EventPairing
 from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
 from .sandboxing import SessionSandbox
@@ -57,6 +59,12 @@ class SessionTools(Protocol):
     def tools(self) -> list[Tool]: ...
     def state_json(self) -> list[dict[str, object]]: ...
     async def aclose(self) -> None: ...
+
+
+def _failure_text(failure: BaseException | None) -> str:
+    if failure is None or isinstance(failure, anyio.get_cancelled_exc_class()):
+        return "Request was aborted"
+    return str(failure) or type(failure).__name__
 
 
 class AgentSession:
@@ -284,7 +292,78 @@ class AgentSession:
         max_budget_usd: float | None = None,
         ticket: int | None = None,
     ) -> m.PromptResult:
-        return await run.run(self, first, max_turns=max_turns, max_budget_usd=max_budget_usd, ticket=ticket)
+        self.is_streaming = True
+        done = self._run_done = anyio.Event()
+        outcome = RunOutcome()
+        ctx = run_setup.run_context(self, max_turns=max_turns, max_budget_usd=max_budget_usd)
+        pairing = EventPairing(self.emit, lambda text: error_message(ctx, text))
+        ctx.emit = pairing
+        self._run_context = ctx
+        self.emit(ev.AgentStartEvent())
+        failure: BaseException | None = None
+        try:
+            await self._user_bash.flush(self.manager)
+            with anyio.CancelScope() as scope:
+                self._run_scope = scope
+                if self._starts.aborted(ticket):
+                    # Aborted between the request and here: the prompt is still stored, with
+                    # its (empty) aborted answer, as an abort a moment later would leave it.
+                    scope.cancel()
+                if first:
+                    await hooks.before_agent_start(self.host, ctx, first[0].text, first[0].images)
+                await run_turns(ctx, first, outcome)
+                compaction = self.settings.compaction
+                if outcome.overflow and compaction is not None and compaction.enabled:
+                    # The prompt no longer fits: compact, then answer the same request once more.
+                    if await auto_compact(self, "overflow"):
+                        outcome.overflow = False
+                        outcome.error_message = None
+                        await run_turns(ctx, [], outcome)
+                elif outcome.stop_reason not in ("error", "aborted") and needs_compaction(self):
+                    await auto_compact(self, "threshold")
+            if scope.cancelled_caught:
+                outcome.stop_reason = "aborted"
+                outcome.error_message = outcome.error_message or "aborted by the client"
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            self._run_scope = None
+            self._run_context = None
+            self.is_streaming = False
+            try:
+                if self.queue:
+                    self.queue.clear()
+                    self._announce_queue()
+                with anyio.CancelScope(shield=True):
+                    if outcome.stop_reason == "aborted" or isinstance(
+                        failure, anyio.get_cancelled_exc_class()
+                    ):
+                        await answer_aborted(ctx, [user_message(q.text, q.images) for q in first])
+                    for custom in ctx.extra_first:  # sent too late for this run: the next one sees it
+                        await self.manager.append_custom_message_entry(
+                            custom["customType"],
+                            custom["content"],
+                            custom.get("display", True),
+                            custom.get("details"),
+                        )
+                    await self.manager.flush()
+            except Exception as exc:
+                failure = failure or exc
+                raise
+            finally:
+                # Whatever stopped the run (a failed write, any error): everything it opened is
+                # closed before agent_end, so a client never waits for an end that never comes.
+                pairing.close_all(_failure_text(failure))
+                self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages))
+                done.set()
+        return trusted(
+            m.PromptResult,
+            queued=False,
+            stopReason=outcome.stop_reason,
+            messages=ctx.new_messages,
+            errorMessage=outcome.error_message,
+        )
 
     _op_scope: anyio.CancelScope | None = None
     _run_done: anyio.Event | None = None
