@@ -97,6 +97,9 @@ async def test_an_approved_escape_runs_the_command_once_outside(e2e: E2E) -> Non
     assert asked[1]["preview"]["sandbox"] == "sandbox workspace-write, network deny"
     assert outside.read_text() == "out\n"
     assert "[Ran outside the sandbox: the user approved it.]" in text_of(result["messages"][2])
+    approvals = [e for e in client.events_seen if e["type"] == "approval"]
+    assert [(e["decision"], e["source"]) for e in approvals][-1] == ("allow", "client")
+    assert approvals[-1]["reason"] == "run outside the sandbox (sandbox workspace-write, network deny)"
 
 
 @needs_bwrap
