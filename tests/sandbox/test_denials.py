@@ -67,3 +67,7 @@ def test_a_mode_that_cannot_run_is_refused_and_changes_nothing(
         session.set(SandboxPolicy("read-only", "deny", explicit=True))
     assert session.policy.mode == "off"
     assert isinstance(SandboxUnavailableError("x"), SettingsError)  # answered as INVALID_PARAMS
+
+
+def test_a_permission_error_of_the_files_own_is_not_blamed_on_the_sandbox(tmp_path: Path) -> None:
+    assert denials.explain("cat: /root/x: Permission denied", box(tmp_path)) is None
