@@ -47,6 +47,7 @@ from .. import __version__
 from ..providers.base import Provider
 from ..runtime import Runtime, ServerConfig
 from . import auth, listing
+from .cancellation import Cancellations, cancellable
 from .commands import announce_commands, run_command, slash_command
 from .config import config_options, set_config_option
 from .extensions import call_extension, extension_name
@@ -60,8 +61,12 @@ SUPPORTED_VERSIONS = frozenset({PROTOCOL_VERSION})
 class RpcAgentAcp:
     """The ``acp.Agent`` implementation (one per connection)."""
 
-    def __init__(self, config: ServerConfig, group: anyio.abc.TaskGroup) -> None:
+    def __init__(
+        self, config: ServerConfig, group: anyio.abc.TaskGroup, cancellations: Cancellations | None = None
+    ) -> None:
         self.config = config
+        self.cancellations = cancellations or Cancellations()
+        """What ``$/cancel_request`` cancels (the transport's, when served over one)."""
         self.runtime = Runtime(config)
         self.provider: Provider = self.runtime.provider
         self.conn: Client | None = None
@@ -115,10 +120,12 @@ class RpcAgentAcp:
             agent_info=Implementation(name="rpc-agent", title="rpc-agent", version=__version__),
         )
 
+    @cancellable
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
         auth.authenticate(self.provider, method_id)
         return AuthenticateResponse()
 
+    @cancellable
     async def new_session(
         self,
         cwd: str,
@@ -131,6 +138,7 @@ class RpcAgentAcp:
         announce_commands(session)
         return NewSessionResponse(session_id=session.id, config_options=config_options(session))
 
+    @cancellable
     async def load_session(
         self,
         cwd: str,
@@ -147,6 +155,7 @@ class RpcAgentAcp:
         await session.flush()
         return LoadSessionResponse(config_options=config_options(session))
 
+    @cancellable
     async def resume_session(
         self,
         session_id: str,
@@ -160,6 +169,7 @@ class RpcAgentAcp:
         announce_commands(session)
         return ResumeSessionResponse(config_options=config_options(session))
 
+    @cancellable
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
@@ -182,12 +192,14 @@ class RpcAgentAcp:
             ],
         )
 
+    @cancellable
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
         session = self.sessions.open_sessions.get(session_id)
         if session is not None:
             await self.sessions.close(session)
         return CloseSessionResponse()
 
+    @cancellable
     async def fork_session(
         self,
         session_id: str,
@@ -207,6 +219,7 @@ class RpcAgentAcp:
     ) -> SetSessionModeResponse | None:
         raise RequestError.method_not_found("session/set_mode")
 
+    @cancellable
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
@@ -220,13 +233,17 @@ class RpcAgentAcp:
     async def prompt(self, session_id: str, prompt: list[PromptBlock], **kwargs: Any) -> PromptResponse:
         session = self.sessions.get(session_id)
         text, images = prompt_content(prompt)
-        session.cancelled = False
+        session.start_prompt()
         command = slash_command(prompt)
         if command is not None:
-            reply = await run_command(self.sessions, session, command)
-            session.push(update_agent_message_text(reply))
-            await session.flush()
-            return PromptResponse(stop_reason="end_turn")
+            with self.cancellations.guard():
+                reply = await run_command(self.sessions, session, command)
+                session.push(update_agent_message_text(reply))
+                await session.flush()
+                return PromptResponse(stop_reason="end_turn")
+        # ``$/cancel_request`` for this prompt stops it as ``session/cancel`` would.
+        if self.cancellations.on_cancel(session.cancel):
+            return PromptResponse(stop_reason="cancelled")
         auth.require_credentials(self.provider)
         try:
             result = await session.agent.prompt(text, images or None)
@@ -240,6 +257,7 @@ class RpcAgentAcp:
         await session.flush()
         return PromptResponse(stop_reason=stop_reason(result, session.cancelled))
 
+    @cancellable
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         name = extension_name(method)
         return await call_extension(self.sessions.get(str(params.get("sessionId"))), name, params)

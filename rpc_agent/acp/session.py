@@ -77,6 +77,10 @@ class AcpSession:
                 except Exception as exc:  # a gone client must not stop the agent
                     logger.warning("session/update failed: %s", exc)
 
+    def start_prompt(self) -> None:
+        """A prompt begins: only a cancel from now on ends it as cancelled."""
+        self.cancelled = False
+
     def cancel(self) -> None:
         """Stop the run; the prompt it answers ends as cancelled."""
         self.cancelled = True
