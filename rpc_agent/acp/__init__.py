@@ -29,6 +29,7 @@ async def serve(config: ServerConfig, transport: StdioTransport | None = None) -
     async with anyio.create_task_group() as group:
         agent = RpcAgentAcp(config, group, transport.cancellations)
         transport.on_answer = agent.answered
+        transport.local_methods["logout"] = agent.logout
         transport.on_eof = agent.stop_all
         try:
             # session/fork, session/resume and session/close are "unstable" in the SDK.

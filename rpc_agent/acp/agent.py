@@ -16,6 +16,7 @@ import anyio.abc
 import anyio.to_thread
 from acp.interfaces import Client
 from acp.schema import (
+    AgentAuthCapabilities,
     AgentCapabilities,
     AuthenticateResponse,
     ClientCapabilities,
@@ -25,6 +26,8 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    LogoutCapabilities,
+    LogoutResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
@@ -42,8 +45,10 @@ from acp.schema import (
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
 from rpc_agent.errors import AgentBusyError
+from rpc_agent.protocol.base import JsonDict
 
 from .. import __version__
+from ..credentials import CredentialStore
 from ..providers.base import Provider
 from ..runtime import Runtime, ServerConfig
 from . import auth, listing
@@ -105,11 +110,12 @@ class RpcAgentAcp:
         return InitializeResponse(
             # The requested version when we speak it, else the latest we do (ACP's rule).
             protocol_version=protocol_version if protocol_version in SUPPORTED_VERSIONS else PROTOCOL_VERSION,
-            auth_methods=list(auth.auth_methods(self.provider)),
+            auth_methods=list(auth.auth_methods(self.provider, client_capabilities)),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
                 prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
+                auth=AgentAuthCapabilities(logout=LogoutCapabilities()),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
                     fork=SessionForkCapabilities(),
@@ -124,6 +130,15 @@ class RpcAgentAcp:
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
         auth.authenticate(self.provider, method_id)
         return AuthenticateResponse()
+
+    async def logout(self, params: Any) -> JsonDict:
+        """``logout`` (the SDK does not route it: the transport calls this)."""
+        if params is not None and not isinstance(params, dict):
+            raise RequestError.invalid_params({"details": "logout params must be an object"})
+        left = auth.logout(self.provider, CredentialStore(self.sessions.home))
+        return LogoutResponse(field_meta={"rpc-agent": left}).model_dump(
+            mode="json", by_alias=True, exclude_none=True
+        )
 
     @cancellable
     async def new_session(

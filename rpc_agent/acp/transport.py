@@ -11,7 +11,8 @@ The SDK accepts any object with ``send``/``receive``/``close`` as its transport,
 none of its private modules. ``send`` also tells the agent when an answer went out, which is how
 a notification about a new session is kept behind the answer that names it. ``$/cancel_request``
 never reaches the SDK (which knows no such method): ``cancellation`` handles it, and other
-``$/`` notifications, which JSON-RPC peers may ignore, are dropped.
+``$/`` notifications, which JSON-RPC peers may ignore, are dropped. Requests for the few methods
+of the current schema the SDK cannot route (``logout``) are answered here, by ``local_methods``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import IO, Any
 
 import anyio.to_thread
 
+from acp import RequestError
 from rpc_agent.protocol.base import JsonDict
 
 from .cancellation import Cancellations
@@ -121,6 +123,8 @@ class StdioTransport:
         self._asked: dict[Any, str] = {}
         """Request id -> the session id its params name, until it is answered."""
         self._closed = False
+        self.local_methods: dict[str, Callable[[Any], Awaitable[JsonDict]]] = {}
+        """Methods answered here, not by the SDK: short ones (the read loop waits for them)."""
         self.cancellations = Cancellations()
         """The requests handed to the SDK and not answered yet, and how to cancel them."""
         self.on_eof: Callable[[], Awaitable[None]] | None = None
@@ -228,6 +232,9 @@ class StdioTransport:
                 if method == "$/cancel_request":
                     self.cancellations.cancel(message.get("params"))
                 continue
+            if "id" in message and method in self.local_methods:
+                await self._answer_locally(message)
+                continue
             self.cancellations.received(message)
             if "method" in message and "id" in message:
                 params = message.get("params")
@@ -236,6 +243,14 @@ class StdioTransport:
                     self._asked[message["id"]] = session_id
             checked: JsonDict = message
             return checked
+
+    async def _answer_locally(self, message: JsonDict) -> None:
+        try:
+            result = await self.local_methods[message["method"]](message.get("params"))
+        except RequestError as exc:
+            await self._write({"jsonrpc": "2.0", "id": message["id"], "error": exc.to_error_obj()})
+            return
+        await self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
     async def close(self) -> None:
         if self._closed:
