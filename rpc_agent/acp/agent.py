@@ -53,11 +53,12 @@ from ..providers.base import Provider
 from ..runtime import Runtime, ServerConfig
 from . import auth, listing
 from .cancellation import Cancellations, cancellable
-from .commands import announce_commands, run_command, slash_command
+from .commands import announce, run_command, slash_command
 from .config import config_options, set_config_option
 from .extensions import call_extension, extension_name
 from .prompt import PromptBlock, prompt_content, stop_reason
 from .sessions import McpServer, Sessions, check_cwd
+from .status import prompt_usage, title_of
 from .updates import replay_updates
 
 SUPPORTED_VERSIONS = frozenset({PROTOCOL_VERSION})
@@ -150,7 +151,7 @@ class RpcAgentAcp:
     ) -> NewSessionResponse:
         check_cwd(cwd)
         session = await self.sessions.create(cwd, mcp_servers)
-        announce_commands(session)
+        announce(session)
         return NewSessionResponse(session_id=session.id, config_options=config_options(session))
 
     @cancellable
@@ -166,7 +167,7 @@ class RpcAgentAcp:
         session = await self.sessions.open_existing(session_id, cwd, mcp_servers, announced=True)
         for update in replay_updates(session.agent.manager.get_branch(), session.agent.manager.cwd):
             session.push(update)
-        announce_commands(session)
+        announce(session)
         await session.flush()
         return LoadSessionResponse(config_options=config_options(session))
 
@@ -181,7 +182,7 @@ class RpcAgentAcp:
     ) -> ResumeSessionResponse:
         check_cwd(cwd)
         session = await self.sessions.open_existing(session_id, cwd, mcp_servers, announced=False)
-        announce_commands(session)
+        announce(session)
         return ResumeSessionResponse(config_options=config_options(session))
 
     @cancellable
@@ -200,7 +201,7 @@ class RpcAgentAcp:
                 SessionInfo(
                     session_id=info.id,
                     cwd=info.cwd or (cwd or ""),
-                    title=info.name or info.firstMessage,
+                    title=info.name or title_of(info.firstMessage),
                     updated_at=info.modified,
                 )
                 for info in infos
@@ -226,7 +227,7 @@ class RpcAgentAcp:
         check_cwd(cwd)
         source = await self.sessions.open_existing(session_id, cwd, mcp_servers, announced=True)
         fork = await self.sessions.fork(source, mcp_servers, announced=False)
-        announce_commands(fork)
+        announce(fork)
         return ForkSessionResponse(session_id=fork.id, config_options=config_options(fork))
 
     async def set_session_mode(
@@ -265,12 +266,18 @@ class RpcAgentAcp:
         except AgentBusyError as exc:
             raise RequestError.invalid_request({"details": str(exc)}) from exc
         except Exception as exc:
+            for update in session.status.prompt_ended():
+                session.push(update)
             await session.flush()
             if session.cancelled:
                 return PromptResponse(stop_reason="cancelled")
             raise RequestError.internal_error({"details": str(exc)}) from exc
+        for update in session.status.prompt_ended():
+            session.push(update)
         await session.flush()
-        return PromptResponse(stop_reason=stop_reason(result, session.cancelled))
+        return PromptResponse(
+            stop_reason=stop_reason(result, session.cancelled), usage=prompt_usage(result.messages or [])
+        )
 
     @cancellable
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from ..agent.policy import ApprovalPolicy
 from ..agent.session import AgentSession
 from ..server.methods import Methods
+from .status import SessionStatus
 from .updates import EventTranslator, Update
 
 logger = logging.getLogger("rpc_agent.acp")
@@ -40,6 +41,8 @@ class AcpSession:
     translator: EventTranslator
     answered: anyio.Event = field(default_factory=anyio.Event)
     """Set once the client has the answer that told it about this session."""
+    status: SessionStatus = field(init=False)
+    """Its context use, cost and title, as the editor was last told."""
     methods: Methods = field(init=False)
     """The JSON-RPC method table bound to this session's agent (for the extension methods)."""
     policy: ApprovalPolicy = field(default_factory=lambda: ApprovalPolicy(mode="writes"))
@@ -48,6 +51,7 @@ class AcpSession:
     closed: bool = False
 
     def __post_init__(self) -> None:
+        self.status = SessionStatus(self.agent)
         self.methods = Methods(self.agent, providers=[self.agent.provider.name], on_shutdown=lambda: None)
 
     def push(self, update: Update) -> None:

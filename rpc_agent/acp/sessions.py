@@ -119,6 +119,8 @@ class Sessions:
             if holder:
                 for update in translator.translate(event):
                     holder[0].push(update)
+                for update in holder[0].status.translate(event):
+                    holder[0].push(update)
 
         agent = self.runtime.agent(manager, emit)
         session = AcpSession(id=manager.session_id, agent=agent, send=send, translator=translator)

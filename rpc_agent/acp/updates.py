@@ -25,6 +25,7 @@ from acp.schema import (
     ToolCallStart,
     ToolCallStatus,
     ToolKind,
+    UsageUpdate,
     UserMessageChunk,
 )
 from pydantic import BaseModel
@@ -49,6 +50,7 @@ Update = (
     | AvailableCommandsUpdate
     | ConfigOptionUpdate
     | SessionInfoUpdate
+    | UsageUpdate
 )
 
 _KINDS: dict[str, ToolKind] = {
