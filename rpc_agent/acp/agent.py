@@ -33,6 +33,7 @@ from acp.schema import (
     PromptCapabilities,
     PromptResponse,
     ResumeSessionResponse,
+    SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
     SessionCloseCapabilities,
     SessionForkCapabilities,
@@ -57,7 +58,7 @@ from .commands import announce, run_command, slash_command
 from .config import config_options, set_config_option
 from .extensions import call_extension, extension_name
 from .prompt import PromptBlock, prompt_content, stop_reason
-from .sessions import McpServer, Sessions, check_cwd
+from .sessions import McpServer, Sessions, check_cwd, workspace_roots
 from .status import prompt_usage, title_of
 from .updates import replay_updates
 
@@ -122,6 +123,7 @@ class RpcAgentAcp:
                     fork=SessionForkCapabilities(),
                     resume=SessionResumeCapabilities(),
                     close=SessionCloseCapabilities(),
+                    additional_directories=SessionAdditionalDirectoriesCapabilities(),
                 ),
             ),
             agent_info=Implementation(name="rpc-agent", title="rpc-agent", version=__version__),
@@ -150,7 +152,8 @@ class RpcAgentAcp:
         **kwargs: Any,
     ) -> NewSessionResponse:
         check_cwd(cwd)
-        session = await self.sessions.create(cwd, mcp_servers)
+        roots = workspace_roots(additional_directories, cwd)
+        session = await self.sessions.create(cwd, mcp_servers, roots)
         announce(session)
         return NewSessionResponse(session_id=session.id, config_options=config_options(session))
 
@@ -164,7 +167,8 @@ class RpcAgentAcp:
         **kwargs: Any,
     ) -> LoadSessionResponse | None:
         check_cwd(cwd)
-        session = await self.sessions.open_existing(session_id, cwd, mcp_servers, announced=True)
+        roots = workspace_roots(additional_directories, cwd)
+        session = await self.sessions.open_existing(session_id, cwd, mcp_servers, announced=True, roots=roots)
         for update in replay_updates(session.agent.manager.get_branch(), session.agent.manager.cwd):
             session.push(update)
         announce(session)
@@ -181,7 +185,10 @@ class RpcAgentAcp:
         **kwargs: Any,
     ) -> ResumeSessionResponse:
         check_cwd(cwd)
-        session = await self.sessions.open_existing(session_id, cwd, mcp_servers, announced=False)
+        roots = workspace_roots(additional_directories, cwd)
+        session = await self.sessions.open_existing(
+            session_id, cwd, mcp_servers, announced=False, roots=roots
+        )
         announce(session)
         return ResumeSessionResponse(config_options=config_options(session))
 
@@ -199,12 +206,13 @@ class RpcAgentAcp:
             next_cursor=next_cursor,
             sessions=[
                 SessionInfo(
-                    session_id=info.id,
-                    cwd=info.cwd or (cwd or ""),
-                    title=info.name or title_of(info.firstMessage),
-                    updated_at=info.modified,
+                    session_id=listed.info.id,
+                    cwd=listed.cwd or (cwd or ""),
+                    additional_directories=list(listed.additional_directories) or None,
+                    title=listed.info.name or title_of(listed.info.firstMessage),
+                    updated_at=listed.info.modified,
                 )
-                for info in infos
+                for listed in infos
             ],
         )
 
@@ -225,8 +233,9 @@ class RpcAgentAcp:
         **kwargs: Any,
     ) -> ForkSessionResponse:
         check_cwd(cwd)
-        source = await self.sessions.open_existing(session_id, cwd, mcp_servers, announced=True)
-        fork = await self.sessions.fork(source, mcp_servers, announced=False)
+        roots = workspace_roots(additional_directories, cwd)
+        source = await self.sessions.open_existing(session_id, cwd, mcp_servers, announced=True, roots=roots)
+        fork = await self.sessions.fork(source, mcp_servers, announced=False, roots=roots)
         announce(fork)
         return ForkSessionResponse(session_id=fork.id, config_options=config_options(fork))
 

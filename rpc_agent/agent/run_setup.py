@@ -42,7 +42,9 @@ def run_context(session: AgentSession, *, max_turns: int | None, max_budget_usd:
     tools = session.run_tools()
     specs = tool_specs(tools)
     cwd = Path(session.manager.cwd)
-    system_prompt = session.system_prompt_override or build_system_prompt(cwd, specs)
+    system_prompt = session.system_prompt_override or build_system_prompt(
+        cwd, specs, additional_directories=session.settings.additional_directories
+    )
     if session.append_system_prompt:
         system_prompt = f"{system_prompt}\n\n{session.append_system_prompt}"
     return RunContext(

@@ -48,6 +48,10 @@ class AgentSettings:
     approval_timeout: float = 300.0
     hook_timeout: float = 30.0
     tool_timeout: float = 600.0
+    additional_directories: list[str] = field(default_factory=list)
+    """Workspace roots besides the cwd (absolute, checked by ``agent.workspace``): the model is
+    told of them and file tools may work there; the cwd stays the base of relative paths.
+    Per session: ACP ``additionalDirectories``, JSON-RPC ``initialize``/``new_session``."""
 
     def __post_init__(self) -> None:
         if self.retry is None:

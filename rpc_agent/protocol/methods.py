@@ -74,6 +74,11 @@ class InitializeParams(Params):
     mcpServers: list[McpServer] | None = Field(
         default=None, description="the client's MCP servers, added to those of the settings files"
     )
+    additionalDirectories: list[str] | None = Field(
+        default=None,
+        description="workspace roots besides the cwd (absolute folders): the model is told of them; "
+        "the cwd stays the base of relative paths",
+    )
 
 
 class ServerInfo(Result):
@@ -301,6 +306,10 @@ class NewSessionParams(Params):
     parentSession: str | None = None
     mcpServers: list[McpServer] | None = Field(
         default=None, description="replace the client's MCP servers for the new session"
+    )
+    additionalDirectories: list[str] | None = Field(
+        default=None,
+        description="replace the workspace roots besides the cwd (absolute folders) for the new session",
     )
 
 

@@ -20,9 +20,14 @@ def _given(**params: Any) -> JsonDict:
 class RpcAgentClient(HostConnection):
     """Spawn the server with ``RpcAgentClient.spawn(...)``; each method below is one request."""
 
-    async def initialize(self, client_name: str = "rpc-agent-client") -> m.InitializeResult:
-        """Handshake; declares the approval callback, hooks and tools registered so far."""
+    async def initialize(
+        self, client_name: str = "rpc-agent-client", *, additional_directories: list[str] | None = None
+    ) -> m.InitializeResult:
+        """Handshake; declares the approval callback, hooks and tools registered so far.
+        ``additional_directories``: workspace roots besides the cwd (absolute folders)."""
         params: JsonDict = {"clientInfo": {"name": client_name}}
+        if additional_directories is not None:
+            params["additionalDirectories"] = additional_directories
         caps = self.capabilities()
         if caps["approvals"] or caps["hooks"] or caps.get("tools"):
             params["capabilities"] = caps
@@ -109,8 +114,10 @@ class RpcAgentClient(HostConnection):
     async def clone(self) -> m.SessionChangeResult:
         return await self._typed(m.SessionChangeResult, "clone")
 
-    async def new_session(self, parent_session: str | None = None) -> m.SessionChangeResult:
-        params = _given(parentSession=parent_session or None)
+    async def new_session(
+        self, parent_session: str | None = None, *, additional_directories: list[str] | None = None
+    ) -> m.SessionChangeResult:
+        params = _given(parentSession=parent_session or None, additionalDirectories=additional_directories)
         return await self._typed(m.SessionChangeResult, "new_session", params or None)
 
     async def switch_session(self, session_path: str) -> m.SessionChangeResult:

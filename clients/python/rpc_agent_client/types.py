@@ -897,6 +897,12 @@ class ModelChangeEntry(EntryBase):
 
 
 class NewSessionParams(ClosedModel):
+    additionalDirectories: Annotated[
+        list[str] | None,
+        Field(
+            description='replace the workspace roots besides the cwd (absolute folders) for the new session'
+        ),
+    ] = None
     mcpServers: Annotated[
         list[McpServerHttp | McpServerStdio] | None,
         Field(description="replace the client's MCP servers for the new session"),
@@ -984,6 +990,12 @@ class UserMessage(OpenModel):
 
 
 class InitializeParams(ClosedModel):
+    additionalDirectories: Annotated[
+        list[str] | None,
+        Field(
+            description='workspace roots besides the cwd (absolute folders): the model is told of them; the cwd stays the base of relative paths'
+        ),
+    ] = None
     capabilities: Annotated[
         ClientCapabilities | None,
         Field(

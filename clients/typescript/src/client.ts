@@ -717,9 +717,9 @@ export class RpcAgentClient {
     return this.call("clone");
   }
 
-  /** Start a new session. */
-  newSession(parentSession?: string): Promise<SessionChangeResult> {
-    return this.call("new_session", { parentSession });
+  /** Start a new session; `additionalDirectories` replaces the workspace roots besides the cwd. */
+  newSession(parentSession?: string, options: { additionalDirectories?: string[] } = {}): Promise<SessionChangeResult> {
+    return this.call("new_session", { parentSession, ...options });
   }
 
   /** Open another session file. */

@@ -918,6 +918,10 @@ export interface ImageBlock {
 }
 export interface InitializeParams {
   /**
+   * workspace roots besides the cwd (absolute folders): the model is told of them; the cwd stays the base of relative paths
+   */
+  additionalDirectories?: string[] | null;
+  /**
    * what the client answers: approvals, hooks (pi's event names), its own tools
    */
   capabilities?: ClientCapabilities | null;
@@ -1066,6 +1070,10 @@ export interface NavigateTreeResult {
   [k: string]: unknown;
 }
 export interface NewSessionParams {
+  /**
+   * replace the workspace roots besides the cwd (absolute folders) for the new session
+   */
+  additionalDirectories?: string[] | null;
   /**
    * replace the client's MCP servers for the new session
    */
