@@ -49,6 +49,8 @@ class AcpSession:
     """When the client is asked before a tool runs (the ``approval_policy`` config option)."""
     cancelled: bool = False
     closed: bool = False
+    _stoppers: set[Callable[[], None]] = field(default_factory=set)
+    """What else stops when the prompt is cancelled (a question to the editor waiting)."""
 
     def __post_init__(self) -> None:
         self.status = SessionStatus(self.agent)
@@ -89,6 +91,13 @@ class AcpSession:
         """Stop the run; the prompt it answers ends as cancelled."""
         self.cancelled = True
         self.agent.abort()
+        for stop in list(self._stoppers):
+            stop()
+
+    def on_cancel(self, stop: Callable[[], None]) -> Callable[[], None]:
+        """Call ``stop`` if the session is cancelled meanwhile; returns what forgets it."""
+        self._stoppers.add(stop)
+        return lambda: self._stoppers.discard(stop)
 
     def move_to(self, cwd: str) -> None:
         """Run the tools in ``cwd`` from now on (the file's own header stays as written)."""

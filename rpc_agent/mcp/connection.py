@@ -24,6 +24,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from .. import __version__
 from ..protocol import methods as m
 from .config import McpServerConfig
+from .elicitation import Elicit, ElicitationAnswer, decline, elicitation_request
 
 if TYPE_CHECKING:
     from mcp import ClientSession, types
@@ -64,8 +65,11 @@ class McpConnection:
         cwd: str,
         startup_timeout: float,
         on_status: Callable[[McpConnection], None],
+        elicit: Elicit = decline,
     ) -> None:
         self.config = config
+        self.elicit = elicit
+        """Who answers the server's ``elicitation/create`` (the session's front)."""
         self.cwd = cwd
         self.startup_timeout = startup_timeout
         self.on_status = on_status
@@ -85,6 +89,8 @@ class McpConnection:
         """Set when an HTTP response stream broke: the probe of a running call pings at once."""
         self._calls: list[str] = []
         """Tools being called now (to say which call a dying server took down)."""
+        self._call_ids: list[str | None] = []
+        """The tool call ids of those calls (an elicitation names the call when there is one)."""
 
     @property
     def name(self) -> str:
@@ -188,7 +194,10 @@ class McpConnection:
         read = await self._watch_end(stack, read)
         session = await stack.enter_async_context(
             ClientSession(
-                read, write, client_info=types.Implementation(name="rpc-agent", version=__version__)
+                read,
+                write,
+                client_info=types.Implementation(name="rpc-agent", version=__version__),
+                elicitation_callback=self._on_elicitation,
             )
         )
         tools: list[types.Tool] = []
@@ -265,7 +274,28 @@ class McpConnection:
             self._set("failed", error)
         self._stop.set()
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def _on_elicitation(
+        self, context: Any, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        """The server asks the user something: the session's front answers (see elicitation)."""
+        from mcp import types
+
+        calls = [call_id for call_id in self._call_ids if call_id is not None]
+        request = elicitation_request(self.name, params, calls[0] if len(calls) == 1 else None)
+        if request is None:
+            return types.ErrorData(code=types.INVALID_PARAMS, message="unknown elicitation mode")
+        try:
+            answer = await self.elicit(request)
+        except Exception:  # a front that failed to ask: the server is told "cancel", not an error
+            logger.warning("elicitation from MCP server %s failed", self.name, exc_info=True)
+            answer = ElicitationAnswer("cancel")
+        return types.ElicitResult(
+            action=answer.action, content=answer.content if answer.action == "accept" else None
+        )
+
+    async def call_tool(
+        self, tool: str, arguments: dict[str, Any], tool_call_id: str | None = None
+    ) -> types.CallToolResult:
         from mcp import McpError, types
 
         session = self.session
@@ -311,6 +341,7 @@ class McpConnection:
                     return
 
         self._calls.append(tool)
+        self._call_ids.append(tool_call_id)
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(watch)
@@ -318,6 +349,7 @@ class McpConnection:
                 group.start_soon(call)
         finally:
             self._calls.remove(tool)
+            self._call_ids.remove(tool_call_id)
         if result is not None:
             return result
         raise McpCallError(

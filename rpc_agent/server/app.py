@@ -74,14 +74,10 @@ async def serve(config: ServerConfig) -> int:
     methods = Methods(agent, providers=[provider.name], on_shutdown=stop.set)
     router = Router(methods.registry, writer, error_mapper=map_error)
     settings = agent.settings
-    accept_capabilities(
-        methods,
-        JsonRpcHost(
-            router,
-            emit,
-            HostTimeouts(settings.approval_timeout, settings.hook_timeout, settings.tool_timeout),
-        ),
+    host = JsonRpcHost(
+        router, emit, HostTimeouts(settings.approval_timeout, settings.hook_timeout, settings.tool_timeout)
     )
+    accept_capabilities(methods, host)
 
     async def watch_signals() -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -102,6 +98,7 @@ async def serve(config: ServerConfig) -> int:
 
         mcp = McpManager(group, emit, cwd=str(config.cwd), home=config.home or agent_home())
         agent.mcp = methods.mcp = mcp
+        mcp.elicit = host.request_elicitation
         mcp.start([])
         group.start_soon(serve_until_stopped)
         group.start_soon(watch_signals)

@@ -29,7 +29,7 @@ class RpcAgentClient(HostConnection):
         if additional_directories is not None:
             params["additionalDirectories"] = additional_directories
         caps = self.capabilities()
-        if caps["approvals"] or caps["hooks"] or caps.get("tools"):
+        if caps["approvals"] or caps["hooks"] or caps.get("tools") or caps.get("elicitation"):
             params["capabilities"] = caps
         return await self._typed(m.InitializeResult, "initialize", params)
 

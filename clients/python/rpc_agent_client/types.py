@@ -34,6 +34,9 @@ class AbortResult(OpenModel):
 class AcceptedCapabilities(OpenModel):
     approvalPolicy: Literal['never', 'writes', 'all']
     approvals: bool
+    elicitation: Annotated[
+        bool, Field(description="MCP servers' questions go to the client")
+    ] = False
     hooks: list[str]
     rejected: Annotated[
         list[str] | None,
@@ -217,6 +220,34 @@ class Cost(OpenModel):
     total: float = 0
 
 
+class ElicitationRequestParams(OpenModel):
+    elicitationId: Annotated[
+        str | None, Field(description="url: the server's id of this request")
+    ] = None
+    message: str
+    mode: Literal['form', 'url']
+    requestedSchema: Annotated[
+        dict[str, Any] | None,
+        Field(description='form: a flat JSON Schema object of primitive properties'),
+    ] = None
+    server: Annotated[str, Field(description='the MCP server that asks')]
+    toolCallId: Annotated[
+        str | None, Field(description='the tool call during which the server asked')
+    ] = None
+    url: Annotated[
+        str | None,
+        Field(description="url: where the user goes, outside the agent's sight"),
+    ] = None
+
+
+class ElicitationResult(LaxModel):
+    action: Literal['accept', 'decline', 'cancel']
+    content: Annotated[
+        dict[str, str | int | float | bool | list[str] | None] | None,
+        Field(description='accept in form mode: the values, as the schema asks'),
+    ] = None
+
+
 class EntriesResult(OpenModel):
     entries: Annotated[
         list[dict[str, Any]],
@@ -312,7 +343,7 @@ class HookEvent(OpenModel):
 
 
 class HostRequestFailedEvent(ClosedModel):
-    fallback: Literal['denied', 'no_change', 'tool_error']
+    fallback: Literal['denied', 'no_change', 'tool_error', 'declined']
     message: str
     method: str
     reason: Literal['timeout', 'aborted', 'error', 'invalid_result', 'closed']
@@ -792,6 +823,12 @@ class BranchSummaryEntry(EntryBase):
 class ClientCapabilities(ClosedModel):
     approvals: Annotated[
         bool | None, Field(description='the client answers approval/request')
+    ] = None
+    elicitation: Annotated[
+        bool | None,
+        Field(
+            description='the client answers elicitation/request (an MCP server asking the user for input)'
+        ),
     ] = None
     hooks: Annotated[
         list[str] | None,

@@ -278,6 +278,10 @@ export interface AbortResult {
 export interface AcceptedCapabilities {
   approvalPolicy: "never" | "writes" | "all";
   approvals: boolean;
+  /**
+   * MCP servers' questions go to the client
+   */
+  elicitation?: boolean;
   hooks: string[];
   /**
    * declared items the server did not accept, and why
@@ -554,6 +558,10 @@ export interface ClientCapabilities {
    */
   approvals?: boolean | null;
   /**
+   * the client answers elicitation/request (an MCP server asking the user for input)
+   */
+  elicitation?: boolean | null;
+  /**
    * hook names the client answers as hook/<name>
    */
   hooks?: string[] | null;
@@ -655,6 +663,42 @@ export interface ModelDescription {
   provider: string;
   reasoning: boolean;
   [k: string]: unknown;
+}
+export interface ElicitationRequestParams {
+  /**
+   * url: the server's id of this request
+   */
+  elicitationId?: string | null;
+  message: string;
+  mode: "form" | "url";
+  /**
+   * form: a flat JSON Schema object of primitive properties
+   */
+  requestedSchema?: {
+    [k: string]: unknown;
+  } | null;
+  /**
+   * the MCP server that asks
+   */
+  server: string;
+  /**
+   * the tool call during which the server asked
+   */
+  toolCallId?: string | null;
+  /**
+   * url: where the user goes, outside the agent's sight
+   */
+  url?: string | null;
+  [k: string]: unknown;
+}
+export interface ElicitationResult {
+  action: "accept" | "decline" | "cancel";
+  /**
+   * accept in form mode: the values, as the schema asks
+   */
+  content?: {
+    [k: string]: string | number | boolean | string[] | null;
+  } | null;
 }
 export interface EntriesResult {
   /**
@@ -787,7 +831,7 @@ export interface SessionChangedEvent {
  * A request to the client gave no usable answer: the server went on without it.
  */
 export interface HostRequestFailedEvent {
-  fallback: "denied" | "no_change" | "tool_error";
+  fallback: "denied" | "no_change" | "tool_error" | "declined";
   message: string;
   method: string;
   reason: "timeout" | "aborted" | "error" | "invalid_result" | "closed";
