@@ -145,6 +145,7 @@ class Sessions:
         agent = self.runtime.agent(manager, emit)
         agent.settings.additional_directories = list(roots or [])
         session = AcpSession(id=manager.session_id, agent=agent, send=send, translator=translator)
+        await session.status.load()
         if announced:
             session.answered.set()
         holder.append(session)

@@ -14,8 +14,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import re
+from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 from acp.schema import Cost, SessionInfoUpdate, Usage, UsageUpdate
 from pydantic import BaseModel
 
@@ -66,15 +70,46 @@ def title_of(first_message: str) -> str:
     return " ".join(first_message.split())[:TITLE_LIMIT]
 
 
+_COST = re.compile(rb'"usage":\{[^{}]*"cost":\{[^{}]*"total":(-?[0-9.eE+]+)')
+_USER = re.compile(rb'"role":"user"')
+
+
+def stored_status(path: Path) -> tuple[float, bool]:
+    """The cost of every model call stored in a session file, and whether it holds a user
+    message, read from its bytes (blocking: call it in a thread).
+
+    Decoding every entry of a large session takes seconds (a 100k-entry file: about 7 s); the
+    usage objects are found in the raw lines instead, as the listing finds its counts (a
+    fraction of a second for the same file). Only a message's ``usage`` has a ``cost`` object
+    with a ``total``, written compactly by both pi and us."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return 0.0, False
+    total = 0.0
+    for match in _COST.finditer(data):
+        with contextlib.suppress(ValueError):
+            total += float(match.group(1))
+    return total, _USER.search(data) is not None
+
+
 class SessionStatus:
     """The usage and title state of one open session."""
 
     def __init__(self, agent: AgentSession) -> None:
         self.agent = agent
-        manager = agent.manager
-        self.cost = agent.session_stats().cost
-        self.titled = bool(manager.session_name) or any(e.get("type") == "message" for e in manager.entries)
+        self.cost = 0.0
+        self.titled = False
         """The session already has the title a listing shows (a name, or a first message)."""
+
+    async def load(self) -> None:
+        """What the session file already holds: its cost so far, and whether it has a title."""
+        manager = self.agent.manager
+        path = manager.session_file
+        if path is not None:
+            self.cost, has_user = await anyio.to_thread.run_sync(stored_status, Path(path))
+            self.titled = has_user
+        self.titled = self.titled or bool(manager.session_name)
 
     def _update(self, used: int) -> UsageUpdate:
         return UsageUpdate(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import stat
 import sys
@@ -32,6 +33,8 @@ from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.errors import INVALID_REQUEST, PARSE_ERROR
 
 from .cancellation import Cancellations
+
+logger = logging.getLogger("rpc_agent.acp")
 
 _READ_CHUNK = 1 << 16
 _BATCH_MESSAGE = "Invalid Request: ACP does not support JSON-RPC batches"
@@ -248,6 +251,11 @@ class StdioTransport:
             result = await self.local_methods[message["method"]](message.get("params"))
         except RequestError as exc:
             await self._write({"jsonrpc": "2.0", "id": message["id"], "error": exc.to_error_obj()})
+            return
+        except Exception as exc:  # the read loop must go on: an internal error, as the SDK answers
+            logger.exception("%s failed", message["method"])
+            error = RequestError.internal_error({"details": str(exc)})
+            await self._write({"jsonrpc": "2.0", "id": message["id"], "error": error.to_error_obj()})
             return
         await self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
