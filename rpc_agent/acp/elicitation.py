@@ -30,11 +30,31 @@ from ..mcp.elicitation import (
     DECLINE,
     Elicit,
     ElicitationAnswer,
+    ElicitationDone,
     ElicitationRequest,
     asks_for_secret,
     decline,
+    nobody_to_tell,
 )
 from .session import AcpSession
+
+
+def editor_id(server: str, elicitation_id: str | None) -> str:
+    """The id the editor knows a URL-mode elicitation by: unique on the connection, since two
+    servers may use the same ids."""
+    return f"{server}/{elicitation_id}"
+
+
+def editor_completion(client: Callable[[], Client], caps: ClientCapabilities) -> ElicitationDone:
+    """Pass a server's ``notifications/elicitation/complete`` on as ACP ``elicitation/complete``
+    (to an editor that offers URL mode: only it can have been asked)."""
+    if caps.elicitation is None or caps.elicitation.url is None:
+        return nobody_to_tell
+
+    async def done(server: str, elicitation_id: str) -> None:
+        await client().complete_elicitation(elicitation_id=editor_id(server, elicitation_id))
+
+    return done
 
 
 def editor_elicitation(session: AcpSession, client: Callable[[], Client], caps: ClientCapabilities) -> Elicit:
@@ -64,8 +84,7 @@ def editor_elicitation(session: AcpSession, client: Callable[[], Client], caps: 
                 mode = ElicitationUrlSessionMode(
                     session_id=session.id,
                     tool_call_id=request.tool_call_id,
-                    # Unique on this connection: two servers may use the same ids.
-                    elicitation_id=f"{request.server}/{request.elicitation_id}",
+                    elicitation_id=editor_id(request.server, request.elicitation_id),
                     url=request.url,  # pydantic checks it is a URL
                 )
             except ValidationError:

@@ -40,7 +40,7 @@ from ..session import files
 from ..session.store import SessionManager
 from ..session.workspaces import WorkspaceIndex
 from . import permissions
-from .elicitation import editor_elicitation
+from .elicitation import editor_completion, editor_elicitation
 from .fs import file_access
 from .session import AcpSession, Flush
 from .terminal import EditorTerminal
@@ -165,6 +165,7 @@ class Sessions:
             agent.commands = EditorTerminal(self.client, session.id, show_terminal)
         mcp = McpManager(self.group, emit, cwd=manager.cwd, home=self.home)
         mcp.elicit = editor_elicitation(session, self.client, self.client_capabilities)
+        mcp.elicitation_done = editor_completion(self.client, self.client_capabilities)
         agent.mcp = mcp
         mcp.start(
             mcp_servers.configs if isinstance(mcp_servers, McpServers) else client_servers(mcp_servers or [])

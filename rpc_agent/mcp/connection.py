@@ -24,7 +24,14 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from .. import __version__
 from ..protocol import methods as m
 from .config import McpServerConfig
-from .elicitation import Elicit, ElicitationAnswer, decline, elicitation_request
+from .elicitation import (
+    Elicit,
+    ElicitationAnswer,
+    ElicitationDone,
+    decline,
+    elicitation_request,
+    nobody_to_tell,
+)
 
 if TYPE_CHECKING:
     from mcp import ClientSession, types
@@ -66,9 +73,11 @@ class McpConnection:
         startup_timeout: float,
         on_status: Callable[[McpConnection], None],
         elicit: Elicit = decline,
+        elicitation_done: ElicitationDone = nobody_to_tell,
     ) -> None:
         self.config = config
         self.elicit = elicit
+        self.elicitation_done = elicitation_done
         """Who answers the server's ``elicitation/create`` (the session's front)."""
         self.cwd = cwd
         self.startup_timeout = startup_timeout
@@ -198,6 +207,7 @@ class McpConnection:
                 write,
                 client_info=types.Implementation(name="rpc-agent", version=__version__),
                 elicitation_callback=self._on_elicitation,
+                message_handler=self._on_message,
             )
         )
         tools: list[types.Tool] = []
@@ -292,6 +302,20 @@ class McpConnection:
         return types.ElicitResult(
             action=answer.action, content=answer.content if answer.action == "accept" else None
         )
+
+    async def _on_message(self, message: Any) -> None:
+        """Notifications the SDK does not act on: a URL-mode elicitation that finished."""
+        from mcp import types
+
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.ElicitCompleteNotification
+        ):
+            try:
+                await self.elicitation_done(self.name, message.root.params.elicitationId)
+            except Exception:  # telling the front is a courtesy: the server goes on regardless
+                logger.warning(
+                    "elicitation/complete from MCP server %s was not passed on", self.name, exc_info=True
+                )
 
     async def call_tool(
         self, tool: str, arguments: dict[str, Any], tool_call_id: str | None = None

@@ -48,6 +48,13 @@ DECLINE = ElicitationAnswer("decline")
 
 Elicit = Callable[[ElicitationRequest], Awaitable[ElicitationAnswer]]
 
+ElicitationDone = Callable[[str, str], Awaitable[None]]
+"""Told (server name, elicitation id) when a server says a URL-mode elicitation finished."""
+
+
+async def nobody_to_tell(server: str, elicitation_id: str) -> None:
+    return None
+
 
 def elicitation_request(server: str, params: Any, tool_call_id: str | None) -> ElicitationRequest | None:
     """The MCP SDK's request params as ours (None for a mode we do not know)."""

@@ -30,7 +30,14 @@ from .config import (
     load_file_settings,
     merge,
 )
-from .elicitation import Elicit, ElicitationAnswer, ElicitationRequest, decline
+from .elicitation import (
+    Elicit,
+    ElicitationAnswer,
+    ElicitationDone,
+    ElicitationRequest,
+    decline,
+    nobody_to_tell,
+)
 
 if TYPE_CHECKING:
     from .connection import McpConnection
@@ -61,6 +68,8 @@ class McpManager:
         self.startup_timeout = 10.0
         self.elicit: Elicit = decline
         """Who answers the servers' questions for the user (the front sets it; else declined)."""
+        self.elicitation_done: ElicitationDone = nobody_to_tell
+        """Who hears that a URL-mode question was dealt with (the front that asked it)."""
 
     def _file_settings(self) -> McpSettings:
         try:
@@ -89,6 +98,7 @@ class McpManager:
             startup_timeout=self.startup_timeout,
             on_status=self._on_status,
             elicit=self._elicit,
+            elicitation_done=self._elicitation_done,
         )
         self.connections[config.name] = connection
         self._tools = None
@@ -97,6 +107,9 @@ class McpManager:
 
     async def _elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
         return await self.elicit(request)
+
+    async def _elicitation_done(self, server: str, elicitation_id: str) -> None:
+        await self.elicitation_done(server, elicitation_id)
 
     def _on_status(self, connection: McpConnection) -> None:
         if self.connections.get(connection.name) is connection:

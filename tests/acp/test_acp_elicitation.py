@@ -56,10 +56,16 @@ class ElicitedClient(RecordingClient):
     replies: list[Any] = field(default_factory=list)
     asked: list[tuple[str, Any, dict[str, Any]]] = field(default_factory=list)
 
+    completed: list[str] = field(default_factory=list)
+
     async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
         self.asked.append((message, mode, kwargs))
         self._note_change()
         return self.replies.pop(0)
+
+    async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
+        self.completed.append(elicitation_id)
+        self._note_change()
 
 
 async def test_the_editor_answers_form_and_url_elicitations_and_never_sees_a_password_form(
@@ -83,6 +89,8 @@ async def test_the_editor_answers_form_and_url_elicitations_and_never_sees_a_pas
         sid = (await conn.new_session(cwd=str(world.cwd), mcp_servers=[eliciting()])).session_id
         answer = await prompt(conn, sid, "set me up")
         assert answer.stop_reason == "end_turn"
+        # The server said the sign-in it sent the user to was done: passed on under our id.
+        await client.wait_for(lambda: client.completed == ["acct/oauth-42"])
 
     (form_message, form, meta), (url_message, url, _) = client.asked
     assert form_message == "Who are you?"
@@ -104,7 +112,7 @@ async def test_the_editor_answers_form_and_url_elicitations_and_never_sees_a_pas
         "t3",
     )
     assert content_text(client.tool_updates(sid, "t3")[-1]).strip() == "accept"
-    assert "CreateElicitationRequest" in check.checked
+    assert {"CreateElicitationRequest", "CompleteElicitationNotification"} <= set(check.checked)
     assert check.problems == []
 
 

@@ -47,6 +47,8 @@ async def ask_password(ctx: Context) -> str:  # type: ignore[type-arg]
 @server.tool(description="Connect the user's account")
 async def connect_account(ctx: Context) -> str:  # type: ignore[type-arg]
     result = await ctx.elicit_url("Sign in to Example", "https://example.com/connect?e=42", "oauth-42")
+    if getattr(result, "action", None) == "accept":  # the sign-in "happened": say so
+        await ctx.session.send_elicit_complete("oauth-42")
     return _said(result)
 
 
