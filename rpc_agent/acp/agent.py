@@ -21,6 +21,7 @@ from acp.schema import (
     AuthenticateResponse,
     ClientCapabilities,
     CloseSessionResponse,
+    DeleteSessionResponse,
     ForkSessionResponse,
     Implementation,
     InitializeResponse,
@@ -36,6 +37,7 @@ from acp.schema import (
     SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionDeleteCapabilities,
     SessionForkCapabilities,
     SessionInfo,
     SessionListCapabilities,
@@ -45,11 +47,12 @@ from acp.schema import (
 )
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
-from rpc_agent.errors import AgentBusyError
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.errors import AgentBusyError, AgentError
 
 from .. import __version__
+from ..agent import deletion
 from ..credentials import CredentialStore
+from ..protocol.errors import ERROR_CODES
 from ..providers.base import Provider
 from ..runtime import Runtime, ServerConfig
 from . import auth, listing
@@ -124,6 +127,7 @@ class RpcAgentAcp:
                     resume=SessionResumeCapabilities(),
                     close=SessionCloseCapabilities(),
                     additional_directories=SessionAdditionalDirectoriesCapabilities(),
+                    delete=SessionDeleteCapabilities(),
                 ),
             ),
             agent_info=Implementation(name="rpc-agent", title="rpc-agent", version=__version__),
@@ -134,14 +138,11 @@ class RpcAgentAcp:
         auth.authenticate(self.provider, method_id)
         return AuthenticateResponse()
 
-    async def logout(self, params: Any) -> JsonDict:
-        """``logout`` (the SDK does not route it: the transport calls this)."""
-        if params is not None and not isinstance(params, dict):
-            raise RequestError.invalid_params({"details": "logout params must be an object"})
+    @cancellable
+    async def logout(self, **kwargs: Any) -> LogoutResponse:
+        """``logout`` (routed by ``routes``): the stored key is forgotten."""
         left = auth.logout(self.provider, CredentialStore(self.sessions.home))
-        return LogoutResponse(field_meta={"rpc-agent": left}).model_dump(
-            mode="json", by_alias=True, exclude_none=True
-        )
+        return LogoutResponse(field_meta={"rpc-agent": left})
 
     @cancellable
     async def new_session(
@@ -222,6 +223,33 @@ class RpcAgentAcp:
         if session is not None:
             await self.sessions.close(session)
         return CloseSessionResponse()
+
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
+        """``session/delete`` (routed by ``routes``): the JSON-RPC front's deletion, by id.
+
+        A session open on this connection is refused as the live one is over JSON-RPC: the
+        editor closes it first (``session/close``)."""
+        if session_id in self.sessions.open_sessions:
+            raise RequestError.invalid_request(
+                {"details": f"session {session_id} is open; close it (session/close) before deleting it"}
+            )
+        path = await anyio.to_thread.run_sync(self.sessions.find_session_file, session_id)
+        if path is None:
+            raise RequestError.resource_not_found(session_id)
+        live = [
+            file
+            for session in self.sessions.open_sessions.values()
+            if (file := session.agent.manager.session_file) is not None
+        ]
+        try:
+            await anyio.to_thread.run_sync(
+                lambda: deletion.delete_session(
+                    path, home=self.sessions.home, session_dir=self.config.session_dir, live=live
+                )
+            )
+        except AgentError as exc:
+            raise RequestError(ERROR_CODES[exc.kind].code, str(exc), exc.data()) from exc
+        return DeleteSessionResponse()
 
     @cancellable
     async def fork_session(

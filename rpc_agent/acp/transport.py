@@ -11,8 +11,7 @@ The SDK accepts any object with ``send``/``receive``/``close`` as its transport,
 none of its private modules. ``send`` also tells the agent when an answer went out, which is how
 a notification about a new session is kept behind the answer that names it. ``$/cancel_request``
 never reaches the SDK (which knows no such method): ``cancellation`` handles it, and other
-``$/`` notifications, which JSON-RPC peers may ignore, are dropped. Requests for the few methods
-of the current schema the SDK cannot route (``logout``) are answered here, by ``local_methods``.
+``$/`` notifications, which JSON-RPC peers may ignore, are dropped.
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ from typing import IO, Any
 
 import anyio.to_thread
 
-from acp import RequestError
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.errors import INVALID_REQUEST, PARSE_ERROR
 
@@ -125,8 +123,6 @@ class StdioTransport:
         self._asked: dict[Any, str] = {}
         """Request id -> the session id its params name, until it is answered."""
         self._closed = False
-        self.local_methods: dict[str, Callable[[Any], Awaitable[JsonDict]]] = {}
-        """Methods answered here, not by the SDK: short ones (the read loop waits for them)."""
         self.cancellations = Cancellations()
         """The requests handed to the SDK and not answered yet, and how to cancel them."""
         self.on_eof: Callable[[], Awaitable[None]] | None = None
@@ -234,9 +230,6 @@ class StdioTransport:
                 if method == "$/cancel_request":
                     self.cancellations.cancel(message.get("params"))
                 continue
-            if "id" in message and method in self.local_methods:
-                await self._answer_locally(message)
-                continue
             self.cancellations.received(message)
             if "method" in message and "id" in message:
                 params = message.get("params")
@@ -245,19 +238,6 @@ class StdioTransport:
                     self._asked[message["id"]] = session_id
             checked: JsonDict = message
             return checked
-
-    async def _answer_locally(self, message: JsonDict) -> None:
-        try:
-            result = await self.local_methods[message["method"]](message.get("params"))
-        except RequestError as exc:
-            await self._write({"jsonrpc": "2.0", "id": message["id"], "error": exc.to_error_obj()})
-            return
-        except Exception as exc:  # the read loop must go on: an internal error, as the SDK answers
-            logger.exception("%s failed", message["method"])
-            error = RequestError.internal_error({"details": str(exc)})
-            await self._write({"jsonrpc": "2.0", "id": message["id"], "error": error.to_error_obj()})
-            return
-        await self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
     async def close(self) -> None:
         if self._closed:
