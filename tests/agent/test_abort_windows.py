@@ -56,7 +56,7 @@ async def test_an_abort_at_agent_start_stores_the_prompt_and_an_aborted_answer(t
     assert result.stopReason == "aborted"
     assert stored(tmp_path / "sessions") == [("user", None), ("assistant", "aborted")]
     recorder.assert_balanced()
-    assert recorder.types()[-1] == "agent_end"
+    assert recorder.types()[-2:] == ["agent_end", "agent_settled"]
 
 
 class SlowServers:
