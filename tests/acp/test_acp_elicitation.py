@@ -27,6 +27,7 @@ from acp_schema import SchemaCheck
 from acp_testlib import AcpWorld, JsonDict, RecordingClient, content_text, prompt
 
 from acp import text_block
+from rpc_agent.mcp.elicitation import asks_for_secret
 
 pytestmark = pytest.mark.anyio
 
@@ -161,3 +162,20 @@ async def test_a_cancelled_prompt_withdraws_the_question(world: AcpWorld) -> Non
                 await client.wait_for(lambda: bool(client.asked))
                 await conn.cancel(session_id=sid)
         assert reasons == ["cancelled"]
+
+
+@pytest.mark.parametrize(
+    ("schema", "secret"),
+    [
+        ({"properties": {"password": {"type": "string"}}}, True),
+        ({"properties": {"pw": {"type": "string", "format": "password"}}}, True),
+        ({"properties": {"key": {"type": "string", "title": "Your API key"}}}, True),
+        ({"properties": {"gh": {"type": "string", "description": "A GitHub access token"}}}, True),
+        ({"properties": {"token": {"type": "string"}}}, True),
+        ({"properties": {"limit": {"type": "integer", "description": "max tokens to use"}}}, False),
+        ({"properties": {"name": {"type": "string"}, "email": {"type": "string"}}}, False),
+        ({}, False),
+    ],
+)
+def test_which_forms_ask_for_a_secret(schema: JsonDict, secret: bool) -> None:
+    assert asks_for_secret(schema) is secret
