@@ -217,7 +217,6 @@ class RpcAgentAcp:
             ],
         )
 
-    @cancellable
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
         session = self.sessions.open_sessions.get(session_id)
         if session is not None:

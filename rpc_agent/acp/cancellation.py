@@ -15,7 +15,9 @@ in a task of its own that it never lets us name, so the pieces meet here:
   prompt answers ``cancelled`` as with ``session/cancel``).
 
 A cancel that arrives before its handler started is remembered until the answer is written;
-one for a request already answered, or never received, changes nothing.
+one for a request already answered, or never received, changes nothing. Requests whose work
+must not stop halfway (``session/close``, ``session/delete``) are not cancellable: they are
+short, and they answer as usual.
 """
 
 from __future__ import annotations
