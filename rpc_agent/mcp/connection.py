@@ -100,6 +100,9 @@ class McpConnection:
         """Tools being called now (to say which call a dying server took down)."""
         self._call_ids: list[str | None] = []
         """The tool call ids of those calls (an elicitation names the call when there is one)."""
+        self._asking: dict[str, set[anyio.CancelScope]] = {}
+        """Questions for the user still open, by the tool call they came during: withdrawn when
+        that call ends (an aborted run), since the server no longer waits for the answer."""
 
     @property
     def name(self) -> str:
@@ -294,11 +297,16 @@ class McpConnection:
         request = elicitation_request(self.name, params, calls[0] if len(calls) == 1 else None)
         if request is None:
             return types.ErrorData(code=types.INVALID_PARAMS, message="unknown elicitation mode")
-        try:
-            answer = await self.elicit(request)
-        except Exception:  # a front that failed to ask: the server is told "cancel", not an error
-            logger.warning("elicitation from MCP server %s failed", self.name, exc_info=True)
-            answer = ElicitationAnswer("cancel")
+        answer = ElicitationAnswer("cancel")
+        with anyio.CancelScope() as scope:
+            asking = self._asking.setdefault(request.tool_call_id or "", set())
+            asking.add(scope)
+            try:
+                answer = await self.elicit(request)
+            except Exception:  # a front that failed to ask: the server is told "cancel", not an error
+                logger.warning("elicitation from MCP server %s failed", self.name, exc_info=True)
+            finally:
+                asking.discard(scope)
         return types.ElicitResult(
             action=answer.action, content=answer.content if answer.action == "accept" else None
         )
@@ -374,6 +382,9 @@ class McpConnection:
         finally:
             self._calls.remove(tool)
             self._call_ids.remove(tool_call_id)
+            if tool_call_id is not None:
+                for asking in self._asking.pop(tool_call_id, set()):
+                    asking.cancel()
         if result is not None:
             return result
         raise McpCallError(

@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from .conftest import E2E, text_of
+from .conftest import E2E, WAIT, start, text_of, wait_event
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
@@ -73,3 +74,35 @@ async def test_without_the_capability_the_server_hears_decline(e2e: E2E) -> None
         await client.initialize()
         result = await client.call("prompt", {"message": "set me up"})
     assert results(result) == ["decline"]
+
+
+async def test_an_aborted_run_withdraws_the_question_it_was_waiting_on(e2e: E2E) -> None:
+    project_server(e2e)
+    asked = anyio.Event()
+    withdrawn = anyio.Event()
+
+    async def never_answer(params: JsonDict) -> Any:
+        asked.set()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            withdrawn.set()
+            raise
+
+    async with e2e.server(script=[call("ask_profile", "t1"), {"text": "done"}]) as client:
+        client.on_elicitation(never_answer)
+        await client.initialize()
+        with anyio.fail_after(WAIT):
+            async with anyio.create_task_group() as group:
+                running = start(group, lambda: client.call("prompt", {"message": "set me up"}))
+                await asked.wait()
+                await client.call("abort")
+                result = await running.result()
+        assert result["stopReason"] == "aborted"
+        failed = await wait_event(
+            client, "host_request_failed", lambda e: e["method"] == "elicitation/request"
+        )
+        assert (failed["reason"], failed["fallback"]) == ("aborted", "declined")
+        with anyio.fail_after(WAIT):
+            await withdrawn.wait()  # the client was sent $/cancelRequest for it
+        assert client.cancelled_requests != []
