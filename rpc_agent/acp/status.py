@@ -72,25 +72,36 @@ def title_of(first_message: str) -> str:
 
 _COST = re.compile(rb'"usage":\{[^{}]*"cost":\{[^{}]*"total":(-?[0-9.eE+]+)')
 _USER = re.compile(rb'"role":"user"')
+_BLOCK = 1 << 20
 
 
 def stored_status(path: Path) -> tuple[float, bool]:
     """The cost of every model call stored in a session file, and whether it holds a user
     message, read from its bytes (blocking: call it in a thread).
 
-    Decoding every entry of a large session takes seconds (a 100k-entry file: about 7 s); the
-    usage objects are found in the raw lines instead, as the listing finds its counts (a
-    fraction of a second for the same file). Only a message's ``usage`` has a ``cost`` object
-    with a ``total``, written compactly by both pi and us."""
+    Decoding every entry of a large session takes seconds, on the event loop; the usage
+    objects are found in the raw lines instead, as the listing finds its counts, a megabyte of
+    whole lines at a time. Only a message's ``usage`` has a ``cost`` object with a ``total``,
+    written compactly by both pi and us."""
+    total, has_user = 0.0, False
+    pending = b""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            while block := handle.read(_BLOCK):
+                lines = pending + block
+                end = lines.rfind(b"\n") + 1
+                pending = lines[end:]
+                total, has_user = _scan(lines[:end], total, has_user)
     except OSError:
         return 0.0, False
-    total = 0.0
-    for match in _COST.finditer(data):
+    return _scan(pending, total, has_user)
+
+
+def _scan(lines: bytes, total: float, has_user: bool) -> tuple[float, bool]:
+    for match in _COST.finditer(lines):
         with contextlib.suppress(ValueError):
             total += float(match.group(1))
-    return total, _USER.search(data) is not None
+    return total, has_user or _USER.search(lines) is not None
 
 
 class SessionStatus:
