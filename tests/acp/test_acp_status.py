@@ -4,6 +4,7 @@ response's ``usage``; every message checked against the 2.4.0 schema."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
@@ -11,6 +12,8 @@ import pytest
 from acp.schema import SessionInfoUpdate, UsageUpdate
 from acp_schema import SchemaCheck
 from acp_testlib import WAIT, AcpWorld, RecordingClient, prompt
+
+from rpc_agent.acp import status
 
 pytestmark = pytest.mark.anyio
 
@@ -94,3 +97,23 @@ async def test_usage_and_the_automatic_title_reach_the_editor(world: AcpWorld) -
         assert loaded.used == 1340
         assert infos(client, sid) == []
     assert check.problems == []
+
+
+@pytest.mark.parametrize("block", [7, 64, 1 << 20])
+def test_the_stored_cost_is_summed_across_block_boundaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    lines = [
+        {"type": "session", "id": "s"},
+        {"type": "message", "message": {"role": "user", "content": "hi"}},
+    ]
+    for cost in (0.25, 0.5, 1e-3):
+        usage = {"input": 1, "output": 2, "cost": {"input": 0.1, "output": 0.2, "total": cost}}
+        lines.append({"type": "message", "message": {"role": "assistant", "content": [], "usage": usage}})
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines).rstrip("\n"))
+    monkeypatch.setattr(status, "_BLOCK", block)
+    total, has_user = status.stored_status(path)
+    assert total == pytest.approx(0.751)
+    assert has_user
+    assert status.stored_status(tmp_path / "missing.jsonl") == (0.0, False)
