@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import __version__
 
@@ -42,6 +42,7 @@ examples:
                                             the whole session tree as one HTML page (see
                                             rpc-agent export --help)
   rpc-agent -p "fix the failing test" --approval writes --max-turns 20 --output-format json
+  rpc-agent -p "list the TODOs" --output-schema todos.schema.json --output-format json
 """
 
 
@@ -157,6 +158,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="text",
         help="--print output: the final text, one JSON result object, or every event as a JSON line",
     )
+    script.add_argument(
+        "--output-schema",
+        type=Path,
+        metavar="FILE",
+        help="--print: the final answer must match this JSON Schema (a file); it is printed as JSON "
+        "(structuredOutput in --output-format json); exit 1 when the model never gives a matching one",
+    )
     return parser
 
 
@@ -218,6 +226,32 @@ def _end_start_up(collector_paused: bool) -> None:
         _collector.start()  # in place of gc.enable(): collections between answers
 
 
+def _output_schema(args: argparse.Namespace) -> dict[str, Any] | Literal[False] | None:
+    """The --output-schema file read and checked before the run; False (said on stderr) when
+    it cannot be used."""
+    if args.output_schema is None:
+        return None
+    import orjson
+
+    from .agent.structured import check_output_schema
+    from .errors import InvalidRequestError
+
+    where = f"rpc-agent: --output-schema {args.output_schema}"
+    if args.print_prompt is None:
+        print(f"{where}: applies to --print (-p) runs only", file=sys.stderr)
+        return False
+    try:
+        schema = orjson.loads(args.output_schema.read_bytes())
+        return check_output_schema(schema)
+    except OSError as exc:
+        print(f"{where}: cannot read it: {exc.strerror or exc}", file=sys.stderr)
+    except orjson.JSONDecodeError as exc:
+        print(f"{where}: not JSON: {exc}", file=sys.stderr)
+    except InvalidRequestError as exc:
+        print(f"{where}: {exc}", file=sys.stderr)
+    return False
+
+
 def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -> int:
     # pydantic looks up plugins through importlib.metadata the first time it builds a model,
     # which costs tens of milliseconds before the first response; the server uses none.
@@ -264,13 +298,16 @@ def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
     )
+    output_schema = _output_schema(args)
+    if output_schema is False:
+        return 2
     _end_start_up(collector_paused)
     if args.print_prompt is not None:
         from .headless import run as run_headless
 
         prompt = sys.stdin.read() if args.print_prompt == "-" else args.print_prompt
         try:
-            return run_headless(config, prompt, args.output_format)
+            return run_headless(config, prompt, args.output_format, output_schema or None)
         except KeyboardInterrupt:
             return 130
         except Exception as exc:

@@ -35,6 +35,7 @@ from . import hooks
 from .host import Host
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
+from .structured import StructuredRun
 
 Emit = Callable[[BaseModel], None]
 Authorize = Callable[[str, str, JsonDict], Awaitable[bool]]
@@ -91,6 +92,10 @@ class RunContext:
     """Per-prompt limit of the cost of the run's model calls."""
     extra_first: list[JsonDict] = field(default_factory=list)
     """Custom messages (before_agent_start) stored right after the prompt's first messages."""
+    structured: StructuredRun | None = None
+    """The answer in a schema this run must end with (``agent.structured``); None: any answer."""
+    tool_choice: str | None = None
+    """A tool the next model call must call, where the provider can force it."""
 
 
 class RunOutcome:
@@ -165,7 +170,9 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
             raise
         ctx.emit(trusted(ev.TurnEndEvent, message=assistant, toolResults=tool_results))
         outcome.stop_reason = assistant.get("stopReason")
-        if _limit_reached(ctx, outcome, turns, bool(calls)):
+        if ctx.structured is not None and ctx.structured.settle(ctx, outcome, calls):
+            return
+        if _limit_reached(ctx, outcome, turns, bool(calls or ctx.extra_first)):
             return
         pending = _dequeue(ctx, ctx.queue.take_steering, ctx.settings.steering_mode)
         # Host messages sent during the run (``extra_first``) steer it, as in pi.
@@ -351,6 +358,7 @@ async def stream_assistant(ctx: RunContext) -> JsonDict:
         messages=context.messages,
         tools=ctx.tool_specs,
         thinking_level=ctx.thinking_level,
+        tool_choice=ctx.tool_choice,
     )
     partial: JsonDict | None = None
     started = False

@@ -40,6 +40,7 @@ from .pairing import EventPairing
 from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
+from .structured import check_output_schema
 from .user_bash import UserBash
 
 __all__ = ["THINKING_LEVELS", "AgentSession", "SessionTools"]
@@ -231,7 +232,10 @@ class AgentSession:
         *,
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
+        output_schema: JsonDict | None = None,
     ) -> m.PromptResult:
+        if output_schema is not None:
+            check_output_schema(output_schema)  # refused before anything runs
         if self.mcp is not None and not (self.is_streaming or self.is_compacting):
             await self.mcp.ready()  # servers still starting: their tools belong in this run
         if hooks.declared(self.host, "input"):  # pi: every prompt, queued ones too
@@ -240,6 +244,8 @@ class AgentSession:
                 self.emit(ev.InputHandledEvent(text=text))
                 return m.PromptResult(queued=False, stopReason="handled")
         if self.is_streaming or self.is_compacting:
+            if output_schema is not None:
+                raise AgentBusyError("a prompt with an outputSchema starts a run; it cannot be queued")
             if streaming_behavior is None:
                 raise AgentBusyError(
                     "the agent is already running; send streamingBehavior 'steer' or 'followUp' to queue this prompt"
@@ -248,16 +254,26 @@ class AgentSession:
             return m.PromptResult(queued=True)
         self._require_idle("prompt")
         return await self._run(
-            [QueuedMessage(text, list(images or []))], max_turns=max_turns, max_budget_usd=max_budget_usd
+            [QueuedMessage(text, list(images or []))],
+            max_turns=max_turns,
+            max_budget_usd=max_budget_usd,
+            output_schema=output_schema,
         )
 
     async def _run(
-        self, first: list[QueuedMessage], *, max_turns: int | None = None, max_budget_usd: float | None = None
+        self,
+        first: list[QueuedMessage],
+        *,
+        max_turns: int | None = None,
+        max_budget_usd: float | None = None,
+        output_schema: JsonDict | None = None,
     ) -> m.PromptResult:
         self.is_streaming = True
         done = self._run_done = anyio.Event()
         outcome = RunOutcome()
-        ctx = run_setup.run_context(self, max_turns=max_turns, max_budget_usd=max_budget_usd)
+        ctx = run_setup.run_context(
+            self, max_turns=max_turns, max_budget_usd=max_budget_usd, output_schema=output_schema
+        )
         pairing = EventPairing(self.emit, lambda text: error_message(ctx, text))
         ctx.emit = pairing
         self._run_context = ctx
@@ -317,6 +333,7 @@ class AgentSession:
             stopReason=outcome.stop_reason,
             messages=ctx.new_messages,
             errorMessage=outcome.error_message,
+            structuredOutput=ctx.structured.value if ctx.structured is not None else None,
         )
 
     _op_scope: anyio.CancelScope | None = None

@@ -160,7 +160,12 @@ class Methods:
     async def prompt(self, p: m.PromptParams) -> m.PromptResult:
         images = [image.model_dump(mode="json", exclude_none=True) for image in p.images or []]
         return await self.agent.prompt(
-            p.message, images, p.streamingBehavior, max_turns=p.maxTurns, max_budget_usd=p.maxBudgetUsd
+            p.message,
+            images,
+            p.streamingBehavior,
+            max_turns=p.maxTurns,
+            max_budget_usd=p.maxBudgetUsd,
+            output_schema=p.outputSchema,
         )
 
     def _queue(self, kind: str, p: m.QueueParams) -> m.QueueResult:
