@@ -43,6 +43,9 @@ examples:
                                             rpc-agent export --help)
   rpc-agent -p "fix the failing test" --approval writes --max-turns 20 --output-format json
   rpc-agent -p "list the TODOs" --output-schema todos.schema.json --output-format json
+  rpc-agent batch TASKS.jsonl -o RESULTS.jsonl --jobs 4
+                                            many -p runs: resumable, locally or on Ray (see
+                                            rpc-agent batch --help)
 """
 
 
@@ -257,6 +260,11 @@ def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -
     # which costs tens of milliseconds before the first response; the server uses none.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["batch"]:
+        _end_start_up(collector_paused)
+        from .batch.command import main as batch_main
+
+        return batch_main(argv[1:])
     if argv[:1] == ["export"]:
         _end_start_up(collector_paused)
         from .export.command import main as export_main
