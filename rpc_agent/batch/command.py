@@ -148,7 +148,7 @@ def main(argv: Sequence[str]) -> int:
         keep_checkouts=args.keep_checkouts,
     )
     jobs = args.jobs or (None if args.ray is not None else 4)
-    progress = Progress(len(todo), jobs or len(todo), sys.stderr, skipped=len(tasks) - len(todo))
+    progress = Progress(len(todo), jobs, sys.stderr, skipped=len(tasks) - len(todo))
     return _run(args, todo, options, jobs, progress)
 
 
@@ -164,7 +164,7 @@ def _run(
     interrupted = False
     try:
         progress.start()
-        with contextlib.closing(_results(args, todo, options, jobs)) as results:
+        with contextlib.closing(_results(args, todo, options, jobs, progress)) as results:
             for line in results:
                 output.append(line)
                 progress.add(line)
@@ -179,13 +179,17 @@ def _run(
 
 
 def _results(
-    args: argparse.Namespace, todo: list[BatchTask], options: WorkerOptions, jobs: int | None
+    args: argparse.Namespace,
+    todo: list[BatchTask],
+    options: WorkerOptions,
+    jobs: int | None,
+    progress: Progress,
 ) -> Generator[JsonDict]:
     from .runners import run_local, run_on_ray
 
     if not todo:
         return
     if args.ray is not None:
-        yield from run_on_ray(todo, options, args.ray or None, jobs)
+        yield from run_on_ray(todo, options, args.ray or None, jobs, progress.set_window)
     else:
         yield from run_local(todo, options, jobs or 4)

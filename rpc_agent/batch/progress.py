@@ -12,10 +12,10 @@ BAR_WIDTH = 24
 class Progress:
     """Counts of a batch as its results come in, and the summary at the end."""
 
-    def __init__(self, total: int, in_flight: int, stream: TextIO, *, skipped: int = 0) -> None:
+    def __init__(self, total: int, in_flight: int | None, stream: TextIO, *, skipped: int = 0) -> None:
         self.total = total
         self.in_flight = in_flight
-        """How many tasks run at once (the pool's size, or Ray's window)."""
+        """How many tasks run at once (the pool's size, or Ray's window; None: not known yet)."""
         self.stream = stream
         self.skipped = skipped
         self.done = 0
@@ -30,7 +30,14 @@ class Progress:
 
     @property
     def running(self) -> int:
-        return min(self.in_flight, self.total - self.finished)
+        return min(self.in_flight or 0, self.total - self.finished)
+
+    def set_window(self, in_flight: int) -> None:
+        """Ray's window, known once Ray is up."""
+        self.in_flight = in_flight
+        if not self.tty:
+            self.stream.write(f"rpc-agent batch: on Ray, {in_flight} task(s) at a time\n")
+            self.stream.flush()
 
     def start(self) -> None:
         if self.skipped:
@@ -38,7 +45,8 @@ class Progress:
         if self.tty:
             self._draw()
         else:
-            self.stream.write(f"rpc-agent batch: {self.total} task(s) to run, {self.in_flight} at a time\n")
+            at_once = f", {self.in_flight} at a time" if self.in_flight else ""
+            self.stream.write(f"rpc-agent batch: {self.total} task(s) to run{at_once}\n")
         self.stream.flush()
 
     def add(self, line: JsonDict) -> None:

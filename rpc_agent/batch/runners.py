@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -54,11 +54,16 @@ def run_local(tasks: list[BatchTask], options: WorkerOptions, jobs: int) -> Iter
 
 
 def run_on_ray(
-    tasks: list[BatchTask], options: WorkerOptions, address: str | None, jobs: int | None
+    tasks: list[BatchTask],
+    options: WorkerOptions,
+    address: str | None,
+    jobs: int | None,
+    on_window: Callable[[int], None] = lambda _n: None,
 ) -> Iterator[JsonDict]:
     """Each task as a Ray task (one CPU each), at most ``jobs`` in flight (default: the
-    cluster's CPUs). Joins a Ray already initialized in this process, else connects to
-    ``address`` (None: starts a local instance, or joins the one RAY_ADDRESS names)."""
+    cluster's CPUs, told to ``on_window`` once known). Joins a Ray already initialized in this
+    process, else connects to ``address`` (None: starts a local instance, or joins the one
+    RAY_ADDRESS names) and shuts it down at the end."""
     import ray
 
     started_here = not ray.is_initialized()
@@ -67,6 +72,7 @@ def run_on_ray(
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(run_task)
         window = jobs or max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[no-untyped-call]
+        on_window(window)
         queue = iter(tasks)
         in_flight: dict[Any, BatchTask] = {}
         try:
