@@ -138,6 +138,8 @@ def main(argv: Sequence[str]) -> int:
             return 2
     finished = {i for i, r in previous.items() if r.get("status") == "done" or not args.retry_failed}
     todo = [task for task in tasks if task.id not in finished]
+    if args.checkouts_dir is not None:
+        args.checkouts_dir.mkdir(parents=True, exist_ok=True)
     options = WorkerOptions(
         provider=args.provider,
         faux_script=_absolute(args.faux_script),

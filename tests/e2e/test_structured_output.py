@@ -11,13 +11,14 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import pytest
 
 from fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
 from rpc_agent.agent.structured import MAX_REASKS, TOOL_NAME
 from rpc_agent.server import errors as codes
 
-from .conftest import E2E, expect_error, header_and_entries, messages_of
+from .conftest import E2E, expect_error, header_and_entries, messages_of, start, wait_event
 from .test_headless import run
 
 pytestmark = pytest.mark.in_process
@@ -165,6 +166,34 @@ async def test_prompt_takes_an_output_schema_and_refuses_an_invalid_one(e2e: E2E
         again = await client.prompt("and now?")  # the next prompt is an ordinary one
         assert again.structuredOutput is None
         assert again.stopReason == "stop"
+
+
+@pytest.mark.anyio
+async def test_a_prompt_with_an_output_schema_is_not_queued_behind_a_run(e2e: E2E) -> None:
+    gate = e2e.root / "go"
+    script: list[JsonDict] = [
+        {
+            "toolCalls": [
+                {"name": "bash", "arguments": {"command": f"while [ ! -e {gate} ]; do sleep 0.02; done"}}
+            ]
+        },
+        {"text": "tool done"},
+    ]
+    async with e2e.server(script=script) as client, anyio.create_task_group() as group:
+        first = start(group, lambda: client.call("prompt", {"message": "first"}))
+        await wait_event(client, "tool_execution_start")
+        params = {"message": "later", "streamingBehavior": "followUp", "outputSchema": SCHEMA}
+        busy = await expect_error(client.call("prompt", params), codes.AGENT_BUSY)
+        assert "outputSchema" in busy.message
+        assert (await client.get_state()).pendingMessageCount == 0
+        gate.touch()
+        assert (await first.result())["stopReason"] == "stop"
+
+
+def test_an_output_schema_without_print_is_refused(e2e: E2E) -> None:
+    done = run(e2e, "--output-schema", schema_file(e2e, SCHEMA))
+    assert done.returncode == 2
+    assert "applies to --print (-p) runs only" in done.stderr
 
 
 # --- the Anthropic provider: what the model is sent ------------------------------------------
