@@ -49,7 +49,8 @@ def check_out(repo: str, ref: str, into: Path) -> str:
     local = Path(repo).is_dir()
     if not local and "://" not in repo and ":" not in repo:
         raise CheckoutError(f"no repository at {repo}")
-    clone = _git("clone", "--quiet", "--no-checkout", *(["--shared"] if local else []), repo, str(into))
+    shared = ["--shared"] if local else []
+    clone = _git("clone", "--quiet", "--no-checkout", *shared, "--", repo, str(into))
     if clone.returncode != 0:
         raise CheckoutError(f"cannot clone {repo}: {_said(clone)}")
     commit = None

@@ -123,19 +123,23 @@ def _check_schemas(tasks: list[BatchTask]) -> None:
 
 def main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        tasks = load_tasks(args.tasks)
-        _check_schemas(tasks)
-        previous = read_results(args.output)
-    except BatchInputError as exc:
-        print(f"rpc-agent batch: {exc}", file=sys.stderr)
-        return 2
     if args.ray is not None:
         try:
             import ray  # noqa: F401  (checked here, used by the runner)
         except ImportError:
             print("rpc-agent batch: --ray needs Ray: pip install 'rpc-agent[ray]'", file=sys.stderr)
             return 2
+    output: ResultsFile | None = None
+    try:
+        tasks = load_tasks(args.tasks)
+        _check_schemas(tasks)
+        output = ResultsFile(args.output)
+        previous = read_results(args.output)
+    except BatchInputError as exc:
+        if output is not None:
+            output.close()
+        print(f"rpc-agent batch: {exc}", file=sys.stderr)
+        return 2
     finished = {i for i, r in previous.items() if r.get("status") == "done" or not args.retry_failed}
     todo = [task for task in tasks if task.id not in finished]
     if args.checkouts_dir is not None:
@@ -151,7 +155,7 @@ def main(argv: Sequence[str]) -> int:
     )
     jobs = args.jobs or (None if args.ray is not None else 4)
     progress = Progress(len(todo), jobs, sys.stderr, skipped=len(tasks) - len(todo))
-    return _run(args, todo, options, jobs, progress)
+    return _run(args, todo, options, jobs, progress, output)
 
 
 def _run(
@@ -160,9 +164,9 @@ def _run(
     options: WorkerOptions,
     jobs: int | None,
     progress: Progress,
+    output: ResultsFile,
 ) -> int:
     started = time.monotonic()
-    output = ResultsFile(args.output)
     interrupted = False
     try:
         progress.start()

@@ -11,6 +11,7 @@ opened again; any other unreadable line is an error, and the file is left as it 
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -137,12 +138,24 @@ def read_results(path: Path) -> dict[str, JsonDict]:
 
 
 class ResultsFile:
-    """The results file open for appending: each line written whole, then fsynced."""
+    """The results file open for appending: each line written whole, then fsynced.
+
+    One batch writes it at a time: it is locked (``flock``) from before it is read until the
+    batch ends, so a second batch on the same file is refused instead of running the same
+    tasks again and interleaving its lines."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise BatchInputError(f"{path}: cannot open it: {exc.strerror or exc}") from None
         self.path = path
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._fd)
+            raise BatchInputError(f"{path}: another rpc-agent batch is writing it") from None
 
     def append(self, result: JsonDict) -> None:
         line = orjson.dumps(result, option=orjson.OPT_APPEND_NEWLINE)

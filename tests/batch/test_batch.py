@@ -7,6 +7,7 @@ one script makes a batch where one task crashes, one hangs past its timeout, and
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -167,6 +168,19 @@ def test_a_bad_task_line_is_refused_before_anything_runs(batch: Batch, line: str
     assert code == 2
     assert said in stderr
     assert not batch.results_file.exists()
+
+
+def test_a_second_batch_on_the_same_results_file_is_refused(batch: Batch) -> None:
+    batch.folder("w")
+    batch.write_tasks([{"id": "a", "prompt": "p", "cwd": "w"}])
+    batch.results_file.write_text("")
+    with batch.results_file.open("rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as the batch writing it holds it
+        code, stderr = batch.run()
+    assert code == 2
+    assert "another rpc-agent batch is writing it" in stderr
+    assert batch.results_file.read_text() == ""
+    assert batch.run()[0] == 0  # once it is free
 
 
 def test_tasks_carry_their_limits_and_output_schema_to_the_run(batch: Batch) -> None:
