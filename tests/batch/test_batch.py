@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from proc_table import processes_running
+from rpc_agent.batch.tasks import BatchTask
+from rpc_agent.batch.worker import WorkerOptions, child_argv
 
 from .batch_testlib import Batch, JsonDict, script, session_header
 
@@ -230,6 +232,40 @@ def test_ctrl_c_stops_the_children_and_leaves_a_valid_results_file(batch: Batch,
     for session in batch.sessions.glob("*.jsonl"):  # stopped runs left valid session files
         for line in session.read_text().splitlines():
             json.loads(line)
+
+
+def test_a_kept_checkout_is_the_ref_and_the_run_worked_in_it(batch: Batch) -> None:
+    repo = make_repo(batch.root / "repo")
+    git(repo, "checkout", "-q", "feature")
+    (repo / "only-on-feature.txt").write_text("feature\n")
+    git(repo, "add", "only-on-feature.txt")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "on feature")
+    git(repo, "checkout", "-q", "main")
+    big = "x" * 200_000  # more than one argv string may hold: the prompt goes over stdin
+    batch.write_tasks([{"id": "kept", "prompt": big, "repo": "repo", "ref": "feature"}])
+    checkouts = batch.root / "checkouts"
+    code, stderr = batch.run("--keep-checkouts", "--checkouts-dir", str(checkouts), replies=script())
+    assert code == 0, stderr
+    (line,) = batch.results()
+    folder = Path(line["checkout"])
+    assert folder.is_relative_to(checkouts)
+    assert (folder / "only-on-feature.txt").read_text() == "feature\n"
+    assert (folder / "out.txt").read_text() == "worked\n"  # the agent's bash ran there
+    assert session_header(line["sessionFile"])["cwd"] == str(folder)
+    assert git(folder, "status", "--porcelain") == "?? out.txt"
+    assert not (repo / "out.txt").exists()
+    _header, *entries = (json.loads(x) for x in Path(line["sessionFile"]).read_text().splitlines())
+    assert entries[0]["message"]["content"] == big
+
+
+def test_a_sandbox_is_passed_to_the_run_only_when_the_task_names_one(tmp_path: Path) -> None:
+    options = WorkerOptions(provider="faux")
+    plain = BatchTask(id="a", prompt="p", cwd=str(tmp_path))
+    boxed = BatchTask(id="b", prompt="p", cwd=str(tmp_path), sandbox="read-only")
+    session = tmp_path / "s.jsonl"
+    assert "--sandbox" not in child_argv(plain, options, tmp_path, session, None)
+    argv = child_argv(boxed, options, tmp_path, session, None)
+    assert argv[argv.index("--sandbox") + 1] == "read-only"
 
 
 # --- a repository to check out ------------------------------------------------------------
