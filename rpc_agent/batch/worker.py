@@ -36,6 +36,8 @@ from .tasks import BatchTask
 
 STOP_GRACE = 5.0
 """Seconds an interrupted child has to store what it has before it is killed."""
+WAIT_SLICE = 0.5
+"""Seconds of each wait for a child (how soon a cancellation is seen)."""
 STDERR_TAIL = 600
 """Characters of a failed child's stderr kept in its result's reason."""
 
@@ -154,7 +156,9 @@ def run_task(task: BatchTask, options: WorkerOptions, children: Children | None 
             schema.write_bytes(orjson.dumps(task.outputSchema))
         session = _session_path(options, cwd)
         argv = child_argv(task, options, cwd, session, schema)
-        line.update(_run_child(argv, task, options, children))
+        prompt = scratch / "prompt.txt"  # the child's stdin: a file, not a pipe kept fed
+        prompt.write_bytes(task.prompt.encode())
+        line.update(_run_child(argv, prompt, task, options, children))
         line["sessionFile"] = str(session) if session.is_file() else None
         if kept is not None:
             line["checkout"] = str(cwd)
@@ -170,23 +174,49 @@ def run_task(task: BatchTask, options: WorkerOptions, children: Children | None 
     return line
 
 
+def _spawn(argv: list[str], prompt: Path) -> subprocess.Popen[bytes]:
+    """The child, in a process group of its own, with SIGINT deliverable.
+
+    A child inherits the signal mask of the thread that starts it, and a Ray worker runs its
+    tasks with SIGINT blocked: the child would never see the interrupt that lets it store what
+    it has. So SIGINT is unblocked in this thread while the child is made, then blocked again.
+    """
+    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    try:
+        with prompt.open("rb") as stdin:
+            return subprocess.Popen(
+                argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+            )
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
+
+
 def _run_child(
-    argv: list[str], task: BatchTask, options: WorkerOptions, children: Children | None
+    argv: list[str], prompt: Path, task: BatchTask, options: WorkerOptions, children: Children | None
 ) -> JsonDict:
     timeout = task.timeoutSeconds or options.timeout
-    child = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
-    )
+    child = _spawn(argv, prompt)
     if children is not None:
         children.add(child)
     timed_out = False
+    deadline = time.monotonic() + timeout if timeout is not None else None
     try:
-        try:
-            stdout, stderr = child.communicate(task.prompt.encode(), timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _stop_group(child)
-            stdout, stderr = child.communicate()
+        while True:
+            # In slices: Ray cancels a task by raising KeyboardInterrupt in its worker's Python
+            # code, which a wait blocked in the kernel would not see until the child ended.
+            left = deadline - time.monotonic() if deadline is not None else WAIT_SLICE
+            try:
+                stdout, stderr = child.communicate(timeout=max(0.0, min(left, WAIT_SLICE)))
+                break
+            except subprocess.TimeoutExpired:
+                if deadline is not None and time.monotonic() >= deadline:
+                    timed_out = True
+                    _stop_group(child)
+                    stdout, stderr = child.communicate()
+                    break
     except BaseException:  # an interrupt of this thread, or a Ray cancellation
         _stop_group(child)
         child.communicate()

@@ -7,10 +7,12 @@ is done, Ray is shut down, and nothing it started may be left: no process, no th
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,10 +20,14 @@ from typing import Any
 import pytest
 
 from proc_table import processes_running
+from rpc_agent.batch.tasks import BatchTask
+from rpc_agent.batch.worker import WorkerOptions, run_task
 
-from .batch_testlib import Batch, session_header
+from .batch_testlib import Batch, script, session_header
 
 ray = pytest.importorskip("ray")
+
+WAIT = 60.0
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +74,28 @@ def test_twenty_tasks_run_as_ray_tasks(ray_instance: Path, tmp_path: Path) -> No
     assert results["no-repo"]["reason"] == f"no repository at {tmp_path / 'nothing-here'}"
     assert "on Ray, 2 task(s) at a time" in stderr
     assert ray.is_initialized()  # joined, not shut down: the instance is the test's
+
+
+def test_a_cancelled_ray_task_interrupts_its_run(ray_instance: Path, tmp_path: Path) -> None:
+    """What Ctrl-C of a batch on Ray does to a task in flight: ``ray.cancel``."""
+    batch = Batch(tmp_path)
+    slow = batch.folder("slow", "hang-here")
+    replies = batch.script_file(script(sleep="29.9792"))
+    options = WorkerOptions(provider="faux", faux_script=str(replies), session_dir=str(batch.sessions))
+    remote = ray.remote(num_cpus=1, max_retries=0)(run_task)
+    ref = remote.remote(BatchTask(id="slow", prompt="go", cwd=str(slow)), options)
+    deadline = time.monotonic() + WAIT
+    while not processes_running("sleep 29.9792") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_running("sleep 29.9792")
+    ray.cancel(ref)
+    with pytest.raises(ray.exceptions.TaskCancelledError):
+        ray.get(ref, timeout=WAIT)
+    assert processes_running("sleep 29.9792") == []
+    (session,) = batch.sessions.glob("*.jsonl")
+    last = json.loads(session.read_text().splitlines()[-1])["message"]
+    assert last["role"] == "toolResult"  # the run was interrupted, not killed: it stored its turn
+    assert last["content"][0]["text"] == "Tool execution was aborted"
 
 
 def test_the_library_does_not_import_ray() -> None:
