@@ -24,8 +24,8 @@ from rpc_agent.protocol.base import JsonDict
 
 from .agent.structured import INVALID_OUTPUT
 from .protocol.content import message_text
-from .runtime import Runtime, ServerConfig
-from .server.app import event_payload
+from .protocol.payload import event_payload
+from .runtime import Runtime, ServerConfig, event_loop_options
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 LIMIT_STOPS = ("max_turns", "max_budget")
@@ -125,8 +125,6 @@ async def run_prompt(
 
 
 def run(config: ServerConfig, prompt: str, output_format: str, output_schema: JsonDict | None = None) -> int:
-    from .server.app import event_loop_options
-
     return anyio.run(
         run_prompt, config, prompt, output_format, output_schema, backend_options=event_loop_options()
     )

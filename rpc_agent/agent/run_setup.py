@@ -16,18 +16,18 @@ from .structured import TOOL_NAME, StructuredRun
 from .system_prompt import build_system_prompt
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 
 def tool_specs(tools: list[Tool]) -> list[ToolSpec]:
     return [ToolSpec(name=t.name, description=t.description, parameters=tool_schema(t)) for t in tools]
 
 
-def authorizer(session: AgentSession) -> Authorize | None:
+def authorizer(session: AgentCore) -> Authorize | None:
     """The ACP front's permission callback, else the approval policy with the host."""
     if session.authorize is not None:
         return session.authorize
-    gate = session._gate
+    gate = session.gate
 
     async def authorize(call_id: str, name: str, arguments: JsonDict) -> bool:
         tool = next((t for t in [*session.tools, *session.client_tools] if t.name == name), None)
@@ -38,8 +38,15 @@ def authorizer(session: AgentSession) -> Authorize | None:
     return authorize
 
 
+def additional_directories(session: AgentCore) -> tuple[Path, ...]:
+    """The session's additional directories (writable under workspace-write), where the front
+    keeps them."""
+    folders = getattr(session, "additional_directories", None) or ()
+    return tuple(Path(folder) for folder in folders)
+
+
 def run_context(
-    session: AgentSession,
+    session: AgentCore,
     *,
     max_turns: int | None,
     max_budget_usd: float | None,
@@ -53,6 +60,7 @@ def run_context(
         tools = [*(t for t in tools if t.name != TOOL_NAME), structured.tool()]
     specs = tool_specs(tools)
     cwd = Path(session.manager.cwd)
+    sandbox = session.sandbox.for_tools(cwd, additional_directories(session))
     system_prompt = session.system_prompt_override or build_system_prompt(cwd, specs)
     if session.append_system_prompt:
         system_prompt = f"{system_prompt}\n\n{session.append_system_prompt}"
@@ -67,12 +75,14 @@ def run_context(
         queue=session.queue,
         emit=session.emit,
         cwd=cwd,
-        on_queue_change=session._announce_queue,
+        on_queue_change=session.announce_queue,
         tool_specs=specs,
         authorize=authorizer(session),
         files=session.files,
-        commands=session.commands,
+        # A sandboxed bash runs here, in bubblewrap, not in an editor's terminal we cannot fence.
+        commands=session.commands if sandbox is None else None,
         session_folders=guard.store_folders(session.home, (session.session_dir,)),
+        sandbox=sandbox,
         temp_files=session.temp_files,
         host=session.host,
         max_turns=max_turns if max_turns is not None else session.max_turns,

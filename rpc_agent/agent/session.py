@@ -1,8 +1,10 @@
 """AgentSession: one conversation driven by a front end (JSON-RPC or ACP).
 
 It owns the current SessionManager, the run state (streaming, queues, abort) and the settings,
-and the guards every change goes through (``_exclusive``, ``_mutation``). Features with logic
-of their own live beside it and take the session: switching and forking (``switching``), tree
+and the guards every change goes through (``_exclusive``, ``mutation``). Features with logic
+of their own live beside it and take the session, through its public members only (the guards
+``mutation`` and ``require_idle``, ``operation``, ``op_scope``, ``run``, ``run_context``,
+``gate``, ``announce_queue``): switching and forking (``switching``), tree
 navigation (``navigation``), the user's bash (``user_bash``), compaction (``compaction_runner``),
 the read-only views and the page export (``views``), model and level checks (``model_choice``),
 and what a run starts with (``run_setup``).
@@ -23,11 +25,13 @@ from pydantic import BaseModel
 from rpc_agent.protocol.base import JsonDict
 
 from ..errors import AgentBusyError, PersistenceError
+from ..io.background import Background
 from ..protocol import events as ev
 from ..protocol import methods as m
 from ..protocol.base import trusted
 from ..protocol.entries import THINKING_LEVELS
 from ..providers.base import ModelInfo, Provider
+from ..sandbox.policy import chosen as chosen_sandbox
 from ..session.store import Savepoint, SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool
 from ..tools.temp_files import TempFiles
@@ -35,11 +39,13 @@ from . import compaction_runner, custom_entries, hooks, model_choice, navigation
 from .approvals import ApprovalGate
 from .compaction_runner import auto_compact, needs_compaction
 from .host import Host, NoHost
-from .loop import Authorize, RunContext, RunOutcome, error_message, run_turns
+from .loop import Authorize, RunContext, RunOutcome, answer_aborted, error_message, run_turns, user_message
 from .pairing import EventPairing
 from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
+from .sandboxing import SessionSandbox
 from .settings import AgentSettings
+from .starts import PromptStarts
 from .structured import check_output_schema
 from .user_bash import UserBash
 
@@ -89,11 +95,16 @@ class AgentSession:
         self.queue = MessageQueue()
         self.is_streaming = False
         self.is_compacting = False
-        self._operation: str | None = None
+        self.operation: str | None = None
+        """What an exclusive operation under way is doing (``_exclusive``), for busy errors."""
         self._run_scope: anyio.CancelScope | None = None
+        self._starts = PromptStarts()
+        self.sandbox = SessionSandbox(self.settings.sandbox, home)
+        """The kernel sandbox of the commands the agent runs (``off`` by default)."""
         self.temp_files = TempFiles()
         """Files the session's tools left (full bash outputs): removed when the session closes."""
-        self._run_context: RunContext | None = None
+        self.run_context: RunContext | None = None
+        """The run under way (None between runs): a custom message sent during it joins it."""
         self._user_bash = UserBash()
         self.authorize: Authorize | None = None
         """Permission hook for tool calls (the ACP front asks the editor); None allows all."""
@@ -105,6 +116,9 @@ class AgentSession:
         """Where the model's ``bash`` runs (the ACP front: the editor's terminal); None: locally."""
         self.host: Host = NoHost()
         """Who governs the agent (approvals, hooks, client tools); each front sets its own."""
+        self.background: Background | None = None
+        """Threads for a session's tree build and for freeing a session left (the server's);
+        None: no thread, the work is done when a request needs it."""
         self.policy = ApprovalPolicy(
             mode="never" if self.settings.approval is None else self.settings.approval,  # type: ignore[arg-type]
             allow=parse_rules(self.settings.allow_rules),
@@ -115,7 +129,7 @@ class AgentSession:
         self.append_system_prompt: str | None = None
         self.max_budget_usd: float | None = self.settings.max_budget_usd
         self.max_turns: int | None = self.settings.prompt_max_turns
-        self._gate = ApprovalGate(
+        self.gate = ApprovalGate(
             self.policy, lambda: self.host, lambda e: self.emit(e), lambda: Path(self.manager.cwd)
         )
         context = manager.context_settings()
@@ -157,6 +171,7 @@ class AgentSession:
             "messageCount": manager.context_message_count(),
             "pendingMessageCount": len(self.queue),
             "mcpServers": self.mcp.state_json() if self.mcp is not None else [],
+            "sandbox": self.sandbox.state_json(),
         }
 
     def _model_json(self) -> dict[str, Any]:
@@ -166,11 +181,13 @@ class AgentSession:
 
     _model_json_cache: tuple[ModelInfo, dict[str, Any]] | None = None
 
-    def _require_idle(self, what: str) -> None:
+    def require_idle(self, what: str) -> None:
+        """Raise AgentBusyError (naming ``what`` was asked) while a run, a compaction or an
+        exclusive operation is under way."""
         if self.is_streaming or self.is_compacting:
             raise AgentBusyError(f"cannot {what} while the agent is running; abort first")
-        if self._operation is not None:
-            raise AgentBusyError(f"cannot {what} while the agent is busy ({self._operation})")
+        if self.operation is not None:
+            raise AgentBusyError(f"cannot {what} while the agent is busy ({self.operation})")
 
     @contextlib.contextmanager
     def _exclusive(self, what: str) -> Iterator[None]:
@@ -180,15 +197,15 @@ class AgentSession:
         disk; a prompt that started meanwhile would append to a branch that is being left or to
         a session that is being closed.
         """
-        self._require_idle(what)
-        self._operation = what
+        self.require_idle(what)
+        self.operation = what
         try:
             yield
         finally:
-            self._operation = None
+            self.operation = None
 
     @contextlib.asynccontextmanager
-    async def _mutation(self) -> AsyncIterator[None]:
+    async def mutation(self) -> AsyncIterator[None]:
         """Persist first, apply after: the one way every mutation of the session goes.
 
         A latched write error is raised before anything is computed or moved; entries appended
@@ -214,14 +231,22 @@ class AgentSession:
 
     # --- prompting ----------------------------------------------------------------------
 
-    def _announce_queue(self) -> None:
+    def announce_queue(self) -> None:
+        """Tell the client what is queued now (after any change to the queue)."""
         steering, follow_up = self.queue.snapshot()
         self.emit(ev.QueueUpdateEvent(steering=steering, followUp=follow_up))
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        """Empty both queues (pi's Esc: the texts go back to the editor); their texts."""
+        steering, follow_up = self.queue.snapshot()
+        self.queue.clear()
+        self.announce_queue()
+        return steering, follow_up
 
     def enqueue(self, kind: str, text: str, images: list[JsonDict] | None) -> int:
         queued = QueuedMessage(text, list(images or []))
         (self.queue.steering if kind == "steer" else self.queue.follow_up).append(queued)
-        self._announce_queue()
+        self.announce_queue()
         return len(self.queue)
 
     async def prompt(
@@ -233,6 +258,32 @@ class AgentSession:
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
         output_schema: JsonDict | None = None,
+        ticket: int | None = None,
+    ) -> m.PromptResult:
+        """Run a prompt (or queue it while a run goes on); ``ticket`` is the ``prompt_ticket``
+        taken when the request was read, if it was."""
+        if ticket is None:
+            ticket = self._starts.ticket()
+        try:
+            return await self._prompt(
+                text, images, streaming_behavior, ticket, max_turns, max_budget_usd, output_schema
+            )
+        finally:
+            self._starts.ended()
+
+    def prompt_ticket(self) -> int:
+        """Count a prompt as starting from now (an ``abort`` reaches it); ``prompt`` takes it."""
+        return self._starts.ticket()
+
+    async def _prompt(
+        self,
+        text: str,
+        images: list[JsonDict] | None,
+        streaming_behavior: str | None,
+        ticket: int,
+        max_turns: int | None,
+        max_budget_usd: float | None,
+        output_schema: JsonDict | None,
     ) -> m.PromptResult:
         if output_schema is not None:
             check_output_schema(output_schema)  # refused before anything runs
@@ -252,23 +303,28 @@ class AgentSession:
                 )
             self.enqueue("steer" if streaming_behavior == "steer" else "followUp", text, images)
             return m.PromptResult(queued=True)
-        self._require_idle("prompt")
-        return await self._run(
+        self.require_idle("prompt")
+        return await self.run(
             [QueuedMessage(text, list(images or []))],
             max_turns=max_turns,
             max_budget_usd=max_budget_usd,
+            ticket=ticket,
             output_schema=output_schema,
         )
 
-    async def _run(
+    async def run(
         self,
         first: list[QueuedMessage],
         *,
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
+        ticket: int | None = None,
         output_schema: JsonDict | None = None,
     ) -> m.PromptResult:
+        """Run the agent loop from ``first`` (the prompt and what it brought; empty: continue
+        from the session as it is) until the model stops, is stopped or a limit is reached."""
         self.is_streaming = True
+        self._abort_requested = False
         done = self._run_done = anyio.Event()
         outcome = RunOutcome()
         ctx = run_setup.run_context(
@@ -276,13 +332,17 @@ class AgentSession:
         )
         pairing = EventPairing(self.emit, lambda text: error_message(ctx, text))
         ctx.emit = pairing
-        self._run_context = ctx
+        self.run_context = ctx
         self.emit(ev.AgentStartEvent())
         failure: BaseException | None = None
         try:
             await self._user_bash.flush(self.manager)
             with anyio.CancelScope() as scope:
                 self._run_scope = scope
+                if self._starts.aborted(ticket):
+                    # Aborted between the request and here: the prompt is still stored, with
+                    # its (empty) aborted answer, as an abort a moment later would leave it.
+                    scope.cancel()
                 if first:
                     await hooks.before_agent_start(self.host, ctx, first[0].text, first[0].images)
                 await run_turns(ctx, first, outcome)
@@ -303,13 +363,17 @@ class AgentSession:
             raise
         finally:
             self._run_scope = None
-            self._run_context = None
+            self.run_context = None
             self.is_streaming = False
             try:
                 if self.queue:
                     self.queue.clear()
-                    self._announce_queue()
+                    self.announce_queue()
                 with anyio.CancelScope(shield=True):
+                    if outcome.stop_reason == "aborted" or isinstance(
+                        failure, anyio.get_cancelled_exc_class()
+                    ):
+                        await answer_aborted(ctx, [user_message(q.text, q.images) for q in first])
                     for custom in ctx.extra_first:  # sent too late for this run: the next one sees it
                         await self.manager.append_custom_message_entry(
                             custom["customType"],
@@ -325,7 +389,8 @@ class AgentSession:
                 # Whatever stopped the run (a failed write, any error): everything it opened is
                 # closed before agent_end, so a client never waits for an end that never comes.
                 pairing.close_all(_failure_text(failure))
-                self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages))
+                self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages, willRetry=False))
+                self.emit(ev.AgentSettledEvent(aborted=self._abort_requested))
                 done.set()
         return trusted(
             m.PromptResult,
@@ -336,8 +401,11 @@ class AgentSession:
             structuredOutput=ctx.structured.value if ctx.structured is not None else None,
         )
 
-    _op_scope: anyio.CancelScope | None = None
+    op_scope: anyio.CancelScope | None = None
+    """The scope of a compaction or a branch summary under way: ``abort`` cancels it."""
     _run_done: anyio.Event | None = None
+    _abort_requested = False
+    """An abort came during the current run (``agent_settled`` says so)."""
 
     async def wait_idle(self) -> None:
         """Return once no run is going on (at once when none is): after ``abort``, the run has
@@ -345,16 +413,27 @@ class AgentSession:
         while self.is_streaming and self._run_done is not None:
             await self._run_done.wait()
 
-    def abort(self) -> bool:
-        """Stop the run (or compaction/summary) in progress; False when nothing was running."""
-        aborted = False
+    def abort(self, *, stopping: bool = False) -> bool:
+        """Stop the run (or compaction/summary) in progress; False when nothing was running.
+
+        A prompt that was asked for but whose run has not begun (it waits for MCP servers or a
+        hook) is aborted too, when its run begins. ``stopping`` (EOF, SIGTERM, ``shutdown``)
+        aborts every prompt that comes after as well: a request read just before the server
+        stopped may not have started yet, and must leave the same file an abort leaves.
+        """
+        aborted = self._starts.abort(stopping=stopping)
         if self._run_scope is not None:
             self._run_scope.cancel()
-            aborted = True
-        if self._op_scope is not None:
-            self._op_scope.cancel()
+            self._abort_requested = aborted = True
+        if self.op_scope is not None:
+            self.op_scope.cancel()
             aborted = True
         return aborted
+
+    def set_sandbox(self, mode: str | None, network: str | None) -> None:
+        """The client's choice of sandbox, over the settings files' (SettingsError, with the
+        reason, when the mode cannot be provided here: nothing changes then)."""
+        self.sandbox.set(chosen_sandbox(mode, network, self.sandbox.policy))
 
     def abort_retry(self) -> bool:
         """Stop the wait before an automatic retry; False when no retry is pending.
@@ -362,9 +441,9 @@ class AgentSession:
         Only a pending retry is stopped: a request that arrives while the model streams must
         not cancel a retry that has not started yet.
         """
-        if self._run_context is None or not self._run_context.retry_waiting:
+        if self.run_context is None or not self.run_context.retry_waiting:
             return False
-        self._run_context.abort_retry.set()
+        self.run_context.abort_retry.set()
         return True
 
     # --- reading (agent/views.py) ---------------------------------------------------------
@@ -391,7 +470,7 @@ class AgentSession:
 
     async def navigate_tree(self, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
         with self._exclusive("navigating the tree"):
-            async with self._mutation():
+            async with self.mutation():
                 return await navigation.navigate_tree(self, params)
 
     async def set_label(self, entry_id: str, label: str | None) -> str:
@@ -402,7 +481,7 @@ class AgentSession:
     def queue_label(self, entry_id: str, label: str | None) -> tuple[str, Callable[[], Awaitable[None]]]:
         """``set_label`` with the wait for the disk handed to the caller: the label entry is
         appended now, and ``stored()`` returns once its line is fsynced (or rolls the session
-        back and raises PersistenceError, as ``_mutation`` does). A front answering a pipelined
+        back and raises PersistenceError, as ``mutation`` does). A front answering a pipelined
         burst of labels then waits once per fsync for all of them, not in a task per label."""
         manager, point = self._savepoint()
         pending = manager.append_label_change(entry_id, label, move_leaf=False)
@@ -434,16 +513,20 @@ class AgentSession:
             return await switching.clone(self)
 
     async def set_session_name(self, name: str) -> None:
-        async with self._mutation():
+        async with self.mutation():
             await self.manager.append_session_info(name)
+        self.emit(ev.SessionInfoChangedEvent(name=self.manager.session_name))
 
     # --- settings (checked in agent/model_choice.py) ------------------------------------
 
     async def set_model(self, model_id: str, provider: str | None = None) -> ModelInfo:
         model = model_choice.choose_model(self.provider, model_id, provider)
-        async with self._mutation():
+        async with self.mutation():
             await self.manager.append_model_change(model.provider, model.id)
         self.model = model
+        levels = self.available_thinking_levels()
+        if self.thinking_level not in levels:  # as pi: clamped to what the new model takes
+            await self.set_thinking_level(model_choice.clamp_thinking_level(self.thinking_level, levels))
         return model
 
     async def cycle_model(self) -> ModelInfo:
@@ -451,19 +534,28 @@ class AgentSession:
 
     async def set_thinking_level(self, level: str) -> None:
         model_choice.check_thinking_level(level)
-        async with self._mutation():
+        async with self.mutation():
             await self.manager.append_thinking_level_change(level)
-        self.thinking_level = level
+        if level != self.thinking_level:
+            self.thinking_level = level
+            self.emit(ev.ThinkingLevelChangedEvent(level=level))
+
+    def available_thinking_levels(self) -> list[str]:
+        return model_choice.thinking_levels(self.model)
 
     async def cycle_thinking_level(self) -> str:
-        level = model_choice.next_thinking_level(self.thinking_level)
-        await self.set_thinking_level(level)
+        level = model_choice.next_thinking_level(self.thinking_level, self.available_thinking_levels())
+        if level != self.thinking_level:  # one level only (no reasoning): nothing to store
+            await self.set_thinking_level(level)
         return level
 
     # --- the user's bash (agent/user_bash.py) and compaction (agent/compaction_runner.py) ---
 
-    async def bash(self, command: str, exclude_from_context: bool = False) -> m.BashResult:
-        return await self._user_bash.run(self, command, exclude_from_context)
+    async def bash(
+        self, command: str, exclude_from_context: bool = False, update_id: str | int | float | None = None
+    ) -> m.BashResult:
+        """``update_id`` names the command in its ``bash_execution_update`` events."""
+        return await self._user_bash.run(self, command, exclude_from_context, update_id)
 
     def abort_bash(self) -> bool:
         return self._user_bash.abort()
@@ -482,14 +574,15 @@ class AgentSession:
         )
 
     async def append_custom_entry(self, custom_type: str, data: Any) -> str | None:
-        return await custom_entries.append_custom_entry(self.manager, custom_type, data)
+        return await custom_entries.append_custom_entry(self, custom_type, data)
 
     # --- lifetime -----------------------------------------------------------------------
 
     async def shutdown(self) -> None:
-        self.abort()
+        self.abort(stopping=True)
         self.abort_bash()
         self.temp_files.remove_all()
+        self.sandbox.close()
         chain = self.manager.write_chain
         reported = chain is not None and chain.error is not None
         try:
