@@ -43,7 +43,8 @@ class BatchTask(BaseModel):
     maxBudgetUsd: float | None = Field(default=None, gt=0)
     timeoutSeconds: float | None = Field(default=None, gt=0)
     outputSchema: dict[str, Any] | None = None
-    sandbox: str | None = None
+    sandbox: Literal["off", "read-only", "workspace-write"] | None = None
+    """As ``--sandbox`` (checked here, so that a typo stops the batch before it starts)."""
 
     @model_validator(mode="after")
     def _one_place(self) -> BatchTask:

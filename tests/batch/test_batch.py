@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -158,6 +159,7 @@ def test_retry_failed_runs_only_the_failed_tasks_again(batch: Batch) -> None:
             "line 2: colour: Extra inputs are not permitted",
         ),
         ("{oops", "line 2: not JSON"),
+        ('{"id": "x", "prompt": "p", "cwd": ".", "sandbox": "strict"}', "line 2: sandbox: Input should be"),
         (
             '{"id": "x", "prompt": "p", "cwd": ".", "outputSchema": {"type": 3}}',
             "task 'x': the output schema",
@@ -256,6 +258,23 @@ def test_a_kept_checkout_is_the_ref_and_the_run_worked_in_it(batch: Batch) -> No
     assert not (repo / "out.txt").exists()
     _header, *entries = (json.loads(x) for x in Path(line["sessionFile"]).read_text().splitlines())
     assert entries[0]["message"]["content"] == big
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_a_task_s_sandbox_applies_to_its_run(batch: Batch) -> None:
+    boxed, free = batch.folder("boxed"), batch.folder("free")
+    batch.write_tasks(
+        [
+            {"id": "boxed", "prompt": "go", "cwd": "boxed", "sandbox": "read-only"},
+            {"id": "free", "prompt": "go", "cwd": "free"},
+        ]
+    )
+    code, stderr = batch.run(replies=script())
+    assert code == 0, stderr
+    assert not (boxed / "out.txt").exists()  # the run's bash could not write its folder
+    assert (free / "out.txt").read_text() == "worked\n"
+    session = Path(batch.by_id()["boxed"]["sessionFile"]).read_text()
+    assert "Read-only file system" in session
 
 
 def test_a_sandbox_is_passed_to_the_run_only_when_the_task_names_one(tmp_path: Path) -> None:
