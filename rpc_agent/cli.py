@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import __version__
 
@@ -42,6 +42,10 @@ examples:
                                             the whole session tree as one HTML page (see
                                             rpc-agent export --help)
   rpc-agent -p "fix the failing test" --approval writes --max-turns 20 --output-format json
+  rpc-agent -p "list the TODOs" --output-schema todos.schema.json --output-format json
+  rpc-agent batch TASKS.jsonl -o RESULTS.jsonl --jobs 4
+                                            many -p runs: resumable, locally or on Ray (see
+                                            rpc-agent batch --help)
 """
 
 
@@ -176,6 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="text",
         help="--print output: the final text, one JSON result object, or every event as a JSON line",
     )
+    script.add_argument(
+        "--output-schema",
+        type=Path,
+        metavar="FILE",
+        help="--print: the final answer must match this JSON Schema (a file); it is printed as JSON "
+        "(structuredOutput in --output-format json); exit 1 when the model never gives a matching one",
+    )
     return parser
 
 
@@ -229,10 +240,42 @@ def command() -> int:
     return tuning.leave(code)
 
 
+def _output_schema(args: argparse.Namespace) -> dict[str, Any] | Literal[False] | None:
+    """The --output-schema file read and checked before the run; False (said on stderr) when
+    it cannot be used."""
+    if args.output_schema is None:
+        return None
+    import orjson
+
+    from .agent.structured import check_output_schema
+    from .errors import InvalidRequestError
+
+    where = f"rpc-agent: --output-schema {args.output_schema}"
+    if args.print_prompt is None:
+        print(f"{where}: applies to --print (-p) runs only", file=sys.stderr)
+        return False
+    try:
+        schema = orjson.loads(args.output_schema.read_bytes())
+        return check_output_schema(schema)
+    except OSError as exc:
+        print(f"{where}: cannot read it: {exc.strerror or exc}", file=sys.stderr)
+    except orjson.JSONDecodeError as exc:
+        print(f"{where}: not JSON: {exc}", file=sys.stderr)
+    except InvalidRequestError as exc:
+        print(f"{where}: {exc}", file=sys.stderr)
+    return False
+
+
 def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | None = None) -> int:
     """Parse the flags and run what they ask for; ``started`` is called once the modules of
     what runs are loaded, before it runs."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["batch"]:
+        if started is not None:
+            started()
+        from .batch.command import main as batch_main
+
+        return batch_main(argv[1:])
     if argv[:1] == ["export"]:
         if started is not None:
             started()
@@ -282,6 +325,9 @@ def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | Non
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
     )
+    output_schema = _output_schema(args)
+    if output_schema is False:
+        return 2
     if started is not None:
         started()
     if args.print_prompt is not None:
@@ -289,7 +335,7 @@ def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | Non
 
         prompt = sys.stdin.read() if args.print_prompt == "-" else args.print_prompt
         try:
-            return run_headless(config, prompt, args.output_format)
+            return run_headless(config, prompt, args.output_format, output_schema or None)
         except KeyboardInterrupt:
             return 130
         except Exception as exc:

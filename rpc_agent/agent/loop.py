@@ -37,6 +37,8 @@ from .host import Host
 from .queue import MessageQueue, QueuedMessage
 from .sandboxing import escape_asker
 from .settings import AgentSettings
+from .structured import INVALID_OUTPUT, StructuredRun
+from .structured import TOOL_NAME as STRUCTURED_TOOL
 
 Emit = Callable[[BaseModel], None]
 Authorize = Callable[[str, str, JsonDict], Awaitable[bool]]
@@ -95,6 +97,10 @@ class RunContext:
     """Per-prompt limit of the cost of the run's model calls."""
     extra_first: list[JsonDict] = field(default_factory=list)
     """Custom messages (before_agent_start) stored right after the prompt's first messages."""
+    structured: StructuredRun | None = None
+    """The answer in a schema this run must end with (``agent.structured``); None: any answer."""
+    tool_choice: str | None = None
+    """A tool the next model call must call, where the provider can force it."""
 
 
 class RunOutcome:
@@ -169,7 +175,17 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
             raise
         ctx.emit(trusted(ev.TurnEndEvent, message=assistant, toolResults=tool_results))
         outcome.stop_reason = assistant.get("stopReason")
-        if _limit_reached(ctx, outcome, turns, bool(calls)):
+        if ctx.structured is not None:
+            verdict = ctx.structured.settle(calls)
+            if verdict.ends:
+                outcome.stop_reason = "stop" if verdict.error is None else INVALID_OUTPUT
+                outcome.error_message = verdict.error
+                return
+            if verdict.force_tool:
+                ctx.tool_choice = STRUCTURED_TOOL
+            if verdict.remind:
+                ctx.extra_first.append(verdict.reminder())
+        if _limit_reached(ctx, outcome, turns, bool(calls or ctx.extra_first)):
             return
         pending = _dequeue(ctx, ctx.queue.take_steering, ctx.settings.steering_mode)
         # Host messages sent during the run (``extra_first``) steer it, as in pi.
@@ -371,6 +387,7 @@ async def stream_assistant(ctx: RunContext) -> JsonDict:
         messages=context.messages,
         tools=ctx.tool_specs,
         thinking_level=ctx.thinking_level,
+        tool_choice=ctx.tool_choice,
     )
     partial: JsonDict | None = None
     started = False

@@ -47,6 +47,7 @@ from .queue import MessageQueue, QueuedMessage
 from .sandboxing import SessionSandbox
 from .settings import AgentSettings
 from .starts import PromptStarts
+from .structured import check_output_schema
 from .user_bash import UserBash
 
 __all__ = ["THINKING_LEVELS", "AgentSession", "SessionTools"]
@@ -259,6 +260,7 @@ class AgentSession:
         *,
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
+        output_schema: JsonDict | None = None,
         ticket: int | None = None,
     ) -> m.PromptResult:
         """Run a prompt (or queue it while a run goes on); ``ticket`` is the ``prompt_ticket``
@@ -266,7 +268,9 @@ class AgentSession:
         if ticket is None:
             ticket = self._starts.ticket()
         try:
-            return await self._prompt(text, images, streaming_behavior, ticket, max_turns, max_budget_usd)
+            return await self._prompt(
+                text, images, streaming_behavior, ticket, max_turns, max_budget_usd, output_schema
+            )
         finally:
             self._starts.ended()
 
@@ -282,7 +286,10 @@ class AgentSession:
         ticket: int,
         max_turns: int | None,
         max_budget_usd: float | None,
+        output_schema: JsonDict | None,
     ) -> m.PromptResult:
+        if output_schema is not None:
+            check_output_schema(output_schema)  # refused before anything runs
         if self.mcp is not None and not (self.is_streaming or self.is_compacting):
             await self.mcp.ready()  # servers still starting: their tools belong in this run
         if hooks.declared(self.host, "input"):  # pi: every prompt, queued ones too
@@ -291,6 +298,8 @@ class AgentSession:
                 self.emit(ev.InputHandledEvent(text=text))
                 return m.PromptResult(queued=False, stopReason="handled")
         if self.is_streaming or self.is_compacting:
+            if output_schema is not None:
+                raise AgentBusyError("a prompt with an outputSchema starts a run; it cannot be queued")
             if streaming_behavior is None:
                 raise AgentBusyError(
                     "the agent is already running; send streamingBehavior 'steer' or 'followUp' to queue this prompt"
@@ -303,6 +312,7 @@ class AgentSession:
             max_turns=max_turns,
             max_budget_usd=max_budget_usd,
             ticket=ticket,
+            output_schema=output_schema,
         )
 
     async def run(
@@ -312,6 +322,7 @@ class AgentSession:
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
         ticket: int | None = None,
+        output_schema: JsonDict | None = None,
     ) -> m.PromptResult:
         """Run the agent loop from ``first`` (the prompt and what it brought; empty: continue
         from the session as it is) until the model stops, is stopped or a limit is reached."""
@@ -319,7 +330,9 @@ class AgentSession:
         self._abort_requested = False
         done = self._run_done = anyio.Event()
         outcome = RunOutcome()
-        ctx = run_setup.run_context(self, max_turns=max_turns, max_budget_usd=max_budget_usd)
+        ctx = run_setup.run_context(
+            self, max_turns=max_turns, max_budget_usd=max_budget_usd, output_schema=output_schema
+        )
         pairing = EventPairing(self.emit, lambda text: error_message(ctx, text))
         ctx.emit = pairing
         self.run_context = ctx
@@ -389,6 +402,7 @@ class AgentSession:
             stopReason=outcome.stop_reason,
             messages=ctx.new_messages,
             errorMessage=outcome.error_message,
+            structuredOutput=ctx.structured.value if ctx.structured is not None else None,
         )
 
     op_scope: anyio.CancelScope | None = None

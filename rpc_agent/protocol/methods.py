@@ -1,6 +1,6 @@
 """Params and results of every method."""
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -153,13 +153,26 @@ class PromptParams(Params):
     )
     maxTurns: int | None = Field(default=None, ge=1, description="stop this run after N model calls")
     maxBudgetUsd: float | None = Field(default=None, gt=0, description="stop this run once it cost this much")
+    outputSchema: dict[str, Any] | None = Field(
+        default=None,
+        description="a JSON Schema the run's final answer must match: the model answers by calling "
+        "a structured_output tool with it as input schema, re-asked a few times when the answer does "
+        "not validate; the answer comes back as structuredOutput (an invalid schema is refused)",
+    )
 
 
 class PromptResult(Result):
     queued: bool = Field(description="true when the prompt was queued (streamingBehavior) instead of run")
-    stopReason: str | None = None
+    stopReason: str | None = Field(
+        default=None,
+        description="how the run ended: stop, length, error, aborted, max_turns, max_budget, handled, "
+        "or invalid_output (an outputSchema run that never produced a matching answer)",
+    )
     messages: list[AgentMessage] = Field(default_factory=list, description="messages the run added")
     errorMessage: str | None = None
+    structuredOutput: Any = Field(
+        default=None, description="with outputSchema: the final answer, valid against the schema"
+    )
 
 
 class QueueParams(Params):

@@ -205,6 +205,7 @@ class Methods:
             p.streamingBehavior,
             max_turns=p.maxTurns,
             max_budget_usd=p.maxBudgetUsd,
+            output_schema=p.outputSchema,
             ticket=ticket,
         )
 

@@ -51,10 +51,12 @@ class RpcAgentClient(HostConnection):
         streaming_behavior: str | None = None,
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
+        output_schema: JsonDict | None = None,
     ) -> m.PromptResult:
         params = _given(
             maxTurns=max_turns,
             maxBudgetUsd=max_budget_usd,
+            outputSchema=output_schema,
             images=images or None,
             streamingBehavior=streaming_behavior or None,
         )

@@ -519,6 +519,12 @@ class PromptParams(ClosedModel):
         int | None, Field(description='stop this run after N model calls', ge=1)
     ] = None
     message: str
+    outputSchema: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="a JSON Schema the run's final answer must match: the model answers by calling a structured_output tool with it as input schema, re-asked a few times when the answer does not validate; the answer comes back as structuredOutput (an invalid schema is refused)"
+        ),
+    ] = None
     streamingBehavior: Annotated[
         Literal['steer', 'followUp'] | None,
         Field(
@@ -1325,7 +1331,18 @@ class PromptResult(OpenModel):
             description='true when the prompt was queued (streamingBehavior) instead of run'
         ),
     ]
-    stopReason: str | None = None
+    stopReason: Annotated[
+        str | None,
+        Field(
+            description='how the run ended: stop, length, error, aborted, max_turns, max_budget, handled, or invalid_output (an outputSchema run that never produced a matching answer)'
+        ),
+    ] = None
+    structuredOutput: Annotated[
+        Any,
+        Field(
+            description='with outputSchema: the final answer, valid against the schema'
+        ),
+    ] = None
 
 
 class TurnEndEvent(ClosedModel):

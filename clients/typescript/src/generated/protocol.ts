@@ -1374,6 +1374,12 @@ export interface PromptParams {
   maxTurns?: number | null;
   message: string;
   /**
+   * a JSON Schema the run's final answer must match: the model answers by calling a structured_output tool with it as input schema, re-asked a few times when the answer does not validate; the answer comes back as structuredOutput (an invalid schema is refused)
+   */
+  outputSchema?: {
+    [k: string]: unknown;
+  } | null;
+  /**
    * required while the agent is streaming: queue as steer or followUp
    */
   streamingBehavior?: ("steer" | "followUp") | null;
@@ -1388,7 +1394,14 @@ export interface PromptResult {
    * true when the prompt was queued (streamingBehavior) instead of run
    */
   queued: boolean;
+  /**
+   * how the run ended: stop, length, error, aborted, max_turns, max_budget, handled, or invalid_output (an outputSchema run that never produced a matching answer)
+   */
   stopReason?: string | null;
+  /**
+   * with outputSchema: the final answer, valid against the schema
+   */
+  structuredOutput?: unknown;
   [k: string]: unknown;
 }
 export interface QueueParams {
