@@ -108,6 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tuning.add_argument("--no-auto-compaction", action="store_true", help="never compact on its own")
     tuning.add_argument(
+        "--no-checkpoints",
+        action="store_true",
+        help="do not snapshot the working directory per entry (settings: checkpoints.enabled)",
+    )
+    tuning.add_argument(
         "--reserve-tokens", type=int, metavar="N", help="compact when context > window - N (16384)"
     )
     tuning.add_argument(
@@ -161,7 +166,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSettings:
-    from .agent.settings import CompactionFile, RetryFile, SettingsFile, load_settings, settings_paths
+    from .agent.settings import (
+        CheckpointsFile,
+        CompactionFile,
+        RetryFile,
+        SettingsFile,
+        load_settings,
+        settings_paths,
+    )
 
     overrides = SettingsFile(
         compaction=CompactionFile(
@@ -174,6 +186,7 @@ def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSetti
             maxRetries=args.max_retries,
             baseDelayMs=args.retry_base_delay_ms,
         ),
+        checkpoints=CheckpointsFile(enabled=False if getattr(args, "no_checkpoints", False) else None),
         approval=getattr(args, "approval", None),
         maxTurns=getattr(args, "max_turns", None),
         maxBudgetUsd=getattr(args, "max_budget_usd", None),
@@ -228,6 +241,11 @@ def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -
         from .export.command import main as export_main
 
         return export_main(argv[1:])
+    if argv[:1] == ["rewind"]:
+        _end_start_up(collector_paused)
+        from .checkpoints.rewind import main as rewind_main
+
+        return rewind_main(argv[1:])
     args = build_parser().parse_args(argv)
     from .errors import SettingsError
     from .runtime import ServerConfig

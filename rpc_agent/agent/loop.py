@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import BaseModel, ValidationError
@@ -28,13 +28,16 @@ from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ProviderRequest, ToolSpec, empty_usage
 from ..session.blobs import stage_images
 from ..session.store import PendingAppend, SessionManager
-from ..tools.base import CommandRunner, FileAccess, Tool, ToolContext, ToolError, ToolOutput
+from ..tools.base import CommandRunner, FileAccess, Tool, ToolContext, ToolError, ToolOutput, is_read_only
 from ..tools.temp_files import UNOWNED, TempFiles
 from ..validation import describe
 from . import hooks
 from .host import Host
 from .queue import MessageQueue, QueuedMessage
 from .settings import AgentSettings
+
+if TYPE_CHECKING:
+    from .checkpointing import Checkpointing
 
 Emit = Callable[[BaseModel], None]
 Authorize = Callable[[str, str, JsonDict], Awaitable[bool]]
@@ -90,6 +93,8 @@ class RunContext:
     max_budget_usd: float | None = None
     """Per-prompt limit of the cost of the run's model calls."""
     extra_first: list[JsonDict] = field(default_factory=list)
+    checkpoints: Checkpointing | None = None
+    """Snapshots after user messages and tools that may change files; None: none."""
     """Custom messages (before_agent_start) stored right after the prompt's first messages."""
 
 
@@ -140,7 +145,9 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
     turns = 0
     while True:
         for queued in pending:
-            await append_and_announce(ctx, user_message(queued.text, queued.images))
+            entry_id = await append_and_announce(ctx, user_message(queued.text, queued.images))
+            if ctx.checkpoints is not None:
+                ctx.checkpoints.entry_appended(entry_id)
         pending = []
         while ctx.extra_first:
             await _append_custom_message(ctx, ctx.extra_first.pop(0))
@@ -390,8 +397,10 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
     name = str(call.get("name"))
     call_id = str(call.get("id"))
     arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
-    ctx.emit(trusted(ev.ToolExecutionStartEvent, toolCallId=call_id, toolName=name, args=arguments))
     tool = next((t for t in ctx.tools if t.name == name), None)
+    if ctx.checkpoints is not None and tool is not None and not is_read_only(tool):
+        await ctx.checkpoints.barrier()  # the state before this tool is stored first
+    ctx.emit(trusted(ev.ToolExecutionStartEvent, toolCallId=call_id, toolName=name, args=arguments))
     output: ToolOutput
     last_update = 0.0
 
@@ -471,5 +480,8 @@ async def _store_tool_result(ctx: RunContext, call_id: str, name: str, output: T
             isError=output.is_error,
         )
     )
-    await append_and_announce(ctx, result)
+    entry_id = await append_and_announce(ctx, result)
+    if ctx.checkpoints is not None:
+        tool = next((t for t in ctx.tools if t.name == name), None)
+        ctx.checkpoints.entry_appended(entry_id, may_change=tool is not None and not is_read_only(tool))
     return result

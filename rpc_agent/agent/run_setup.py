@@ -66,4 +66,5 @@ def run_context(session: AgentSession, *, max_turns: int | None, max_budget_usd:
         host=session.host,
         max_turns=max_turns if max_turns is not None else session.max_turns,
         max_budget_usd=max_budget_usd if max_budget_usd is not None else session.max_budget_usd,
+        checkpoints=session.checkpoints,
     )

@@ -29,6 +29,17 @@ class CompactionSettings:
 
 
 @dataclass(slots=True)
+class CheckpointSettings:
+    """Workspace checkpoints (``rpc_agent.checkpoints``): on by default."""
+
+    enabled: bool = True
+    max_file_size: int = 10 * 1024 * 1024
+    """Files larger than this (bytes) are left out of snapshots, and said so."""
+    max_files: int = 100_000
+    """A working directory with more files is not checkpointed (an event says why)."""
+
+
+@dataclass(slots=True)
 class AgentSettings:
     steering_mode: str = "one-at-a-time"
     follow_up_mode: str = "one-at-a-time"
@@ -48,6 +59,7 @@ class AgentSettings:
     approval_timeout: float = 300.0
     hook_timeout: float = 30.0
     tool_timeout: float = 600.0
+    checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
 
     def __post_init__(self) -> None:
         if self.retry is None:
@@ -88,6 +100,12 @@ class ShellEnvironmentFile(_FileSection):
         return EnvironmentPolicy(self.inherit, tuple(self.exclude), tuple(self.include), dict(self.set_))
 
 
+class CheckpointsFile(_FileSection):
+    enabled: bool | None = None
+    maxFileSizeBytes: int | None = Field(default=None, ge=0)
+    maxFiles: int | None = Field(default=None, ge=0)
+
+
 class SettingsFile(_FileSection):
     """``settings.json``: the global one in ``$RPC_AGENT_HOME``, then ``<cwd>/.rpc-agent/``.
 
@@ -96,6 +114,7 @@ class SettingsFile(_FileSection):
     """
 
     compaction: CompactionFile = Field(default_factory=CompactionFile)
+    checkpoints: CheckpointsFile = Field(default_factory=CheckpointsFile)
     retry: RetryFile = Field(default_factory=RetryFile)
     steeringMode: Literal["all", "one-at-a-time"] | None = None
     followUpMode: Literal["all", "one-at-a-time"] | None = None
@@ -135,6 +154,12 @@ def _apply(settings: AgentSettings, source: SettingsFile) -> None:
     settings.approval_timeout = source.approvalTimeoutSeconds or settings.approval_timeout
     settings.hook_timeout = source.hookTimeoutSeconds or settings.hook_timeout
     settings.tool_timeout = source.toolTimeoutSeconds or settings.tool_timeout
+    cp, checkpoints = source.checkpoints, settings.checkpoints
+    checkpoints.enabled = cp.enabled if cp.enabled is not None else checkpoints.enabled
+    checkpoints.max_file_size = (
+        cp.maxFileSizeBytes if cp.maxFileSizeBytes is not None else checkpoints.max_file_size
+    )
+    checkpoints.max_files = cp.maxFiles if cp.maxFiles is not None else checkpoints.max_files
 
 
 def settings_paths(home: Path, cwd: Path) -> list[Path]:

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .base import JsonDict
+from .checkpoints import CheckpointEvent, CheckpointFailedEvent, CheckpointSkippedEvent, FilesRestoredEvent
 from .entries import AgentMessage
 from .methods import CompactResult, McpStatus
 
@@ -234,6 +235,10 @@ Event = Annotated[
     | SessionTreeEvent
     | SessionCompactEvent
     | InputHandledEvent
-    | McpServerStatusEvent,
+    | McpServerStatusEvent
+    | CheckpointEvent
+    | CheckpointFailedEvent
+    | CheckpointSkippedEvent
+    | FilesRestoredEvent,
     Field(discriminator="type"),
 ]

@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import Field
 
 from .base import JsonDict, Params, Result
+from .checkpoints import RestoreFilesResult
 from .entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel
 from .host import AcceptedCapabilities, ClientCapabilities
 
@@ -276,6 +277,8 @@ class NavigateTreeParams(Params):
     customInstructions: str | None = None
     replaceInstructions: bool = False
     label: str | None = None
+    restoreFiles: bool = Field(default=False, description="make the working directory the target's state")
+    force: bool = Field(default=False, description="with restoreFiles: overwrite files someone else changed")
 
 
 class NavigateTreeResult(Result):
@@ -283,6 +286,7 @@ class NavigateTreeResult(Result):
     editorText: str | None = Field(default=None, description="text of the selected user message, to edit")
     leafId: str | None
     summaryEntryId: str | None = None
+    restore: RestoreFilesResult | None = Field(default=None, description="what restoreFiles changed")
 
 
 class SetLabelParams(Params):
@@ -316,6 +320,7 @@ class SessionChangeResult(Result):
     sessionId: str
     sessionFile: str | None
     leafId: str | None
+    restore: RestoreFilesResult | None = Field(default=None, description="what restoreFiles changed")
 
 
 class ListSessionsParams(Params):
@@ -340,6 +345,13 @@ class ListSessionsResult(Result):
 
 class ForkParams(Params):
     entryId: str = Field(description="a user message; the new session ends just before it")
+    restoreFiles: bool = Field(default=False, description="make the working directory that message's state")
+    force: bool = Field(default=False, description="with restoreFiles: overwrite files someone else changed")
+
+
+class CloneParams(Params):
+    restoreFiles: bool = Field(default=False, description="make the working directory the leaf's state")
+    force: bool = Field(default=False, description="with restoreFiles: overwrite files someone else changed")
 
 
 class ForkResult(SessionChangeResult):

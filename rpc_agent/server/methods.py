@@ -20,6 +20,7 @@ from .. import __version__
 from ..agent.session import AgentSession
 from ..mcp import McpManager, from_wire
 from ..protocol import PROTOCOL_VERSION
+from ..protocol import checkpoints as c
 from ..protocol import host as h
 from ..protocol import methods as m
 from ..protocol.base import Empty, Ok
@@ -252,10 +253,17 @@ class Methods:
         return m.ListSessionsResult(sessions=infos)
 
     async def fork(self, p: m.ForkParams) -> m.ForkResult:
-        return await self.agent.fork(p.entryId)
+        return await self.agent.fork(p.entryId, restore_files=p.restoreFiles, force=p.force)
 
-    async def clone(self, _p: Empty | None) -> m.SessionChangeResult:
-        return await self.agent.clone()
+    async def clone(self, p: m.CloneParams | None) -> m.SessionChangeResult:
+        p = p or m.CloneParams()
+        return await self.agent.clone(restore_files=p.restoreFiles, force=p.force)
+
+    async def restore_files(self, p: c.RestoreFilesParams) -> c.RestoreFilesResult:
+        return await self.agent.restore_files(p)
+
+    async def get_file_changes(self, p: c.GetFileChangesParams) -> c.FileChangesResult:
+        return await self.agent.file_changes(p.entryId, p.since)
 
     async def set_session_name(self, p: m.SetSessionNameParams) -> Ok:
         await self.agent.set_session_name(p.name)

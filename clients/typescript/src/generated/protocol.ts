@@ -20,7 +20,7 @@ export interface Methods {
   /** Run a shell command; its output joins the context of the next prompt. */
   bash: { params: BashParams; result: BashResult };
   /** New session file holding the current branch. */
-  clone: { params: undefined; result: SessionChangeResult };
+  clone: { params: CloneParams; result: SessionChangeResult };
   /** Replace old context by a summary. */
   compact: { params: CompactParams; result: CompactResult };
   /** Switch to the next available model. */
@@ -37,6 +37,8 @@ export interface Methods {
   get_available_models: { params: undefined; result: ModelsResult };
   /** Raw session entries in file order, optionally only those after an entry id. */
   get_entries: { params: GetEntriesParams; result: EntriesResult };
+  /** The files an entry changed (against its parent's state, or since another entry), with unified diffs. */
+  get_file_changes: { params: GetFileChangesParams; result: FileChangesResult };
   /** User messages that fork can start from. */
   get_fork_messages: { params: undefined; result: ForkMessagesResult };
   /** Text of the last assistant message on the current branch. */
@@ -63,6 +65,8 @@ export interface Methods {
   new_session: { params: NewSessionParams; result: SessionChangeResult };
   /** Run the agent on a user message; resolves when the run ends. While a run is going, needs streamingBehavior and is queued. */
   prompt: { params: PromptParams; result: PromptResult };
+  /** Make some or all files what they were at an entry (or a checkpoint) without moving the leaf; refused with the list of files someone else changed unless force; dryRun writes nothing. */
+  restore_files: { params: RestoreFilesParams; result: RestoreFilesResult };
   /** Append a custom_message (it reaches the model); triggerTurn lets the model answer it. During a run it steers the run: stored when the next turn starts (entryId null). */
   send_custom_message: { params: SendCustomMessageParams; result: EntryIdResult };
   /** Turn automatic compaction on or off. */
@@ -110,6 +114,7 @@ export const METHOD_NAMES = [
   "fork",
   "get_available_models",
   "get_entries",
+  "get_file_changes",
   "get_fork_messages",
   "get_last_assistant_text",
   "get_messages",
@@ -123,6 +128,7 @@ export const METHOD_NAMES = [
   "navigate_tree",
   "new_session",
   "prompt",
+  "restore_files",
   "send_custom_message",
   "set_auto_compaction",
   "set_auto_retry",
@@ -154,8 +160,12 @@ export const AGENT_EVENT_TYPES = [
   "approval",
   "auto_retry_end",
   "auto_retry_start",
+  "checkpoint",
+  "checkpoint_failed",
+  "checkpoint_skipped",
   "compaction_end",
   "compaction_start",
+  "files_restored",
   "host_request_failed",
   "input_handled",
   "mcp_server_status",
@@ -179,6 +189,8 @@ export const ErrorCodes = {
   AGENT_BUSY: -32001,
   /** The operation was aborted or the server shut down before it finished. */
   CANCELLED: -32009,
+  /** A checkpoint or file restore failed (git, a full disk); the message says why. */
+  CHECKPOINT_FAILED: -32012,
   /** No entry with that id in the current session. */
   ENTRY_NOT_FOUND: -32002,
   /** Unexpected server-side failure; the message says what happened (details on stderr). */
@@ -195,6 +207,8 @@ export const ErrorCodes = {
   NOTHING_TO_COMPACT: -32011,
   /** The method exists but its machinery is not available in this build or setup yet. */
   NOT_AVAILABLE: -32010,
+  /** The entry has no workspace state (it is older than checkpoints in this session). */
+  NO_CHECKPOINT: -32013,
   /** The line is not valid JSON (the response's id is null). */
   PARSE_ERROR: -32700,
   /** Writing the session file failed; later writes fail too until it is reopened. */
@@ -203,6 +217,8 @@ export const ErrorCodes = {
   PROVIDER_ERROR: -32008,
   /** The model provider is missing its configuration (for example an API key). */
   PROVIDER_NOT_CONFIGURED: -32007,
+  /** Files changed since the last checkpoint by someone else; data.files lists them. Pass force to restore. */
+  RESTORE_CONFLICT: -32014,
   /** Another process holds the session file's lock. */
   SESSION_LOCKED: -32004,
   /** The session file does not exist. */
@@ -266,7 +282,11 @@ export type EventSchema =
   | SessionTreeEvent
   | SessionCompactEvent
   | InputHandledEvent
-  | McpServerStatusEvent;
+  | McpServerStatusEvent
+  | CheckpointEvent
+  | CheckpointFailedEvent
+  | CheckpointSkippedEvent
+  | FilesRestoredEvent;
 
 export interface AbortResult {
   /**
@@ -548,6 +568,39 @@ export interface Capabilities {
   tree?: boolean;
   [k: string]: unknown;
 }
+/**
+ * A snapshot of the working directory was stored as the state of ``entryId``.
+ */
+export interface CheckpointEvent {
+  checkpointId: string;
+  entryId: string;
+  /**
+   * files that differ from the parent entry's state
+   */
+  filesChanged: number;
+  skipped?: SkippedFile[];
+  type: "checkpoint";
+}
+export interface SkippedFile {
+  path: string;
+  reason: string;
+  [k: string]: unknown;
+}
+/**
+ * A snapshot could not be taken (the turn goes on without it).
+ */
+export interface CheckpointFailedEvent {
+  entryId?: string | null;
+  error: string;
+  type: "checkpoint_failed";
+}
+/**
+ * This working directory is not checkpointed (home, root, too many files).
+ */
+export interface CheckpointSkippedEvent {
+  reason: string;
+  type: "checkpoint_skipped";
+}
 export interface ClientCapabilities {
   /**
    * the client answers approval/request
@@ -579,6 +632,16 @@ export interface ClientTool {
 export interface ClientInfo {
   name: string;
   version?: string | null;
+}
+export interface CloneParams {
+  /**
+   * with restoreFiles: overwrite files someone else changed
+   */
+  force?: boolean;
+  /**
+   * make the working directory the leaf's state
+   */
+  restoreFiles?: boolean;
 }
 export interface CompactParams {
   customInstructions?: string | null;
@@ -834,11 +897,47 @@ export interface McpServerStatusEvent {
   transport: "stdio" | "http" | "sse";
   type: "mcp_server_status";
 }
+export interface FilesRestoredEvent {
+  /**
+   * the disk before the restore
+   */
+  checkpointId: string;
+  entryId: string | null;
+  files: FileChange[];
+  skipped?: SkippedFile[];
+  type: "files_restored";
+}
+export interface FileChange {
+  path: string;
+  status: "added" | "modified" | "deleted";
+  [k: string]: unknown;
+}
 export interface ExportHtmlParams {
   outputPath?: string | null;
 }
 export interface ExportHtmlResult {
   path: string;
+  [k: string]: unknown;
+}
+export interface FileChangesResult {
+  entryId: string;
+  files: FileDiff[];
+  fromCheckpointId: string | null;
+  toCheckpointId: string;
+  [k: string]: unknown;
+}
+export interface FileDiff {
+  binary?: boolean;
+  /**
+   * unified diff (git's format); empty for a binary file
+   */
+  diff: string;
+  path: string;
+  status: "added" | "modified" | "deleted";
+  /**
+   * the diff was cut at 256 KiB
+   */
+  truncated?: boolean;
   [k: string]: unknown;
 }
 export interface ForkMessage {
@@ -855,10 +954,22 @@ export interface ForkParams {
    * a user message; the new session ends just before it
    */
   entryId: string;
+  /**
+   * with restoreFiles: overwrite files someone else changed
+   */
+  force?: boolean;
+  /**
+   * make the working directory that message's state
+   */
+  restoreFiles?: boolean;
 }
 export interface ForkResult {
   cancelled?: boolean;
   leafId: string | null;
+  /**
+   * what restoreFiles changed
+   */
+  restore?: RestoreFilesResult | null;
   sessionFile: string | null;
   sessionId: string;
   /**
@@ -867,9 +978,33 @@ export interface ForkResult {
   text: string;
   [k: string]: unknown;
 }
+export interface RestoreFilesResult {
+  /**
+   * the state of the disk before the restore: restore it to undo
+   */
+  checkpointId: string;
+  /**
+   * files changed by someone else since the last checkpoint
+   */
+  conflicts?: string[];
+  dryRun: boolean;
+  /**
+   * what was (or, on a dry run, would be) changed
+   */
+  files: FileChange[];
+  skipped?: SkippedFile[];
+  [k: string]: unknown;
+}
 export interface GetEntriesParams {
   /**
    * entry id cursor: only entries after it
+   */
+  since?: string | null;
+}
+export interface GetFileChangesParams {
+  entryId: string;
+  /**
+   * compare with this entry's state (default: the entry's parent)
    */
   since?: string | null;
 }
@@ -1050,8 +1185,16 @@ export interface ModelsResult {
 }
 export interface NavigateTreeParams {
   customInstructions?: string | null;
+  /**
+   * with restoreFiles: overwrite files someone else changed
+   */
+  force?: boolean;
   label?: string | null;
   replaceInstructions?: boolean;
+  /**
+   * make the working directory the target's state
+   */
+  restoreFiles?: boolean;
   summarize?: boolean;
   targetId: string;
 }
@@ -1062,6 +1205,10 @@ export interface NavigateTreeResult {
    */
   editorText?: string | null;
   leafId: string | null;
+  /**
+   * what restoreFiles changed
+   */
+  restore?: RestoreFilesResult | null;
   summaryEntryId?: string | null;
   [k: string]: unknown;
 }
@@ -1115,6 +1262,28 @@ export interface QueueResult {
   pendingMessageCount: number;
   [k: string]: unknown;
 }
+export interface RestoreFilesParams {
+  /**
+   * a state returned by an earlier restore (undoes that restore)
+   */
+  checkpointId?: string | null;
+  /**
+   * report what would change; write nothing
+   */
+  dryRun?: boolean;
+  /**
+   * the entry whose state to restore (one of entryId or checkpointId)
+   */
+  entryId?: string | null;
+  /**
+   * overwrite files someone else changed since the last checkpoint
+   */
+  force?: boolean;
+  /**
+   * only these files (default: all)
+   */
+  paths?: string[] | null;
+}
 export interface SendCustomMessageParams {
   content:
     | string
@@ -1154,6 +1323,10 @@ export interface TreeSummary {
 export interface SessionChangeResult {
   cancelled?: boolean;
   leafId: string | null;
+  /**
+   * what restoreFiles changed
+   */
+  restore?: RestoreFilesResult | null;
   sessionFile: string | null;
   sessionId: string;
   [k: string]: unknown;
