@@ -82,6 +82,7 @@ class SessionCheckpoints:
             if parent_tree is not None and parent_tree != snap.tree:
                 changed = len(self.store.diff(parent_tree, snap.tree))
             self.mapping.append({"entry": entry_id, "tree": snap.tree, "files": changed})
+            self.store.git.set_last_state(snap.tree)
         return snap, changed
 
     def adopt(self, other: SessionCheckpoints, entry_ids: set[str]) -> None:
@@ -102,29 +103,31 @@ class SessionCheckpoints:
     ) -> RestoreOutcome:
         """Make the disk ``target`` (or only ``paths`` of it), checkpointing the disk first.
 
-        A file someone else changed since the last known state, and that the restore would
-        change, is a conflict: refused unless ``force`` (on a dry run, listed)."""
+        A file that differs from the folder's last checkpoint (taken by any session), and that
+        the restore would change, was changed by someone else: a conflict, refused unless
+        ``force`` (on a dry run, listed)."""
         with self.store.git.locked():
             if not self.store.has_tree(target):
                 raise CheckpointError(f"the state {target} is missing from the checkpoint repository")
             if self.mapping.restoring is not None:
                 self._remove_temp_files()
+            last = self.store.git.last_state()
             now = self._snapshot()
             changes = self.store.diff(now.tree, target, paths)
             touched = {c.path for c in changes}
             conflicts: list[str] = []
-            last = self.mapping.last_disk
             if last is not None and last != now.tree:
                 conflicts = sorted(c.path for c in self.store.diff(last, now.tree) if c.path in touched)
             if dry_run:
                 return RestoreOutcome(now.tree, changes, [], conflicts)
             if conflicts and not force:
                 raise RestoreConflictError(conflicts, now.tree)
-            self.mapping.append({"checkpoint": now.tree})
-            self.mapping.append({"restoring": target, "from": now.tree})
+            self.mapping.append({"checkpoint": now.tree}, {"restoring": target, "from": now.tree})
+            self.store.git.set_last_state(now.tree)
             report = Restorer(self.store, self.exclude).apply(changes)
             after = self._snapshot()
             self.mapping.append({"restored": after.tree})
+            self.store.git.set_last_state(after.tree)
         return RestoreOutcome(now.tree, report.changed, report.skipped, conflicts, after.tree)
 
     def _remove_temp_files(self) -> None:

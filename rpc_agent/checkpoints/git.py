@@ -151,6 +151,23 @@ class ShadowGit:
         tmp.write_text(text)
         os.replace(tmp, path)
 
+    @property
+    def _last_file(self) -> Path:
+        return self.git_dir / "rpc-agent-last-state"
+
+    def last_state(self) -> str | None:
+        """The tree the folder was last seen as, by any session (a snapshot or a restore)."""
+        try:
+            text = self._last_file.read_text().strip()
+        except OSError:
+            return None
+        return text or None
+
+    def set_last_state(self, tree: str) -> None:
+        tmp = self._last_file.with_name("rpc-agent-last-state.tmp")
+        tmp.write_text(tree + "\n")
+        os.replace(tmp, self._last_file)
+
     def keep(self, key: str, tree: str) -> None:
         """A ref per (session, tree): what a session's checkpoints need outlives any prune.
 
