@@ -28,7 +28,9 @@ _CONFIG = (
     "core.filemode=true",
     "core.quotePath=false",
     "core.preloadIndex=true",
-    "core.untrackedCache=false",
+    "core.untrackedCache=true",
+    "core.fsync=none",
+    "core.looseCompression=1",
     "commit.gpgSign=false",
     "gc.auto=0",
     "maintenance.auto=false",
@@ -126,6 +128,7 @@ class ShadowGit:
             message = done.stderr.decode("utf-8", "replace").strip()
             raise CheckpointError(f"cannot create the checkpoint repository {self.git_dir}: {message[:500]}")
         self.run(["config", "core.bare", "false"])
+        (self.git_dir / "HEAD").write_text("ref: refs/heads/snapshot\n")
         (self.git_dir / "info").mkdir(exist_ok=True)
 
     def index_entry_count(self) -> int:
@@ -150,6 +153,27 @@ class ShadowGit:
         tmp = path.with_name("exclude.tmp")
         tmp.write_text(text)
         os.replace(tmp, path)
+
+    def head_tree(self) -> str | None:
+        """The tree of the last snapshot of the index (what ``git status`` compares with)."""
+        try:
+            text = (self.git_dir / "rpc-agent-head-tree").read_text().strip()
+        except OSError:
+            return None
+        return text or None
+
+    def set_head(self, tree: str) -> None:
+        """HEAD becomes a commit of ``tree``, so ``git status`` lists only what changed since."""
+        commit = self.run(["commit-tree", tree, "-m", "snapshot"]).decode().strip()
+        ref = self.git_dir / "refs" / "heads" / "snapshot"
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        tmp = ref.with_name("snapshot.tmp")
+        tmp.write_text(commit + "\n")
+        os.replace(tmp, ref)
+        marker = self.git_dir / "rpc-agent-head-tree"
+        tmp = marker.with_name("rpc-agent-head-tree.tmp")
+        tmp.write_text(tree + "\n")
+        os.replace(tmp, marker)
 
     @property
     def _last_file(self) -> Path:
