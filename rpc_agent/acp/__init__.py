@@ -8,15 +8,14 @@ drives the same AgentSession and session files as the JSON-RPC server. Imported 
 from __future__ import annotations
 
 import logging
-import os
 import sys
 
 import anyio
-
-from acp import run_agent
+from acp.agent.connection import AgentSideConnection
 
 from ..runtime import ServerConfig
 from .agent import RpcAgentAcp
+from .routes import add_missing_routes
 from .transport import StdioTransport
 
 __all__ = ["RpcAgentAcp", "run", "serve"]
@@ -30,29 +29,23 @@ async def serve(config: ServerConfig, transport: StdioTransport | None = None) -
         agent = RpcAgentAcp(config, group)
         transport.on_answer = agent.answered
         transport.on_eof = agent.stop_all
+        # session/fork, session/resume and session/close are "unstable" in the SDK.
+        conn = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
+        add_missing_routes(conn, agent)
         try:
-            # session/fork, session/resume and session/close are "unstable" in the SDK.
-            await run_agent(agent, transport, use_unstable_protocol=True)
+            await conn.listen()
         finally:
             with anyio.CancelScope(shield=True):
+                await conn.close()
                 await agent.shutdown()
             group.cancel_scope.cancel()
     return 0
 
 
 def run(config: ServerConfig) -> int:
-    """Serve until the client goes away, then leave at once.
-
-    Editors give an agent a short time to exit once they close its stdin (the Python SDK's
-    client gives 2 s, then kills it). When ``serve`` returns, every session is closed and its
-    file synced, and stdout is closed; what is left is the interpreter's own teardown of a
-    large module graph, which takes a few hundred milliseconds on an idle machine and
-    seconds on a loaded one. Nothing in it matters to anyone, so it is skipped.
-    """
+    """Serve until the client goes away; every session is closed and its file synced when
+    this returns."""
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="rpc-agent: %(levelname)s %(message)s"
     )
-    code = anyio.run(serve, config)
-    logging.shutdown()
-    sys.stderr.flush()
-    os._exit(code)
+    return anyio.run(serve, config)

@@ -154,7 +154,7 @@ class Sessions:
         if session is not None:
             session.answered.set()
 
-    def _find_session_file(self, session_id: str) -> Path | None:
+    def find_session_file(self, session_id: str) -> Path | None:
         roots = [files.sessions_root(self.home)]
         if self.config.session_dir is not None:
             roots.insert(0, self.config.session_dir)
@@ -179,7 +179,7 @@ class Sessions:
         if existing is not None:
             existing.move_to(cwd)
             return existing
-        path = await anyio.to_thread.run_sync(self._find_session_file, session_id)
+        path = await anyio.to_thread.run_sync(self.find_session_file, session_id)
         if path is None:
             raise RequestError.resource_not_found(session_id)
         try:

@@ -39,7 +39,7 @@ from ..session import files, guard
 from ..session.store import SessionManager
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 logger = logging.getLogger("rpc_agent")
 
@@ -71,7 +71,7 @@ class _Bound:
 
 
 class Checkpointing:
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: AgentCore) -> None:
         self.session = session
         self._bound: _Bound | None = None
         self._pending = 0

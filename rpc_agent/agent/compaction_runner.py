@@ -7,22 +7,26 @@ abort scope, the host's ``session_before_compact`` hook and the stored entry.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import anyio
 
 from ..errors import NothingToCompactError, OperationCancelledError, PersistenceError, ProviderError
 from ..protocol import events as ev
 from ..protocol import methods as m
+from ..protocol.base import trusted
+from ..protocol.entries import Usage
+from ..protocol.events import CompactionReason
 from . import hooks
-from .compaction import context_tokens, generate_compaction_summary, prepare_compaction
+from .compaction import context_tokens, estimate_tokens, generate_compaction_summary, prepare_compaction
+from .summary_calls import SummaryCalls
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 
 async def compact(
-    session: AgentSession, custom_instructions: str | None, reason: str = "manual"
+    session: AgentCore, custom_instructions: str | None, reason: str = "manual"
 ) -> m.CompactResult:
     """Summarize the old part of the current branch; raises when it fails or is aborted.
 
@@ -30,7 +34,7 @@ async def compact(
     tell the client, whatever the outcome.
     """
     if reason == "manual":
-        session._require_idle("compact")
+        session.require_idle("compact")
     session.is_compacting = True
     session.emit(ev.CompactionStartEvent(reason=reason))
     result: m.CompactResult | None = None
@@ -38,17 +42,19 @@ async def compact(
     aborted = False
     try:
         with anyio.CancelScope() as scope:
-            session._op_scope = scope
+            session.op_scope = scope
             compaction = session.settings.compaction
             assert compaction is not None
-            async with session._mutation():
-                result = await compact_branch(session, compaction.keep_recent_tokens, custom_instructions)
+            async with session.mutation():
+                result = await compact_branch(
+                    session, compaction.keep_recent_tokens, custom_instructions, reason
+                )
         aborted = scope.cancelled_caught
     except (NothingToCompactError, ProviderError, PersistenceError) as exc:
         error = str(exc)
         raise
     finally:
-        session._op_scope = None
+        session.op_scope = None
         session.is_compacting = False
         session.emit(
             ev.CompactionEndEvent(
@@ -65,7 +71,7 @@ async def compact(
 
 
 async def compact_branch(
-    session: AgentSession, keep_recent_tokens: int, custom_instructions: str | None
+    session: AgentCore, keep_recent_tokens: int, custom_instructions: str | None, reason: str = "manual"
 ) -> m.CompactResult:
     manager = session.manager
     path = manager.get_branch()
@@ -75,6 +81,7 @@ async def compact_branch(
     if answer is not None and answer.cancel:
         raise OperationCancelledError("compaction was cancelled by the client's hook; nothing was changed")
     from_hook = answer is not None and answer.compaction is not None
+    calls: SummaryCalls | None = None
     if answer is not None and answer.compaction is not None:
         given = answer.compaction
         summary, first_kept, tokens_before, details = (
@@ -85,8 +92,11 @@ async def compact_branch(
         )
         manager.require_entry(first_kept)
     else:
+        calls = SummaryCalls(
+            session.settings.retry, session.emit, "compaction", cast(CompactionReason, reason)
+        )
         summary, details = await generate_compaction_summary(
-            session.provider, session.model, preparation, custom_instructions
+            session.provider, session.model, preparation, custom_instructions, calls
         )
         first_kept = preparation.first_kept_entry_id
     entry_id = await manager.append_compaction(
@@ -100,10 +110,13 @@ async def compact_branch(
         firstKeptEntryId=first_kept,
         tokensBefore=tokens_before,
         details=details,
+        # pi's estimate over the context as rebuilt after the compaction, and what the summary cost
+        estimatedTokensAfter=sum(map(estimate_tokens, manager.build_session_context().messages)),
+        usage=trusted(Usage, **calls.usage) if calls is not None else None,
     )
 
 
-def needs_compaction(session: AgentSession) -> bool:
+def needs_compaction(session: AgentCore) -> bool:
     compaction = session.settings.compaction
     if compaction is None or not compaction.enabled:
         return False
@@ -111,7 +124,7 @@ def needs_compaction(session: AgentSession) -> bool:
     return tokens > session.model.contextWindow - compaction.reserve_tokens
 
 
-async def auto_compact(session: AgentSession, reason: str) -> bool:
+async def auto_compact(session: AgentCore, reason: str) -> bool:
     """Compact after a run (threshold) or on overflow; True when it succeeded."""
     try:
         await compact(session, None, reason)

@@ -12,15 +12,14 @@ from rpc_agent.protocol.base import JsonDict
 
 from ..protocol import events as ev
 from ..protocol.base import trusted
-from ..session.store import SessionManager
 from .loop import now_ms
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 
 async def send_custom_message(
-    session: AgentSession,
+    session: AgentCore,
     custom_type: str,
     content: str | list[JsonDict],
     display: bool,
@@ -36,10 +35,10 @@ async def send_custom_message(
         "display": display,
         "details": details,
     }
-    if session._run_context is not None:
-        session._run_context.extra_first.append(custom)
+    if session.run_context is not None:
+        session.run_context.extra_first.append(custom)
         return None
-    session._require_idle("add a custom message")
+    session.require_idle("add a custom message")
     entry_id = await session.manager.append_custom_message_entry(custom_type, content, display, details)
     message: JsonDict = {
         "role": "custom",
@@ -52,12 +51,17 @@ async def send_custom_message(
     session.emit(trusted(ev.MessageStartEvent, message=message))
     session.emit(trusted(ev.MessageEndEvent, message=message, entryId=entry_id))
     if trigger_turn:
-        await session._run([])
+        await session.run([])
     return entry_id
 
 
-async def append_custom_entry(manager: SessionManager, custom_type: str, data: Any) -> str | None:
-    """Extension state: stored in the session, never sent to the model."""
+async def append_custom_entry(session: AgentCore, custom_type: str, data: Any) -> str | None:
+    """Extension state: stored in the session, never sent to the model. No message event
+    tells of it, so ``entry_appended`` does, once it is on disk (pi's ``appendEntry``)."""
+    manager = session.manager
     entry_id = await manager.append_custom_entry(custom_type, data)
     await manager.flush()
+    entry = manager.get_entry(entry_id) if entry_id else None
+    if entry is not None:
+        session.emit(ev.EntryAppendedEvent(entry=entry))
     return entry_id

@@ -267,16 +267,8 @@ async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> JsonDict | 
         if not can_retry:
             if attempt:
                 ctx.emit(ev.AutoRetryEndEvent(success=False, attempt=attempt, finalError=str(error)))
-            failed = partial or error_message(ctx, str(error))
-            failed["stopReason"] = "error"
-            failed["errorMessage"] = str(error)
-            if partial is None:
-                ctx.emit(trusted(ev.MessageStartEvent, message=failed))
-            await append_and_announce(ctx, failed, announce_start=False)
-            outcome.stop_reason = "error"
-            outcome.error_message = str(error)
             outcome.overflow = error.overflow
-            return failed
+            return await _store_failure(ctx, outcome, partial, "error", str(error))
         attempt += 1
         delay_ms = min(retry.base_delay_ms * 2 ** (attempt - 1), retry.max_delay_ms)
         if error.retry_after is not None:
@@ -301,25 +293,31 @@ async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> JsonDict | 
             # ended, and the turn gets its aborted answer, as when an abort hits a stream.
             ctx.emit(ev.AutoRetryEndEvent(success=False, attempt=attempt, finalError="aborted"))
             with anyio.CancelScope(shield=True):
-                aborted = error_message(ctx, "Request was aborted")
-                aborted["stopReason"] = "aborted"
-                ctx.emit(trusted(ev.MessageStartEvent, message=aborted))
-                await append_and_announce(ctx, aborted, announce_start=False)
+                await _store_failure(ctx, None, None, "aborted", "Request was aborted")
             raise
         finally:
             ctx.retry_waiting = False
         if ctx.abort_retry.is_set():
             ctx.abort_retry = anyio.Event()
             ctx.emit(ev.AutoRetryEndEvent(success=False, attempt=attempt, finalError="retry aborted"))
-            failed = partial or error_message(ctx, str(error))
-            failed["stopReason"] = "aborted"
-            failed["errorMessage"] = "retry aborted"
-            if partial is None:
-                ctx.emit(trusted(ev.MessageStartEvent, message=failed))
-            await append_and_announce(ctx, failed, announce_start=False)
-            outcome.stop_reason = "aborted"
-            outcome.error_message = "retry aborted"
-            return failed
+            return await _store_failure(ctx, outcome, partial, "aborted", "retry aborted")
+
+
+async def _store_failure(
+    ctx: RunContext, outcome: RunOutcome | None, partial: JsonDict | None, stop_reason: str, text: str
+) -> JsonDict:
+    """Store the message an attempt that failed for good ends with: what arrived of it, or one
+    that only says why (announced first: the client saw no start of it)."""
+    failed = partial or error_message(ctx, text)
+    failed["stopReason"] = stop_reason
+    failed["errorMessage"] = text
+    if partial is None:
+        ctx.emit(trusted(ev.MessageStartEvent, message=failed))
+    await append_and_announce(ctx, failed, announce_start=False)
+    if outcome is not None:
+        outcome.stop_reason = stop_reason
+        outcome.error_message = text
+    return failed
 
 
 def _nothing_useful(message: JsonDict) -> bool:
@@ -372,7 +370,9 @@ async def stream_assistant(ctx: RunContext) -> JsonDict:
             if not started:
                 started = True
                 ctx.emit(trusted(ev.MessageStartEvent, message=copy.deepcopy(partial)))
-            ctx.emit(trusted(ev.MessageUpdateEvent, assistantMessageEvent=event.step()))
+            ctx.emit(
+                trusted(ev.MessageUpdateEvent, assistantMessageEvent=event.step(), usage=partial.get("usage"))
+            )
             if event.type in ("done", "error"):
                 return copy.deepcopy(partial)
     except anyio.get_cancelled_exc_class():
@@ -403,6 +403,7 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
     ctx.emit(trusted(ev.ToolExecutionStartEvent, toolCallId=call_id, toolName=name, args=arguments))
     output: ToolOutput
     last_update = 0.0
+    duration_ms: int | None = None
 
     def on_update(partial_output: ToolOutput) -> None:
         nonlocal last_update
@@ -444,23 +445,30 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
         )
         if ctx.files is not None:
             tool_ctx.files = ctx.files
-        output = await tool.execute(args, tool_ctx)
+        started = time.monotonic()
+        try:
+            output = await tool.execute(args, tool_ctx)
+        finally:
+            duration_ms = round((time.monotonic() - started) * 1000)
     except ToolError as exc:
         output = ToolOutput.text(str(exc), is_error=True)
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
             await _store_tool_result(
-                ctx, call_id, name, ToolOutput.text("Tool execution was aborted", is_error=True)
+                ctx, call_id, name, ToolOutput.text("Tool execution was aborted", is_error=True), duration_ms
             )
         raise
     except Exception as exc:
         output = ToolOutput.text(f"Tool {name} failed: {type(exc).__name__}: {exc}", is_error=True)
     if tool is not None and hooks.declared(ctx.host, "tool_result"):
         output = await hooks.tool_result(ctx.host, name, call_id, dict(arguments or {}), output)
-    return await _store_tool_result(ctx, call_id, name, output)
+    return await _store_tool_result(ctx, call_id, name, output, duration_ms)
 
 
-async def _store_tool_result(ctx: RunContext, call_id: str, name: str, output: ToolOutput) -> JsonDict:
+async def _store_tool_result(
+    ctx: RunContext, call_id: str, name: str, output: ToolOutput, duration_ms: int | None
+) -> JsonDict:
+    """``duration_ms``: how long the tool ran (None when it never did)."""
     result: JsonDict = {
         "role": "toolResult",
         "toolCallId": call_id,
@@ -478,6 +486,7 @@ async def _store_tool_result(ctx: RunContext, call_id: str, name: str, output: T
             toolName=name,
             result=trusted(ev.ToolResultPayload, content=output.content, details=output.details),
             isError=output.is_error,
+            durationMs=duration_ms,
         )
     )
     entry_id = await append_and_announce(ctx, result)

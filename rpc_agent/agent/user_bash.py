@@ -14,6 +14,7 @@ import anyio
 
 from rpc_agent.protocol.base import JsonDict
 
+from ..protocol import events as ev
 from ..protocol import methods as m
 from ..protocol.content import message_text
 from ..session.store import SessionManager
@@ -21,7 +22,7 @@ from ..tools.base import ToolOutput
 from .loop import now_ms
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 
 class UserBash:
@@ -31,7 +32,13 @@ class UserBash:
         self.scope: anyio.CancelScope | None = None
         self.pending: list[JsonDict] = []
 
-    async def run(self, session: AgentSession, command: str, exclude_from_context: bool) -> m.BashResult:
+    async def run(
+        self,
+        session: AgentCore,
+        command: str,
+        exclude_from_context: bool,
+        update_id: str | int | float | None = None,
+    ) -> m.BashResult:
         from ..tools.base import ToolContext
         from ..tools.bash import BashTool
 
@@ -39,6 +46,9 @@ class UserBash:
         cancelled = False
         output_text = ""
         details: JsonDict = {}
+
+        def on_output(delta: str) -> None:
+            session.emit(ev.BashExecutionUpdateEvent(id=update_id, delta=delta))
 
         def on_update(partial: ToolOutput) -> None:
             # An aborted command keeps what it printed so far (the tool raises, no result).
@@ -55,6 +65,7 @@ class UserBash:
                         cwd=Path(session.manager.cwd),
                         tool_call_id=f"user_bash_{now_ms()}",
                         on_update=on_update,
+                        on_output=on_output,
                         env=session.settings.shell_environment.environ(),
                         temp_files=session.temp_files,
                     ),
@@ -78,10 +89,10 @@ class UserBash:
             message["fullOutputPath"] = details["fullOutputPath"]
         if exclude_from_context:
             message["excludeFromContext"] = True
-        if session.is_streaming or session.is_compacting or session._operation is not None:
+        if session.is_streaming or session.is_compacting or session.operation is not None:
             self.pending.append(message)
         else:
-            async with session._mutation():
+            async with session.mutation():
                 entry_id = await session.manager.append_message(message)
             await session.checkpoints.take_now(entry_id)
         return m.BashResult(

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from .base import JsonDict, Params, Result
 from .checkpoints import RestoreFilesResult
-from .entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel
+from .entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel, Usage
 from .host import AcceptedCapabilities, ClientCapabilities
 
 StreamingBehavior = Literal["steer", "followUp"]
@@ -164,6 +164,13 @@ class QueueResult(Result):
 
 class AbortResult(Result):
     aborted: bool = Field(description="false when nothing was running")
+
+
+class ClearQueueResult(Result):
+    """The texts taken off the queues (to put back in the client's editor, say)."""
+
+    steering: list[str]
+    followUp: list[str]
 
 
 # --- reading the conversation ----------------------------------------------------------------
@@ -325,6 +332,10 @@ class SessionChangeResult(Result):
 
 class ListSessionsParams(Params):
     all: bool = Field(default=False, description="every working directory, not only this one")
+    limit: int | None = Field(
+        default=None, ge=1, le=10000, description="at most this many sessions (all of them when absent)"
+    )
+    cursor: str | None = Field(default=None, description="the nextCursor of the previous page")
 
 
 class SessionInfoModel(Result):
@@ -341,6 +352,9 @@ class SessionInfoModel(Result):
 
 class ListSessionsResult(Result):
     sessions: list[SessionInfoModel]
+    nextCursor: str | None = Field(
+        default=None, description="pass it as cursor for the next page; null: this page is the last"
+    )
 
 
 class ForkParams(Params):
@@ -396,6 +410,35 @@ class ThinkingLevelResult(Result):
     level: ThinkingLevel
 
 
+class ThinkingLevelsResult(Result):
+    levels: list[ThinkingLevel] = Field(
+        description="the levels the current model takes, lowest first; only off for a model without reasoning"
+    )
+
+
+class CommandSourceInfo(Result):
+    """Where a command comes from (pi's SourceInfo)."""
+
+    path: str
+    source: str
+    scope: Literal["user", "project", "temporary"]
+    origin: Literal["top-level", "package"]
+    baseDir: str | None = None
+
+
+class SlashCommand(Result):
+    """A command a prompt can run by starting with ``/name`` (pi's RpcSlashCommand)."""
+
+    name: str
+    description: str | None = None
+    source: Literal["extension", "prompt", "skill"]
+    sourceInfo: CommandSourceInfo
+
+
+class CommandsResult(Result):
+    commands: list[SlashCommand]
+
+
 class SetQueueModeParams(Params):
     mode: QueueMode
 
@@ -425,7 +468,12 @@ class CompactParams(Params):
 
 
 class CompactResult(CompactionFields, Result):
-    pass
+    estimatedTokensAfter: int | None = Field(
+        default=None, description="estimate of the context right after the compaction (not a provider count)"
+    )
+    usage: Usage | None = Field(
+        default=None, description="the summary calls' usage; absent when a hook supplied the summary"
+    )
 
 
 class ExportHtmlParams(Params):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
 import anyio.to_thread
@@ -17,21 +18,25 @@ from rpc_agent.errors import AgentError
 from rpc_agent.protocol.base import JsonDict
 
 from .. import __version__
+from ..agent import deletion
 from ..agent.session import AgentSession
 from ..mcp import McpManager, from_wire
 from ..protocol import PROTOCOL_VERSION
 from ..protocol import checkpoints as c
+from ..protocol import finding as f
 from ..protocol import host as h
 from ..protocol import methods as m
 from ..protocol.base import Empty, Ok
 from ..protocol.table import METHODS
 from ..providers.base import ModelInfo
-from ..session import files, listing
+from ..session import files, listing, paging, search
 from ..session.store import SessionManager
 from .deferred import Deferred
 from .errors import ERROR_CODES, RpcError
+from .host_methods import configure, set_client_tools
 from .registry import MethodRegistry
 from .replies import RawJson
+from .request_id import CURRENT_REQUEST_ID
 
 if TYPE_CHECKING:
     from .host_bridge import JsonRpcHost
@@ -99,6 +104,19 @@ class Methods:
     def abort(self, _p: Empty | None) -> m.AbortResult:
         return m.AbortResult(aborted=self.agent.abort())
 
+    def clear_queue(self, _p: Empty | None) -> m.ClearQueueResult:
+        steering, follow_up = self.agent.clear_queue()
+        return m.ClearQueueResult(steering=steering, followUp=follow_up)
+
+    def get_available_thinking_levels(self, _p: Empty | None) -> JsonDict:
+        return {"levels": self.agent.available_thinking_levels()}
+
+    def get_commands(self, _p: Empty | None) -> m.CommandsResult:
+        """None to list: this front has no slash commands, prompt templates or skills (the
+        tree, compaction, names and labels are methods), and a prompt's text reaches the
+        model as written, a leading "/" included."""
+        return m.CommandsResult(commands=[])
+
     def abort_retry(self, _p: Empty | None) -> m.AbortResult:
         return m.AbortResult(aborted=self.agent.abort_retry())
 
@@ -141,9 +159,13 @@ class Methods:
         )
 
     def set_client_tools(self, p: h.SetClientToolsParams) -> h.SetClientToolsResult:
-        from .host_methods import set_client_tools
+        return set_client_tools(self.agent, self.host_bridge, p)
 
-        return set_client_tools(self, p)
+    def accept_host(self, bridge: JsonRpcHost) -> None:
+        """Wire the JSON-RPC host into the method table and the agent."""
+        self.host_bridge = bridge
+        self.agent.host = bridge
+        self.on_capabilities = lambda declared: configure(self.agent, bridge, declared)
 
     async def send_custom_message(self, p: h.SendCustomMessageParams) -> h.EntryIdResult:
         entry_id = await self.agent.send_custom_message(
@@ -236,21 +258,46 @@ class Methods:
         await self.mcp.restart(p.name if p else None)
         return {"servers": self.mcp.state_json()}
 
-    async def list_sessions(self, p: m.ListSessionsParams | None) -> m.ListSessionsResult:
-        import anyio.to_thread
-
+    def _this_folder(self) -> Path:
         agent = self.agent
+        return (
+            agent.session_dir
+            or agent.manager.session_dir
+            or files.default_session_dir(agent.manager.cwd, agent.home)
+        )
+
+    async def list_sessions(self, p: m.ListSessionsParams | None) -> m.ListSessionsResult:
         if p is not None and p.all:
-            root = files.sessions_root(agent.home)
+            root = files.sessions_root(self.agent.home)
             infos = await anyio.to_thread.run_sync(listing.list_all_sessions, root)
         else:
-            folder = (
-                agent.session_dir
-                or agent.manager.session_dir
-                or files.default_session_dir(agent.manager.cwd, agent.home)
+            infos = await anyio.to_thread.run_sync(listing.list_sessions, self._this_folder())
+        if p is None or (p.limit is None and p.cursor is None):
+            return m.ListSessionsResult(sessions=infos)
+        chosen, next_cursor = paging.page(infos, listing.listing_key, "list", p.limit, p.cursor)
+        return m.ListSessionsResult(sessions=chosen, nextCursor=next_cursor)
+
+    async def search_sessions(self, p: f.SearchSessionsParams) -> f.SearchSessionsResult:
+        if p.all:
+            folders = listing.cwd_folders(files.sessions_root(self.agent.home))
+        else:
+            folders = [self._this_folder()]
+        return await anyio.to_thread.run_sync(search.search_sessions, folders, p.query, p.limit, p.cursor)
+
+    async def delete_session(self, p: f.DeleteSessionParams) -> f.DeleteSessionResult:
+        agent = self.agent
+        live = [agent.manager.session_file] if agent.manager.session_file is not None else []
+        deleted = await anyio.to_thread.run_sync(
+            lambda: deletion.delete_session(
+                Path(p.sessionPath),
+                home=agent.home or files.agent_home(),
+                session_dir=agent.session_dir,
+                live=live,
             )
-            infos = await anyio.to_thread.run_sync(listing.list_sessions, folder)
-        return m.ListSessionsResult(sessions=infos)
+        )
+        return f.DeleteSessionResult(
+            path=str(deleted.path), sessionId=deleted.session_id, blobsRemoved=deleted.blobs_removed
+        )
 
     async def fork(self, p: m.ForkParams) -> m.ForkResult:
         return await self.agent.fork(p.entryId, restore_files=p.restoreFiles, force=p.force)
@@ -302,7 +349,13 @@ class Methods:
         return Ok()
 
     async def bash(self, p: m.BashParams) -> m.BashResult:
-        return await self.agent.bash(p.command, p.excludeFromContext)
+        request_id = CURRENT_REQUEST_ID.get()
+        update_id = (
+            request_id
+            if isinstance(request_id, str | int | float) and not isinstance(request_id, bool)
+            else None
+        )
+        return await self.agent.bash(p.command, p.excludeFromContext, update_id)
 
     async def compact(self, p: m.CompactParams | None) -> m.CompactResult:
         return await self.agent.compact(p.customInstructions if p else None)

@@ -38,6 +38,7 @@ import anyio.abc
 import orjson
 from pydantic import BaseModel
 
+from rpc_agent.io.background import Foreground
 from rpc_agent.quoting import shorten
 
 from .batch import Batch
@@ -64,6 +65,7 @@ from .replies import (
     error_response,
     success_response,
 )
+from .request_id import CURRENT_REQUEST_ID
 
 logger = logging.getLogger(__name__)
 
@@ -84,13 +86,14 @@ class Router:
         registry: MethodRegistry,
         writer: LineSink,
         error_mapper: ErrorMapper | None = None,
+        foreground: Foreground | None = None,
     ) -> None:
         self.registry = registry
         self._methods = registry._by_name
         self._writer = writer
         self._error_mapper = error_mapper
         self._task_group: anyio.abc.TaskGroup | None = None
-        self._in_flight = InFlightRequests()
+        self._in_flight = InFlightRequests(foreground)
         self._outgoing = ClientRequests(writer)
         self._deferred: deque[DeferredAnswer] = deque()
         """Answers waiting for their ``Deferred`` (in arrival order)."""
@@ -291,6 +294,7 @@ class Router:
     ) -> None:
         reply: JsonObject | None = None
         parts: list[bytes] | None = None
+        CURRENT_REQUEST_ID.set(request_id)  # this task's own context: no reset needed
         try:
             with entry.scope:
                 outcome = spec.handler(params)

@@ -69,6 +69,8 @@ class ToolContext:
     tool_call_id: str
     on_update: Callable[[ToolOutput], None] = field(default=lambda _output: None)
     """Report partial output (the accumulated result so far, not a delta)."""
+    on_output: Callable[[str], None] | None = None
+    """Every piece of a command's output as it is read (the user's bash streams it whole)."""
     files: FileAccess = field(default_factory=_disk_files)
     commands: CommandRunner | None = None
     """None: ``bash`` runs a local process."""

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
@@ -63,8 +64,9 @@ class BashArgs(BaseModel):
 class _Output:
     """Collects a command's output: a bounded tail in memory, the rest in a temp file."""
 
-    def __init__(self, temp_files: TempFiles) -> None:
+    def __init__(self, temp_files: TempFiles, on_text: Callable[[str], None] | None = None) -> None:
         self._temp_files = temp_files
+        self._on_text = on_text
         self.saved_bytes = 0
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._head = bytearray()
@@ -84,13 +86,19 @@ class _Output:
             self._head.extend(data)
         else:
             self._write(data)
-        self._append(self._decoder.decode(data))
+        text = self._decoder.decode(data)
+        self._append(text)
+        if text and self._on_text is not None:
+            self._on_text(text)
         if self._fd is None and (self.total_bytes > DEFAULT_MAX_BYTES or self.newlines >= DEFAULT_MAX_LINES):
             self._spill()
         self.version += 1
 
     def finish(self) -> None:
-        self._append(self._decoder.decode(b"", final=True))
+        text = self._decoder.decode(b"", final=True)
+        self._append(text)
+        if text and self._on_text is not None:
+            self._on_text(text)
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
@@ -283,7 +291,7 @@ class BashTool(BuiltinTool[BashArgs]):
             _REAPER.forget(process.pid)
 
     async def _execute(self, params: BashArgs, process: Process, ctx: ToolContext) -> ToolOutput:
-        output = _Output(ctx.temp_files)
+        output = _Output(ctx.temp_files, ctx.on_output)
         timed_out = False
         detached = False
         try:

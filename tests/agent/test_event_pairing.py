@@ -10,9 +10,9 @@ import pytest
 from pydantic import BaseModel
 
 from rpc_agent.agent.session import AgentSession
+from rpc_agent.protocol.payload import event_payload
 from rpc_agent.providers.base import AssistantEvent, ProviderRequest
 from rpc_agent.providers.faux import FauxProvider
-from rpc_agent.server.app import event_payload
 from rpc_agent.session import SessionManager
 from rpc_agent.tools.bash import BashTool
 
@@ -64,7 +64,7 @@ def assert_paired(events: list[JsonDict]) -> None:
             if kind == "tool_execution_end":
                 assert event["toolCallId"] == start["toolCallId"]
     assert stack == [], [e["type"] for e in stack]
-    assert events[-1]["type"] == "agent_end"
+    assert [e["type"] for e in events[-2:]] == ["agent_end", "agent_settled"]
 
 
 @pytest.mark.anyio

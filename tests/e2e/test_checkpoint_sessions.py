@@ -185,6 +185,33 @@ async def test_deleting_a_session_frees_its_states(e2e: E2E) -> None:
         tree = next(e for e in events_of(client, "checkpoint") if e["entryId"] == tool_result)["checkpointId"]
         (e2e.cwd / "unique.bin").unlink()
         await client.call("prompt", {"message": "and now it is gone"})
+        header = sidecar_of(session)[0]
+        git_dir = Path(header["repository"])
+        env = {"GIT_DIR": str(git_dir), "PATH": os.environ["PATH"], "HOME": str(git_dir)}
+
+        def exists(obj: str) -> bool:
+            probe = subprocess.run(["git", "cat-file", "-e", obj], env=env, capture_output=True, check=False)
+            return probe.returncode == 0
+
+        assert exists(tree)
+        await client.call("new_session")
+        await client.call("delete_session", {"sessionPath": str(session)})
+    assert not session.exists()
+    assert not session.with_name(session.name + ".checkpoints").exists()
+    assert not (git_dir / "refs" / "rpc-agent" / header["session"]).exists()
+    assert not exists(tree)
+    free_session_checkpoints(session)  # twice, or a session that never had any: nothing to do
+
+
+def test_free_session_checkpoints_keeps_what_another_session_uses(e2e: E2E) -> None:
+    seed(e2e.cwd)
+    done = run(
+        e2e, "-p", "one", "--output-format", "json", script=[bash("echo shared > shared.txt"), {"text": "ok"}]
+    )
+    session = Path(json.loads(done.stdout)["sessionFile"])
+    again = run(e2e, "-p", "two", "--output-format", "json", script=[{"text": "nothing changed"}])
+    other = Path(json.loads(again.stdout)["sessionFile"])
+    assert other != session
     header = sidecar_of(session)[0]
     git_dir = Path(header["repository"])
     env = {"GIT_DIR": str(git_dir), "PATH": os.environ["PATH"], "HOME": str(git_dir)}
@@ -193,10 +220,11 @@ async def test_deleting_a_session_frees_its_states(e2e: E2E) -> None:
         probe = subprocess.run(["git", "cat-file", "-e", obj], env=env, capture_output=True, check=False)
         return probe.returncode == 0
 
-    assert exists(tree)
+    shared = [line["tree"] for line in sidecar_of(other) if "entry" in line]
+    mine = [line["tree"] for line in sidecar_of(session) if "entry" in line]
+    assert shared[0] == mine[-1]  # the second session started where the first one ended
+    assert exists(shared[0])
     free_session_checkpoints(session)
     assert not session.with_name(session.name + ".checkpoints").exists()
-    assert not (git_dir / "refs" / "rpc-agent" / header["session"]).exists()
-    assert not exists(tree)
-    free_session_checkpoints(session)  # twice, or a session that never had any: nothing to do
-    assert user_entries(header_and_entries(session)[1]) != []
+    assert exists(shared[0])  # the other session still keeps it
+    assert not exists(mine[0])  # the state before shared.txt was only the first session's

@@ -19,6 +19,8 @@ export interface Methods {
   append_custom_entry: { params: AppendCustomEntryParams; result: EntryIdResult };
   /** Run a shell command; its output joins the context of the next prompt. */
   bash: { params: BashParams; result: BashResult };
+  /** Take every queued steering and follow-up message off the queues; returns their texts. */
+  clear_queue: { params: undefined; result: ClearQueueResult };
   /** New session file holding the current branch. */
   clone: { params: CloneParams; result: SessionChangeResult };
   /** Replace old context by a summary. */
@@ -27,6 +29,8 @@ export interface Methods {
   cycle_model: { params: undefined; result: CycleModelResult };
   /** Switch to the next thinking level. */
   cycle_thinking_level: { params: undefined; result: ThinkingLevelResult };
+  /** Delete a session file and the stored images only it used; refuses the live session, one another process has open, and any file that is not a session of this agent's session folders. */
+  delete_session: { params: DeleteSessionParams; result: DeleteSessionResult };
   /** Write the whole session tree as one self-contained HTML page; returns its path. */
   export_html: { params: ExportHtmlParams; result: ExportHtmlResult };
   /** Queue a message delivered when the current run would stop. */
@@ -35,6 +39,10 @@ export interface Methods {
   fork: { params: ForkParams; result: ForkResult };
   /** Models of the current provider. */
   get_available_models: { params: undefined; result: ModelsResult };
+  /** The thinking levels the current model takes (only off for a model without reasoning). */
+  get_available_thinking_levels: { params: undefined; result: ThinkingLevelsResult };
+  /** Commands a prompt can run as /name (pi's extension commands, prompt templates, skills). */
+  get_commands: { params: undefined; result: CommandsResult };
   /** Raw session entries in file order, optionally only those after an entry id. */
   get_entries: { params: GetEntriesParams; result: EntriesResult };
   /** The files an entry changed (against its parent's state, or since another entry), with unified diffs. */
@@ -53,7 +61,7 @@ export interface Methods {
   get_tree: { params: GetTreeParams; result: TreeResult };
   /** Handshake: protocol version, server info, capabilities, the method list and the state. */
   initialize: { params: InitializeParams; result: InitializeResult };
-  /** Sessions of this working directory (or all), most recent first. */
+  /** Sessions of this working directory (or all), most recent first; a page at a time with limit and cursor. */
   list_sessions: { params: ListSessionsParams; result: ListSessionsResult };
   /** Restart one MCP server (or all); resolves once it is ready or has failed. */
   mcp_restart: { params: McpRestartParams; result: McpServersResult };
@@ -67,6 +75,8 @@ export interface Methods {
   prompt: { params: PromptParams; result: PromptResult };
   /** Make some or all files what they were at an entry (or a checkpoint) without moving the leaf; refused with the list of files someone else changed unless force; dryRun writes nothing. */
   restore_files: { params: RestoreFilesParams; result: RestoreFilesResult };
+  /** Sessions of this working directory (or all) whose messages, name or labels hold the query, most recently written first, a page at a time. */
+  search_sessions: { params: SearchSessionsParams; result: SearchSessionsResult };
   /** Append a custom_message (it reaches the model); triggerTurn lets the model answer it. During a run it steers the run: stored when the next turn starts (entryId null). */
   send_custom_message: { params: SendCustomMessageParams; result: EntryIdResult };
   /** Turn automatic compaction on or off. */
@@ -105,14 +115,18 @@ export const METHOD_NAMES = [
   "abort_retry",
   "append_custom_entry",
   "bash",
+  "clear_queue",
   "clone",
   "compact",
   "cycle_model",
   "cycle_thinking_level",
+  "delete_session",
   "export_html",
   "follow_up",
   "fork",
   "get_available_models",
+  "get_available_thinking_levels",
+  "get_commands",
   "get_entries",
   "get_file_changes",
   "get_fork_messages",
@@ -129,6 +143,7 @@ export const METHOD_NAMES = [
   "new_session",
   "prompt",
   "restore_files",
+  "search_sessions",
   "send_custom_message",
   "set_auto_compaction",
   "set_auto_retry",
@@ -156,15 +171,18 @@ export type AgentEventOfType<T extends AgentEventType> = Extract<AgentEvent, { t
 /** Every event type, sorted. */
 export const AGENT_EVENT_TYPES = [
   "agent_end",
+  "agent_settled",
   "agent_start",
   "approval",
   "auto_retry_end",
   "auto_retry_start",
+  "bash_execution_update",
   "checkpoint",
   "checkpoint_failed",
   "checkpoint_skipped",
   "compaction_end",
   "compaction_start",
+  "entry_appended",
   "files_restored",
   "host_request_failed",
   "input_handled",
@@ -175,7 +193,12 @@ export const AGENT_EVENT_TYPES = [
   "queue_update",
   "session_changed",
   "session_compact",
+  "session_info_changed",
   "session_tree",
+  "summarization_retry_attempt_start",
+  "summarization_retry_finished",
+  "summarization_retry_scheduled",
+  "thinking_level_changed",
   "tool_execution_end",
   "tool_execution_start",
   "tool_execution_update",
@@ -263,6 +286,7 @@ export type EntrySchema =
 export type EventSchema =
   | AgentStartEvent
   | AgentEndEvent
+  | AgentSettledEvent
   | TurnStartEvent
   | TurnEndEvent
   | MessageStartEvent
@@ -283,6 +307,13 @@ export type EventSchema =
   | SessionCompactEvent
   | InputHandledEvent
   | McpServerStatusEvent
+  | SummarizationRetryScheduledEvent
+  | SummarizationRetryAttemptStartEvent
+  | SummarizationRetryFinishedEvent
+  | BashExecutionUpdateEvent
+  | ThinkingLevelChangedEvent
+  | SessionInfoChangedEvent
+  | EntryAppendedEvent
   | CheckpointEvent
   | CheckpointFailedEvent
   | CheckpointSkippedEvent
@@ -309,6 +340,10 @@ export interface AcceptedCapabilities {
 export interface AgentEndEvent {
   messages: MessageSchema[];
   type: "agent_end";
+  /**
+   * whether another agent_start follows on its own (pi retries after agent_end; this server retries and recovers from overflow inside the run, so it is false here)
+   */
+  willRetry?: boolean;
 }
 export interface UserMessage {
   content: string | UserContent[];
@@ -430,6 +465,17 @@ export interface CompactionSummaryMessage {
   tokensBefore?: number | null;
   [k: string]: unknown;
 }
+/**
+ * The run is over and nothing more follows on its own (no retry, compaction or queued
+ * message): the moment a client waits for after a prompt.
+ */
+export interface AgentSettledEvent {
+  /**
+   * the run ended because it was aborted
+   */
+  aborted: boolean;
+  type: "agent_settled";
+}
 export interface AgentStartEvent {
   type: "agent_start";
 }
@@ -473,10 +519,18 @@ export interface AssistantMessageDelta {
   content?: string | null;
   contentIndex?: number | null;
   delta?: string | null;
+  /**
+   * toolcall_start: the tool call's id
+   */
+  id?: string | null;
   reason?: string | null;
   toolCall?: {
     [k: string]: unknown;
   } | null;
+  /**
+   * toolcall_start: the tool's name
+   */
+  toolName?: string | null;
   type:
     | "start"
     | "text_start"
@@ -503,6 +557,18 @@ export interface AutoRetryStartEvent {
   errorMessage: string;
   maxAttempts: number;
   type: "auto_retry_start";
+}
+/**
+ * Output of the user's ``bash`` command as it is read, every byte of it (the result may
+ * keep only the tail).
+ */
+export interface BashExecutionUpdateEvent {
+  delta: string;
+  /**
+   * the id of the bash request
+   */
+  id?: string | number | null;
+  type: "bash_execution_update";
 }
 export interface BashParams {
   command: string;
@@ -601,6 +667,14 @@ export interface CheckpointSkippedEvent {
   reason: string;
   type: "checkpoint_skipped";
 }
+/**
+ * The texts taken off the queues (to put back in the client's editor, say).
+ */
+export interface ClearQueueResult {
+  followUp: string[];
+  steering: string[];
+  [k: string]: unknown;
+}
 export interface ClientCapabilities {
   /**
    * the client answers approval/request
@@ -643,14 +717,47 @@ export interface CloneParams {
    */
   restoreFiles?: boolean;
 }
+/**
+ * Where a command comes from (pi's SourceInfo).
+ */
+export interface CommandSourceInfo {
+  baseDir?: string | null;
+  origin: "top-level" | "package";
+  path: string;
+  scope: "user" | "project" | "temporary";
+  source: string;
+  [k: string]: unknown;
+}
+export interface CommandsResult {
+  commands: SlashCommand[];
+  [k: string]: unknown;
+}
+/**
+ * A command a prompt can run by starting with ``/name`` (pi's RpcSlashCommand).
+ */
+export interface SlashCommand {
+  description?: string | null;
+  name: string;
+  source: "extension" | "prompt" | "skill";
+  sourceInfo: CommandSourceInfo;
+  [k: string]: unknown;
+}
 export interface CompactParams {
   customInstructions?: string | null;
 }
 export interface CompactResult {
   details?: unknown;
+  /**
+   * estimate of the context right after the compaction (not a provider count)
+   */
+  estimatedTokensAfter?: number | null;
   firstKeptEntryId: string;
   summary: string;
   tokensBefore: number;
+  /**
+   * the summary calls' usage; absent when a hook supplied the summary
+   */
+  usage?: Usage | null;
   [k: string]: unknown;
 }
 export interface CompactionEndEvent {
@@ -719,6 +826,21 @@ export interface ModelDescription {
   reasoning: boolean;
   [k: string]: unknown;
 }
+export interface DeleteSessionParams {
+  /**
+   * a session file in this agent's session folders
+   */
+  sessionPath: string;
+}
+export interface DeleteSessionResult {
+  /**
+   * stored images no other session used
+   */
+  blobsRemoved: number;
+  path: string;
+  sessionId: string;
+  [k: string]: unknown;
+}
 export interface EntriesResult {
   /**
    * raw session entries in file order (see the entry schemas)
@@ -728,6 +850,15 @@ export interface EntriesResult {
   }[];
   leafId: string | null;
   [k: string]: unknown;
+}
+/**
+ * The host stored an entry that no other event announces (``append_custom_entry``).
+ */
+export interface EntryAppendedEvent {
+  entry: {
+    [k: string]: unknown;
+  };
+  type: "entry_appended";
 }
 export interface EntryIdResult {
   entryId: string | null;
@@ -795,6 +926,10 @@ export interface MessageStartEvent {
 export interface MessageUpdateEvent {
   assistantMessageEvent: AssistantMessageDelta;
   type: "message_update";
+  /**
+   * the answer's usage so far, as the provider last reported it (may stay zero until the end)
+   */
+  usage?: Usage | null;
 }
 export interface MessageEndEvent {
   /**
@@ -828,6 +963,10 @@ export interface ToolResultPayload {
   details?: unknown;
 }
 export interface ToolExecutionEndEvent {
+  /**
+   * how long the tool ran (monotonic clock); absent when it did not run
+   */
+  durationMs?: number | null;
   isError: boolean;
   result: ToolResultPayload;
   toolCallId: string;
@@ -896,6 +1035,48 @@ export interface McpServerStatusEvent {
   toolCount: number;
   transport: "stdio" | "http" | "sse";
   type: "mcp_server_status";
+}
+/**
+ * A compaction's or branch summary's model call failed transiently: it is retried after
+ * ``delayMs`` (the same retry settings as a turn's).
+ */
+export interface SummarizationRetryScheduledEvent {
+  attempt: number;
+  delayMs: number;
+  errorMessage: string;
+  maxAttempts: number;
+  type: "summarization_retry_scheduled";
+}
+/**
+ * The wait is over: the summary call is sent again.
+ */
+export interface SummarizationRetryAttemptStartEvent {
+  /**
+   * a compaction's reason
+   */
+  reason?: ("manual" | "threshold" | "overflow") | null;
+  source: "compaction" | "branchSummary";
+  type: "summarization_retry_attempt_start";
+}
+/**
+ * The summary call that was retried ended (answered, failed for good, or aborted).
+ */
+export interface SummarizationRetryFinishedEvent {
+  type: "summarization_retry_finished";
+}
+export interface ThinkingLevelChangedEvent {
+  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  type: "thinking_level_changed";
+}
+/**
+ * The session's display name changed.
+ */
+export interface SessionInfoChangedEvent {
+  /**
+   * absent when the name was cleared
+   */
+  name?: string | null;
+  type: "session_info_changed";
 }
 export interface FilesRestoredEvent {
   /**
@@ -1148,8 +1329,20 @@ export interface ListSessionsParams {
    * every working directory, not only this one
    */
   all?: boolean;
+  /**
+   * the nextCursor of the previous page
+   */
+  cursor?: string | null;
+  /**
+   * at most this many sessions (all of them when absent)
+   */
+  limit?: number | null;
 }
 export interface ListSessionsResult {
+  /**
+   * pass it as cursor for the next page; null: this page is the last
+   */
+  nextCursor?: string | null;
   sessions: SessionInfoModel[];
   [k: string]: unknown;
 }
@@ -1284,6 +1477,55 @@ export interface RestoreFilesParams {
    */
   paths?: string[] | null;
 }
+export interface SearchSessionsParams {
+  /**
+   * every working directory, not only this one
+   */
+  all?: boolean;
+  /**
+   * the nextCursor of the previous page
+   */
+  cursor?: string | null;
+  /**
+   * at most this many sessions
+   */
+  limit?: number;
+  /**
+   * case-insensitive text to find in user and assistant message text, the session's name and its entries' labels
+   */
+  query: string;
+}
+export interface SearchSessionsResult {
+  /**
+   * pass it as cursor for the next page; null: this page is the last
+   */
+  nextCursor?: string | null;
+  /**
+   * most recently written first
+   */
+  sessions: SessionSearchHit[];
+  [k: string]: unknown;
+}
+export interface SessionSearchHit {
+  /**
+   * matching messages, and entries whose label matches, in file order (at most 100)
+   */
+  entryIds: string[];
+  /**
+   * the session matches in more entries than entryIds lists
+   */
+  moreMatches: boolean;
+  /**
+   * the session's name matches
+   */
+  nameMatched: boolean;
+  session: SessionInfoModel;
+  /**
+   * one line of text around the first match
+   */
+  snippet: string;
+  [k: string]: unknown;
+}
 export interface SendCustomMessageParams {
   content:
     | string
@@ -1410,6 +1652,13 @@ export interface TextBlock {
 }
 export interface ThinkingLevelResult {
   level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  [k: string]: unknown;
+}
+export interface ThinkingLevelsResult {
+  /**
+   * the levels the current model takes, lowest first; only off for a model without reasoning
+   */
+  levels: ("off" | "minimal" | "low" | "medium" | "high" | "xhigh")[];
   [k: string]: unknown;
 }
 export interface ToolCallHookResult {
