@@ -37,7 +37,7 @@ from ..runtime import Runtime, ServerConfig
 from ..session import files
 from ..session.store import SessionManager
 from . import permissions
-from .fs import file_access
+from .fs import file_access, restored_to_editor
 from .session import AcpSession, Flush
 from .terminal import EditorTerminal
 from .updates import EventTranslator, Update
@@ -131,6 +131,7 @@ class Sessions:
 
         agent.authorize = authorize
         agent.files = file_access(self.client_capabilities, self.client, session.id)
+        agent.checkpoints.on_restored = restored_to_editor(self.client_capabilities, self.client, session.id)
         if self.client_capabilities.terminal:
 
             def show_terminal(call_id: str, terminal_id: str) -> None:
@@ -213,6 +214,7 @@ class Sessions:
         # A fork without a list of its own (the /fork command) keeps the editor's servers.
         servers = mcp_servers if mcp_servers is not None else McpServers(inherited or [])
         fork = await self.open(new, servers, announced=announced)
+        await fork.agent.checkpoints.carry_to(source.agent.checkpoints.current_engine(), new)
         if source.agent.model.id != fork.agent.model.id:
             fork.agent.model = source.agent.model
         fork.agent.thinking_level = source.agent.thinking_level

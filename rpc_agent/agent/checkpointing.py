@@ -79,6 +79,8 @@ class Checkpointing:
         self._idle.set()
         self._lock = anyio.Lock()
         self._group: TaskGroup | None = None
+        self.on_restored: Callable[[list[Path]], Awaitable[None]] | None = None
+        """Told the files a restore wrote (the ACP front hands them to the editor's buffers)."""
 
     # --- which engine ----------------------------------------------------------------------
 
@@ -273,6 +275,9 @@ class Checkpointing:
                 lambda: engine.restore(target, paths=paths, dry_run=dry_run, force=force)
             )
         result = _result(outcome, dry_run)
+        if not dry_run and self.on_restored is not None:
+            written = [engine.store.cwd / f.path for f in result.files if f.status != "deleted"]
+            await self.on_restored(written)
         if not dry_run:
             self.session.emit(
                 c.FilesRestoredEvent(
