@@ -16,11 +16,12 @@ import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
 from anyio.abc import TaskGroup
+from pydantic import BaseModel
 
 from ..checkpoints import (
     CheckpointMap,
@@ -37,9 +38,18 @@ from ..protocol import checkpoints as c
 from ..protocol import methods as m
 from ..session import files, guard
 from ..session.store import SessionManager
+from .settings import AgentSettings
 
-if TYPE_CHECKING:
-    from .core import AgentCore
+
+class Owner(Protocol):
+    """What checkpointing needs of the AgentSession it serves."""
+
+    manager: SessionManager
+    settings: AgentSettings
+    home: Path | None
+    session_dir: Path | None
+    emit: Callable[[BaseModel], None]
+
 
 logger = logging.getLogger("rpc_agent")
 
@@ -71,7 +81,7 @@ class _Bound:
 
 
 class Checkpointing:
-    def __init__(self, session: AgentCore) -> None:
+    def __init__(self, session: Owner) -> None:
         self.session = session
         self._bound: _Bound | None = None
         self._pending = 0
