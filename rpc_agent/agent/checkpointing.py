@@ -320,12 +320,12 @@ class Checkpointing:
             ],
         )
 
-    def files_changed(self, entry_id: str) -> int | None:
-        """How many files an entry changed (None: it has no snapshot of its own)."""
-        bound = self._bound
-        if bound is None or bound.engine is None or bound.manager_id != id(self.session.manager):
-            return None
-        return bound.engine.mapping.files_changed.get(entry_id)
+    def files_changed_map(self) -> dict[str, int]:
+        """Entry id -> how many files its snapshot changed, for the entries that changed any."""
+        engine = self.current_engine()
+        if engine is None:
+            return {}
+        return {entry: count for entry, count in engine.mapping.files_changed.items() if count}
 
     # --- moving in the tree with the files -----------------------------------------------
 

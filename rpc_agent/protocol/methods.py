@@ -276,6 +276,10 @@ class TreeResult(Result):
     cursor: int | None = Field(
         default=None, description="pass as since to get only what changed after this result"
     )
+    filesChanged: dict[str, int] | None = Field(
+        default=None,
+        description="entry id -> how many files its checkpoint changed (entries that changed none are left out)",
+    )
 
 
 class NavigateTreeParams(Params):

@@ -219,9 +219,16 @@ class Methods:
                 root=p.rootId, max_depth=p.maxDepth, keep=p.filter, since=p.since, columns=columns
             ),
         )
+        changed = self.agent.checkpoints.files_changed_map()
         if columns:
-            return {"leafId": leaf, "nodes": [], "columns": RawJson(nodes), "cursor": cursor}
-        return {"leafId": leaf, "nodes": RawJson(nodes), "cursor": cursor}
+            return {
+                "leafId": leaf,
+                "nodes": [],
+                "columns": RawJson(nodes),
+                "cursor": cursor,
+                "filesChanged": changed,
+            }
+        return {"leafId": leaf, "nodes": RawJson(nodes), "cursor": cursor, "filesChanged": changed}
 
     async def navigate_tree(self, p: m.NavigateTreeParams) -> m.NavigateTreeResult:
         return await self.agent.navigate_tree(p)

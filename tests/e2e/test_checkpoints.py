@@ -235,7 +235,7 @@ async def test_get_file_changes_has_statuses_and_unified_diffs(e2e: E2E) -> None
     async with e2e.server(script=CHANGES) as client:
         await client.call("prompt", {"message": "change things"})
         entries = await entry_ids(client)
-        bash_result, _write_result, edit_result = (e["id"] for e in messages_of(entries, "toolResult"))
+        bash_result, write_result, edit_result = (e["id"] for e in messages_of(entries, "toolResult"))
         edit = await client.call("get_file_changes", {"entryId": edit_result})
         (changed,) = edit["files"]
         assert changed["path"] == "a.txt"
@@ -253,6 +253,9 @@ async def test_get_file_changes_has_statuses_and_unified_diffs(e2e: E2E) -> None
         }
         assert "new mode 100755" in next(f["diff"] for f in first["files"] if f["path"] == "script.sh")
         (prompt_id,) = user_entries(entries)
+        for form in ("nodes", "columns"):
+            tree = await client.call("get_tree", {"format": form})
+            assert tree["filesChanged"] == {bash_result: 6, write_result: 1, edit_result: 1}
         overall = await client.call("get_file_changes", {"entryId": edit_result, "since": prompt_id})
         assert {f["path"] for f in overall["files"]} == {*statuses, "w.txt"}
         await expect_error(client.call("get_file_changes", {"entryId": "nope1234"}), ENTRY_NOT_FOUND)

@@ -913,6 +913,12 @@ class TreeResult(OpenModel):
         int | None,
         Field(description='pass as since to get only what changed after this result'),
     ] = None
+    filesChanged: Annotated[
+        dict[str, int] | None,
+        Field(
+            description='entry id -> how many files its checkpoint changed (entries that changed none are left out)'
+        ),
+    ] = None
     leafId: str | None
     nodes: Annotated[
         list[TreeNode],

@@ -1731,6 +1731,12 @@ export interface TreeResult {
    * pass as since to get only what changed after this result
    */
   cursor?: number | null;
+  /**
+   * entry id -> how many files its checkpoint changed (entries that changed none are left out)
+   */
+  filesChanged?: {
+    [k: string]: number;
+  } | null;
   leafId: string | null;
   /**
    * depth-first, children oldest first; flat, never nested (empty with format columns)
