@@ -47,9 +47,9 @@ from rpc_agent.errors import AgentBusyError, AgentError
 
 from .. import __version__
 from ..agent import deletion
+from ..protocol.errors import ERROR_CODES
 from ..providers.base import Provider
 from ..runtime import Runtime, ServerConfig
-from ..server.methods import map_error
 from . import auth, listing
 from .commands import announce_commands, run_command, slash_command
 from .config import config_options, set_config_option
@@ -217,9 +217,7 @@ class RpcAgentAcp:
                 )
             )
         except AgentError as exc:
-            mapped = map_error(exc)
-            assert mapped is not None
-            raise RequestError(mapped.code, mapped.message, mapped.data) from exc
+            raise RequestError(ERROR_CODES[exc.kind].code, str(exc), exc.data()) from exc
         return DeleteSessionResponse()
 
     async def fork_session(

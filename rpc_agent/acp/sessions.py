@@ -221,7 +221,7 @@ class Sessions:
         return fork
 
     async def close(self, session: AcpSession) -> None:
-        session.agent.abort()
+        session.agent.abort(stopping=True)
         session.answered.set()
         with anyio.move_on_after(STOP_SECONDS):  # a client that stopped reading cannot block us
             await session.agent.wait_idle()

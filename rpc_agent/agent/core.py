@@ -25,6 +25,7 @@ from .checkpointing import Checkpointing
 from .host import Host
 from .loop import Authorize, RunContext
 from .queue import MessageQueue, QueuedMessage
+from .sandboxing import SessionSandbox
 from .settings import AgentSettings
 
 __all__ = ["AgentCore"]
@@ -45,6 +46,7 @@ class AgentCore(Protocol):
     commands: CommandRunner | None
     client_tools: list[Tool]
     temp_files: TempFiles
+    sandbox: SessionSandbox
     queue: MessageQueue
     session_dir: Path | None
     home: Path | None

@@ -26,6 +26,7 @@ from rpc_agent.protocol.base import JsonDict
 from ..protocol import events as ev
 from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ProviderRequest, ToolSpec, empty_usage
+from ..sandbox import Sandbox
 from ..session.blobs import stage_images
 from ..session.store import PendingAppend, SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool, ToolContext, ToolError, ToolOutput, is_read_only
@@ -34,6 +35,7 @@ from ..validation import describe
 from . import hooks
 from .host import Host
 from .queue import MessageQueue, QueuedMessage
+from .sandboxing import escape_asker
 from .settings import AgentSettings
 
 if TYPE_CHECKING:
@@ -83,6 +85,8 @@ class RunContext:
     commands: CommandRunner | None = None
     """Where ``bash`` runs; None: a local process."""
     session_folders: tuple[Path, ...] | None = None
+    sandbox: Sandbox | None = None
+    """The kernel sandbox of the run's commands (None: off)."""
     """The session store's folders, closed to the tools' writes (None: the default home's)."""
     temp_files: TempFiles = UNOWNED
     """Where tools register the files they leave behind (removed with the session)."""
@@ -181,6 +185,24 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
         pending = _dequeue(ctx, ctx.queue.take_follow_up, ctx.settings.follow_up_mode)
         if not pending:
             return
+
+
+async def answer_aborted(ctx: RunContext, prompt: list[JsonDict]) -> None:
+    """Close an aborted run the way an abort mid-stream closes it: the prompt stored, then an
+    assistant message with ``stopReason: "aborted"`` (empty when nothing streamed yet).
+
+    An abort that lands before the model call (while the prompt's line waits for the disk,
+    or before the run stored anything) would otherwise leave a file that ends with the user's
+    message. A run that ended on its answer or on an aborted tool result is left as it is.
+    """
+    if not ctx.new_messages:
+        for message in prompt:
+            await append_and_announce(ctx, message)
+    if not ctx.new_messages or ctx.new_messages[-1].get("role") in ("assistant", "toolResult"):
+        return
+    aborted = error_message(ctx, "Request was aborted")
+    aborted["stopReason"] = "aborted"
+    await append_and_announce(ctx, aborted)
 
 
 def _dequeue(ctx: RunContext, take: Callable[[str], list[QueuedMessage]], mode: str) -> list[QueuedMessage]:
@@ -442,6 +464,12 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
             commands=ctx.commands,
             env=ctx.settings.shell_environment.environ(),
             temp_files=ctx.temp_files,
+            sandbox=ctx.sandbox,
+            escape=(
+                escape_asker(ctx.host, call_id, Path(ctx.cwd), ctx.sandbox.policy)
+                if ctx.sandbox is not None and ctx.host is not None
+                else None
+            ),
         )
         if ctx.files is not None:
             tool_ctx.files = ctx.files

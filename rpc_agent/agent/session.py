@@ -32,6 +32,7 @@ from ..protocol import methods as m
 from ..protocol.base import trusted
 from ..protocol.entries import THINKING_LEVELS
 from ..providers.base import ModelInfo, Provider
+from ..sandbox.policy import chosen as chosen_sandbox
 from ..session.store import Savepoint, SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool
 from ..tools.temp_files import TempFiles
@@ -40,11 +41,13 @@ from .approvals import ApprovalGate
 from .checkpointing import Checkpointing
 from .compaction_runner import auto_compact, needs_compaction
 from .host import Host, NoHost
-from .loop import Authorize, RunContext, RunOutcome, error_message, run_turns
+from .loop import Authorize, RunContext, RunOutcome, answer_aborted, error_message, run_turns, user_message
 from .pairing import EventPairing
 from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
+from .sandboxing import SessionSandbox
 from .settings import AgentSettings
+from .starts import PromptStarts
 from .user_bash import UserBash
 
 __all__ = ["THINKING_LEVELS", "AgentSession", "SessionTools"]
@@ -96,6 +99,9 @@ class AgentSession:
         self.operation: str | None = None
         """What an exclusive operation under way is doing (``_exclusive``), for busy errors."""
         self._run_scope: anyio.CancelScope | None = None
+        self._starts = PromptStarts()
+        self.sandbox = SessionSandbox(self.settings.sandbox, home)
+        """The kernel sandbox of the commands the agent runs (``off`` by default)."""
         self.temp_files = TempFiles()
         """Files the session's tools left (full bash outputs): removed when the session closes."""
         self.run_context: RunContext | None = None
@@ -168,6 +174,7 @@ class AgentSession:
             "messageCount": manager.context_message_count(),
             "pendingMessageCount": len(self.queue),
             "mcpServers": self.mcp.state_json() if self.mcp is not None else [],
+            "sandbox": self.sandbox.state_json(),
         }
 
     def _model_json(self) -> dict[str, Any]:
@@ -253,6 +260,29 @@ class AgentSession:
         *,
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
+        ticket: int | None = None,
+    ) -> m.PromptResult:
+        """Run a prompt (or queue it while a run goes on); ``ticket`` is the ``prompt_ticket``
+        taken when the request was read, if it was."""
+        if ticket is None:
+            ticket = self._starts.ticket()
+        try:
+            return await self._prompt(text, images, streaming_behavior, ticket, max_turns, max_budget_usd)
+        finally:
+            self._starts.ended()
+
+    def prompt_ticket(self) -> int:
+        """Count a prompt as starting from now (an ``abort`` reaches it); ``prompt`` takes it."""
+        return self._starts.ticket()
+
+    async def _prompt(
+        self,
+        text: str,
+        images: list[JsonDict] | None,
+        streaming_behavior: str | None,
+        ticket: int,
+        max_turns: int | None,
+        max_budget_usd: float | None,
     ) -> m.PromptResult:
         if self.mcp is not None and not (self.is_streaming or self.is_compacting):
             await self.mcp.ready()  # servers still starting: their tools belong in this run
@@ -270,11 +300,19 @@ class AgentSession:
             return m.PromptResult(queued=True)
         self.require_idle("prompt")
         return await self.run(
-            [QueuedMessage(text, list(images or []))], max_turns=max_turns, max_budget_usd=max_budget_usd
+            [QueuedMessage(text, list(images or []))],
+            max_turns=max_turns,
+            max_budget_usd=max_budget_usd,
+            ticket=ticket,
         )
 
     async def run(
-        self, first: list[QueuedMessage], *, max_turns: int | None = None, max_budget_usd: float | None = None
+        self,
+        first: list[QueuedMessage],
+        *,
+        max_turns: int | None = None,
+        max_budget_usd: float | None = None,
+        ticket: int | None = None,
     ) -> m.PromptResult:
         """Run the agent loop from ``first`` (the prompt and what it brought; empty: continue
         from the session as it is) until the model stops, is stopped or a limit is reached."""
@@ -292,6 +330,10 @@ class AgentSession:
             await self._user_bash.flush(self.manager)
             with anyio.CancelScope() as scope:
                 self._run_scope = scope
+                if self._starts.aborted(ticket):
+                    # Aborted between the request and here: the prompt is still stored, with
+                    # its (empty) aborted answer, as an abort a moment later would leave it.
+                    scope.cancel()
                 if first:
                     await hooks.before_agent_start(self.host, ctx, first[0].text, first[0].images)
                 async with self.checkpoints.during_run():
@@ -320,6 +362,10 @@ class AgentSession:
                     self.queue.clear()
                     self.announce_queue()
                 with anyio.CancelScope(shield=True):
+                    if outcome.stop_reason == "aborted" or isinstance(
+                        failure, anyio.get_cancelled_exc_class()
+                    ):
+                        await answer_aborted(ctx, [user_message(q.text, q.images) for q in first])
                     for custom in ctx.extra_first:  # sent too late for this run: the next one sees it
                         await self.manager.append_custom_message_entry(
                             custom["customType"],
@@ -358,9 +404,15 @@ class AgentSession:
         while self.is_streaming and self._run_done is not None:
             await self._run_done.wait()
 
-    def abort(self) -> bool:
-        """Stop the run (or compaction/summary) in progress; False when nothing was running."""
-        aborted = False
+    def abort(self, *, stopping: bool = False) -> bool:
+        """Stop the run (or compaction/summary) in progress; False when nothing was running.
+
+        A prompt that was asked for but whose run has not begun (it waits for MCP servers or a
+        hook) is aborted too, when its run begins. ``stopping`` (EOF, SIGTERM, ``shutdown``)
+        aborts every prompt that comes after as well: a request read just before the server
+        stopped may not have started yet, and must leave the same file an abort leaves.
+        """
+        aborted = self._starts.abort(stopping=stopping)
         if self._run_scope is not None:
             self._run_scope.cancel()
             self._abort_requested = aborted = True
@@ -368,6 +420,11 @@ class AgentSession:
             self.op_scope.cancel()
             aborted = True
         return aborted
+
+    def set_sandbox(self, mode: str | None, network: str | None) -> None:
+        """The client's choice of sandbox, over the settings files' (SettingsError, with the
+        reason, when the mode cannot be provided here: nothing changes then)."""
+        self.sandbox.set(chosen_sandbox(mode, network, self.sandbox.policy))
 
     def abort_retry(self) -> bool:
         """Stop the wait before an automatic retry; False when no retry is pending.
@@ -533,9 +590,10 @@ class AgentSession:
     # --- lifetime -----------------------------------------------------------------------
 
     async def shutdown(self) -> None:
-        self.abort()
+        self.abort(stopping=True)
         self.abort_bash()
         self.temp_files.remove_all()
+        self.sandbox.close()
         chain = self.manager.write_chain
         reported = chain is not None and chain.error is not None
         try:

@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import SettingsError
+from ..sandbox import SandboxPolicy, tighter
+from ..sandbox.policy import chosen
 from ..settings_files import read_each
 from ..tools.environment import EnvironmentPolicy
 
@@ -60,6 +62,8 @@ class AgentSettings:
     hook_timeout: float = 30.0
     tool_timeout: float = 600.0
     checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
+    """The kernel sandbox of the commands the agent runs (``rpc_agent.sandbox``)."""
 
     def __post_init__(self) -> None:
         if self.retry is None:
@@ -106,6 +110,14 @@ class CheckpointsFile(_FileSection):
     maxFiles: int | None = Field(default=None, ge=0)
 
 
+class SandboxFile(_FileSection):
+    """``sandbox``: see :mod:`rpc_agent.sandbox.policy` for the modes."""
+
+    mode: Literal["off", "read-only", "workspace-write"] | None = None
+    network: Literal["allow", "deny"] | None = None
+    hideCredentials: bool | None = None
+
+
 class SettingsFile(_FileSection):
     """``settings.json``: the global one in ``$RPC_AGENT_HOME``, then ``<cwd>/.rpc-agent/``.
 
@@ -128,6 +140,8 @@ class SettingsFile(_FileSection):
     approvalTimeoutSeconds: float | None = Field(default=None, gt=0)
     hookTimeoutSeconds: float | None = Field(default=None, gt=0)
     toolTimeoutSeconds: float | None = Field(default=None, gt=0)
+    sandbox: SandboxFile | None = None
+    """The user's file sets it; a project's file may only tighten it (see ``load_settings``)."""
 
 
 def _apply(settings: AgentSettings, source: SettingsFile) -> None:
@@ -171,7 +185,9 @@ def load_settings(paths: list[Path], overrides: SettingsFile | None = None) -> A
 
     ``shellEnvironment`` is taken from the first file only, the user's own: a project's
     settings come with the repository, and a repository must not be able to hand the user's
-    credentials to the commands the model runs.
+    credentials to the commands the model runs. For the same reason a project's ``sandbox``
+    can only tighten the user's (a stricter mode, ``deny``); the command line speaks for the
+    user and sets it as it likes.
     """
     settings = AgentSettings()
     files = read_each(
@@ -185,6 +201,16 @@ def load_settings(paths: list[Path], overrides: SettingsFile | None = None) -> A
         _apply(settings, source)
         if index == 0 and source.shellEnvironment is not None:
             settings.shell_environment = source.shellEnvironment.policy()
+        if source.sandbox is not None:
+            box = source.sandbox
+            if index == 0:
+                settings.sandbox = chosen(
+                    box.mode, box.network, settings.sandbox, hide_credentials=box.hideCredentials
+                )
+            else:
+                settings.sandbox = tighter(settings.sandbox, box.mode, box.network)
     if overrides is not None:
         _apply(settings, overrides)
+        if overrides.sandbox is not None:
+            settings.sandbox = chosen(overrides.sandbox.mode, overrides.sandbox.network, settings.sandbox)
     return settings

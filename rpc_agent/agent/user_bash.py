@@ -20,6 +20,7 @@ from ..protocol.content import message_text
 from ..session.store import SessionManager
 from ..tools.base import ToolOutput
 from .loop import now_ms
+from .run_setup import additional_directories
 
 if TYPE_CHECKING:
     from .core import AgentCore
@@ -68,6 +69,9 @@ class UserBash:
                         on_output=on_output,
                         env=session.settings.shell_environment.environ(),
                         temp_files=session.temp_files,
+                        sandbox=session.sandbox.for_tools(
+                            Path(session.manager.cwd), additional_directories(session)
+                        ),
                     ),
                 )
                 output_text = message_text(result.content)

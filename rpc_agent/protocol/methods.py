@@ -8,6 +8,7 @@ from .base import JsonDict, Params, Result
 from .checkpoints import RestoreFilesResult
 from .entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel, Usage
 from .host import AcceptedCapabilities, ClientCapabilities
+from .sandbox import SandboxRequest, SandboxState
 
 StreamingBehavior = Literal["steer", "followUp"]
 QueueMode = Literal["all", "one-at-a-time"]
@@ -75,6 +76,9 @@ class InitializeParams(Params):
     mcpServers: list[McpServer] | None = Field(
         default=None, description="the client's MCP servers, added to those of the settings files"
     )
+    sandbox: SandboxRequest | None = Field(
+        default=None, description="the kernel sandbox of the agent's commands (over the settings files)"
+    )
 
 
 class ServerInfo(Result):
@@ -111,6 +115,7 @@ class State(Result):
     messageCount: int
     pendingMessageCount: int
     mcpServers: list[McpServerState] = Field(default_factory=list)
+    sandbox: SandboxState = Field(default_factory=SandboxState, description="the sandbox in force")
 
 
 class Capabilities(Result):
@@ -317,6 +322,7 @@ class NewSessionParams(Params):
     mcpServers: list[McpServer] | None = Field(
         default=None, description="replace the client's MCP servers for the new session"
     )
+    sandbox: SandboxRequest | None = Field(default=None, description="the new session's sandbox")
 
 
 class SwitchSessionParams(Params):

@@ -66,6 +66,8 @@ class Methods:
         self.mcp: McpManager | None = None
         """The session's MCP servers (set by the app once its task group runs)."""
         self.registry = MethodRegistry()
+        self._prompt_tickets: dict[int, int] = {}
+        """Prompts read but not yet started, by id of their params: their ``prompt_ticket``."""
         self.host_bridge: JsonRpcHost | None = None
         self.on_capabilities: Callable[[h.ClientCapabilities], h.AcceptedCapabilities] | None = None
         """Set by the front that can answer the client's capabilities (the host bridge)."""
@@ -94,6 +96,7 @@ class Methods:
                 result=method.result,
                 inline=not inspect.iscoroutinefunction(handler),
                 description=method.description,
+                accepted=self._prompt_accepted if method.name == "prompt" else None,
             )
 
     # --- handlers, one per method of the table ----------------------------------------
@@ -139,6 +142,8 @@ class Methods:
         return m.ModelsResult(models=[_model(x) for x in self.agent.provider.models()])
 
     def initialize(self, params: m.InitializeParams | None) -> m.InitializeResult:
+        if params is not None and params.sandbox is not None:
+            self.agent.set_sandbox(params.sandbox.mode, params.sandbox.network)
         if params is not None and params.mcpServers is not None and self.mcp is not None:
             self.mcp.update_client_servers(from_wire(params.mcpServers))
         return m.InitializeResult(
@@ -180,10 +185,21 @@ class Methods:
         self.on_shutdown()
         return Ok()
 
+    def _prompt_accepted(self, p: m.PromptParams) -> None:
+        # The prompt's task starts after the lines read with it are handled: an ``abort`` among
+        # them must reach this prompt too.
+        self._prompt_tickets[id(p)] = self.agent.prompt_ticket()
+
     async def prompt(self, p: m.PromptParams) -> m.PromptResult:
+        ticket = self._prompt_tickets.pop(id(p), None)
         images = [image.model_dump(mode="json", exclude_none=True) for image in p.images or []]
         return await self.agent.prompt(
-            p.message, images, p.streamingBehavior, max_turns=p.maxTurns, max_budget_usd=p.maxBudgetUsd
+            p.message,
+            images,
+            p.streamingBehavior,
+            max_turns=p.maxTurns,
+            max_budget_usd=p.maxBudgetUsd,
+            ticket=ticket,
         )
 
     def _queue(self, kind: str, p: m.QueueParams) -> m.QueueResult:
@@ -241,6 +257,8 @@ class Methods:
         return Deferred({"labelEntryId": label_id}, stored)
 
     async def new_session(self, p: m.NewSessionParams | None) -> m.SessionChangeResult:
+        if p is not None and p.sandbox is not None:
+            self.agent.set_sandbox(p.sandbox.mode, p.sandbox.network)
         result = await self.agent.new_session(p.parentSession if p else None)
         await self._restart_mcp(p.mcpServers if p else None)
         return result

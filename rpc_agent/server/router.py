@@ -278,6 +278,8 @@ class Router:
     ) -> None:
         if self._task_group is None:
             raise RuntimeError("async methods need Router.serve() to be running")
+        if spec.accepted is not None:
+            spec.accepted(params)
         token, entry = self._in_flight.start(request_id if deliver is not None else None, spec.name)
         self._task_group.start_soon(
             self._run, spec, params, request_id, deliver, token, entry, name=spec.name

@@ -24,8 +24,10 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 from pydantic import BaseModel, ConfigDict, Field
 
+from rpc_agent.tools import sandboxed
 from rpc_agent.tools._common import BuiltinTool
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
+from rpc_agent.tools.sandboxed import wrap as sandbox_wrap
 from rpc_agent.tools.spawn import open_process
 from rpc_agent.tools.temp_files import TempFiles
 from rpc_agent.tools.truncate import (
@@ -278,10 +280,24 @@ class BashTool(BuiltinTool[BashArgs]):
             return await ctx.commands.run(params.command, params.timeout, ctx)
         if not ctx.cwd.is_dir():
             raise ToolError(f"The working directory does not exist: {ctx.cwd}")
+        output = await self._spawn(params, ctx, sandboxed=True)
+        note = sandboxed.refusal_note(output, ctx)
+        if note is None:
+            return output
+        if ctx.escape is not None and await ctx.escape(params.command):
+            # The host let this one command run outside the sandbox.
+            output = await self._spawn(params, ctx, sandboxed=False)
+            return sandboxed.with_note(output, "[Ran outside the sandbox: the user approved it.]")
+        return sandboxed.with_note(output, note)
+
+    async def _spawn(self, params: BashArgs, ctx: ToolContext, *, sandboxed: bool) -> ToolOutput:
         shell = shutil.which("bash") or "/bin/bash"
+        argv, env = [shell, "-c", params.command], ctx.process_env()
+        if sandboxed:
+            argv, env = sandbox_wrap(argv, env, ctx)
         _REAPER.start()  # before the command: the window until ``watch`` stays short
         try:
-            process = open_process([shell, "-c", params.command], cwd=ctx.cwd, env=ctx.process_env())
+            process = open_process(argv, cwd=ctx.cwd, env=env)
         except OSError as exc:
             raise ToolError(f"Could not start bash: {exc}") from None
         _REAPER.watch(process.pid)

@@ -20,9 +20,14 @@ def _given(**params: Any) -> JsonDict:
 class RpcAgentClient(HostConnection):
     """Spawn the server with ``RpcAgentClient.spawn(...)``; each method below is one request."""
 
-    async def initialize(self, client_name: str = "rpc-agent-client") -> m.InitializeResult:
-        """Handshake; declares the approval callback, hooks and tools registered so far."""
+    async def initialize(
+        self, client_name: str = "rpc-agent-client", *, sandbox: JsonDict | None = None
+    ) -> m.InitializeResult:
+        """Handshake; declares the approval callback, hooks and tools registered so far.
+        ``sandbox``: ``{"mode": "workspace-write", "network": "deny"}`` for the agent's commands."""
         params: JsonDict = {"clientInfo": {"name": client_name}}
+        if sandbox is not None:
+            params["sandbox"] = sandbox
         caps = self.capabilities()
         if caps["approvals"] or caps["hooks"] or caps.get("tools"):
             params["capabilities"] = caps
@@ -143,8 +148,10 @@ class RpcAgentClient(HostConnection):
         params = {"entryId": entry_id, **_given(since=since)}
         return await self._typed(m.FileChangesResult, "get_file_changes", params)
 
-    async def new_session(self, parent_session: str | None = None) -> m.SessionChangeResult:
-        params = _given(parentSession=parent_session or None)
+    async def new_session(
+        self, parent_session: str | None = None, *, sandbox: JsonDict | None = None
+    ) -> m.SessionChangeResult:
+        params = _given(parentSession=parent_session or None, sandbox=sandbox)
         return await self._typed(m.SessionChangeResult, "new_session", params or None)
 
     async def switch_session(self, session_path: str) -> m.SessionChangeResult:

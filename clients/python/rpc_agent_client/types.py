@@ -73,6 +73,12 @@ class ApprovalRequestParams(OpenModel):
             description='edit/write: {path, diff} (nothing is written yet); bash: {command, cwd}'
         ),
     ] = None
+    sandbox: Annotated[
+        Literal['escape'] | None,
+        Field(
+            description='"escape": the sandbox refused this bash command; allow runs it once outside the sandbox'
+        ),
+    ] = None
     toolCallId: str
     toolName: str
 
@@ -573,6 +579,35 @@ class RestoreFilesParams(ClosedModel):
     ] = None
 
 
+class SandboxRequest(ClosedModel):
+    mode: Annotated[
+        Literal['off', 'read-only', 'workspace-write'] | None,
+        Field(
+            description="off: the user's rights; read-only: write only an own temp folder; workspace-write: also the cwd and the additional directories"
+        ),
+    ] = None
+    network: Annotated[
+        Literal['allow', 'deny'] | None,
+        Field(
+            description='deny: no network for commands (the default once a mode is on)'
+        ),
+    ] = None
+
+
+class SandboxState(OpenModel):
+    hideCredentials: Annotated[
+        bool,
+        Field(
+            description='~/.ssh, ~/.aws, ~/.config/gcloud, ~/.netrc hidden ($RPC_AGENT_HOME always)'
+        ),
+    ] = True
+    mechanism: Annotated[
+        Literal['bubblewrap'] | None, Field(description='what enforces it (None: off)')
+    ] = None
+    mode: Literal['off', 'read-only', 'workspace-write'] = 'off'
+    network: Literal['allow', 'deny'] = 'allow'
+
+
 class SearchSessionsParams(ClosedModel):
     all: Annotated[
         bool, Field(description='every working directory, not only this one')
@@ -751,6 +786,9 @@ class State(OpenModel):
     messageCount: int
     model: ModelDescription | None
     pendingMessageCount: int
+    sandbox: Annotated[
+        SandboxState | None, Field(description='the sandbox in force')
+    ] = None
     sessionFile: str | None
     sessionId: str
     sessionName: str | None
@@ -1177,6 +1215,9 @@ class NewSessionParams(ClosedModel):
         Field(description="replace the client's MCP servers for the new session"),
     ] = None
     parentSession: str | None = None
+    sandbox: Annotated[
+        SandboxRequest | None, Field(description="the new session's sandbox")
+    ] = None
 
 
 class RestoreFilesResult(OpenModel):
@@ -1333,6 +1374,12 @@ class InitializeParams(ClosedModel):
         ),
     ] = None
     protocolVersion: str | None = None
+    sandbox: Annotated[
+        SandboxRequest | None,
+        Field(
+            description="the kernel sandbox of the agent's commands (over the settings files)"
+        ),
+    ] = None
 
 
 MessageSchema = TypeAliasType(

@@ -46,6 +46,7 @@ import type {
   SearchSessionsParams,
   SearchSessionsResult,
   DeleteSessionResult,
+  SandboxRequest,
   MessagesResult,
   MessageUpdateEvent,
   MethodName,
@@ -748,9 +749,9 @@ export class RpcAgentClient {
     return this.call("get_file_changes", { entryId, since });
   }
 
-  /** Start a new session. */
-  newSession(parentSession?: string): Promise<SessionChangeResult> {
-    return this.call("new_session", { parentSession });
+  /** Start a new session (optionally with a sandbox of its own for the agent's commands). */
+  newSession(parentSession?: string, sandbox?: SandboxRequest): Promise<SessionChangeResult> {
+    return this.call("new_session", { parentSession, sandbox });
   }
 
   /** Open another session file. */

@@ -504,6 +504,10 @@ export interface ApprovalRequestParams {
   preview?: {
     [k: string]: unknown;
   } | null;
+  /**
+   * "escape": the sandbox refused this bash command; allow runs it once outside the sandbox
+   */
+  sandbox?: "escape" | null;
   toolCallId: string;
   toolName: string;
   [k: string]: unknown;
@@ -1243,6 +1247,10 @@ export interface InitializeParams {
    */
   mcpServers?: (McpServerHttp | McpServerStdio)[] | null;
   protocolVersion?: string | null;
+  /**
+   * the kernel sandbox of the agent's commands (over the settings files)
+   */
+  sandbox?: SandboxRequest | null;
 }
 /**
  * An MCP server reached over streamable HTTP (ACP's shape).
@@ -1266,6 +1274,16 @@ export interface McpServerStdio {
   env?: NameValue[];
   name: string;
   type?: "stdio" | null;
+}
+export interface SandboxRequest {
+  /**
+   * off: the user's rights; read-only: write only an own temp folder; workspace-write: also the cwd and the additional directories
+   */
+  mode?: ("off" | "read-only" | "workspace-write") | null;
+  /**
+   * deny: no network for commands (the default once a mode is on)
+   */
+  network?: ("allow" | "deny") | null;
 }
 export interface InitializeResult {
   capabilities: Capabilities;
@@ -1296,6 +1314,7 @@ export interface State {
   messageCount: number;
   model: ModelDescription | null;
   pendingMessageCount: number;
+  sandbox?: SandboxState;
   sessionFile: string | null;
   sessionId: string;
   sessionName: string | null;
@@ -1309,6 +1328,22 @@ export interface McpServerState {
   status: "starting" | "ready" | "failed" | "stopped";
   toolCount: number;
   transport: "stdio" | "http" | "sse";
+  [k: string]: unknown;
+}
+/**
+ * the sandbox in force
+ */
+export interface SandboxState {
+  /**
+   * ~/.ssh, ~/.aws, ~/.config/gcloud, ~/.netrc hidden ($RPC_AGENT_HOME always)
+   */
+  hideCredentials?: boolean;
+  /**
+   * what enforces it (None: off)
+   */
+  mechanism?: "bubblewrap" | null;
+  mode?: "off" | "read-only" | "workspace-write";
+  network?: "allow" | "deny";
   [k: string]: unknown;
 }
 export interface InputResult {
@@ -1411,6 +1446,10 @@ export interface NewSessionParams {
    */
   mcpServers?: (McpServerHttp | McpServerStdio)[] | null;
   parentSession?: string | null;
+  /**
+   * the new session's sandbox
+   */
+  sandbox?: SandboxRequest | null;
 }
 /**
  * A result with nothing more to say than that it worked.
@@ -1476,6 +1515,19 @@ export interface RestoreFilesParams {
    * only these files (default: all)
    */
   paths?: string[] | null;
+}
+export interface SandboxState1 {
+  /**
+   * ~/.ssh, ~/.aws, ~/.config/gcloud, ~/.netrc hidden ($RPC_AGENT_HOME always)
+   */
+  hideCredentials?: boolean;
+  /**
+   * what enforces it (None: off)
+   */
+  mechanism?: "bubblewrap" | null;
+  mode?: "off" | "read-only" | "workspace-write";
+  network?: "allow" | "deny";
+  [k: string]: unknown;
 }
 export interface SearchSessionsParams {
   /**
