@@ -232,9 +232,10 @@ def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | Non
     if argv[:1] == ["export"]:
         if started is not None:
             started()
+        from .checkpoints.rewind import export_changes
         from .export.command import main as export_main
 
-        return export_main(argv[1:])
+        return export_main(argv[1:], export_changes)
     if argv[:1] == ["rewind"]:
         if started is not None:
             started()

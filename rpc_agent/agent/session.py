@@ -455,7 +455,7 @@ class AgentSession:
         return views.fork_messages(self.manager)
 
     async def export_html(self, output_path: str | None) -> str:
-        return await views.export_html(self.manager, output_path)
+        return await views.export_html(self.manager, output_path, self.checkpoints.current_engine())
 
     # --- the tree (agent/navigation.py) ---------------------------------------------------
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -159,6 +160,31 @@ class SessionCheckpoints:
                 FileDiff(change.path, STATUS_WORDS.get(change.status, "modified"), text, binary, truncated)
             )
         return result
+
+
+def changes_by_entry(
+    engine: SessionCheckpoints, parent_of: Callable[[str], str | None]
+) -> dict[str, list[dict[str, object]]]:
+    """The files each entry's snapshot changed, with diffs (for the HTML export): only the
+    entries that changed files. Blocking."""
+    found: dict[str, list[dict[str, object]]] = {}
+    mapping = engine.mapping
+    for entry_id, count in mapping.files_changed.items():
+        if not count:
+            continue
+        parent = parent_of(entry_id)
+        old = mapping.state_of(parent, parent_of)
+        if old is None:
+            continue
+        try:
+            diffs = engine.file_changes(old, mapping.states[entry_id])
+        except CheckpointError:
+            continue  # a state pruned or lost: the page goes without it
+        found[entry_id] = [
+            {"path": d.path, "status": d.status, "diff": d.diff, "binary": d.binary, "truncated": d.truncated}
+            for d in diffs
+        ]
+    return found
 
 
 def _split_patch(patch: bytes) -> list[bytes]:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import AgentError, InvalidSessionFileError, SessionNotFoundError
 from ..session import files, guard
 from ..session.store import SessionManager
-from .engine import STATUS_WORDS, Limits, SessionCheckpoints
+from .engine import STATUS_WORDS, Limits, SessionCheckpoints, changes_by_entry
 from .mapping import CheckpointMap, sidecar_path
 from .store import WorkspaceStore
 
@@ -36,6 +37,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def engine_for_file(source: Path) -> SessionCheckpoints | None:
+    """The checkpoints of a session file named by its sidecar, or None (it has none)."""
+    mapping = CheckpointMap.load(sidecar_path(source))
+    header = mapping.header
+    if header is None or not all(isinstance(header.get(k), str) for k in ("repository", "cwd", "session")):
+        return None
+    home = files.agent_home()
+    store = WorkspaceStore(home, Path(header["cwd"]), git_dir=Path(header["repository"]))
+    exclude = [
+        *guard.store_folders(home, (source.parent,)),
+        home / "checkpoints",
+        source,
+        source.with_name(source.name + ".lock"),
+        sidecar_path(source),
+    ]
+    return SessionCheckpoints(store, mapping, header["session"], exclude=exclude, limits=Limits())
+
+
+def _parents(manager: SessionManager) -> Callable[[str], str | None]:
+    def parent_of(entry_id: str) -> str | None:
+        entry = manager.get_entry(entry_id)
+        parent = entry.get("parentId") if entry is not None else None
+        return parent if isinstance(parent, str) else None
+
+    return parent_of
+
+
+def export_changes(manager: SessionManager, source: Path) -> dict[str, Any]:
+    """For ``rpc-agent export``: the files each entry of a session file changed, with diffs."""
+    engine = engine_for_file(source.absolute())
+    if engine is None:
+        return {}
+    return changes_by_entry(engine, _parents(manager))
+
+
 def main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
     if (args.entry is None) == (args.checkpoint is None):
@@ -50,27 +86,12 @@ def main(argv: Sequence[str]) -> int:
     except (InvalidSessionFileError, OSError) as exc:
         print(f"rpc-agent rewind: {exc}", file=sys.stderr)
         return 1
-    mapping = CheckpointMap.load(sidecar_path(source))
-    header = mapping.header
-    if header is None or not all(isinstance(header.get(k), str) for k in ("repository", "cwd", "session")):
+    engine = engine_for_file(source)
+    if engine is None:
         print(f"rpc-agent rewind: {source} has no checkpoints", file=sys.stderr)
         return 1
-    cwd = Path(header["cwd"])
-    home = files.agent_home()
-    store = WorkspaceStore(home, cwd, git_dir=Path(header["repository"]))
-    exclude = [
-        *guard.store_folders(home, (source.parent,)),
-        home / "checkpoints",
-        source,
-        source.with_name(source.name + ".lock"),
-        sidecar_path(source),
-    ]
-    engine = SessionCheckpoints(store, mapping, header["session"], exclude=exclude, limits=Limits())
-
-    def parent_of(entry_id: str) -> str | None:
-        entry = manager.get_entry(entry_id)
-        parent = entry.get("parentId") if entry is not None else None
-        return parent if isinstance(parent, str) else None
+    mapping = engine.mapping
+    parent_of = _parents(manager)
 
     try:
         if args.checkpoint is not None:
