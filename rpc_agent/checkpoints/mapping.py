@@ -9,9 +9,9 @@ open. Its first line names the shadow repository and the session; then one line 
 - ``{"checkpoint": sha}``: the disk as a restore found it (a restore can be undone with it);
 - ``{"restoring": sha, "from": sha}`` then ``{"restored": sha}``: a restore started, ended.
 
-An entry without a line of its own shares its nearest ancestor's state. The last tree written
-(an entry's, a checkpoint's or a restore's result) is what the disk looked like the last time
-we knew it: a file that differs from it was changed by someone else.
+An entry without a line of its own shares its nearest ancestor's state. (What the folder last
+looked like, for telling others' edits apart, is kept with the shadow repository, shared by
+every session of the folder: ``ShadowGit.last_state``.)
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ class CheckpointMap:
         self.files_changed: dict[str, int] = {}
         self.checkpoints: set[str] = set()
         self.last_disk: str | None = None
+        """The last tree this session recorded (a fork or clone starts from it)."""
         self.restoring: tuple[str, str] | None = None
         """(target, the disk before) of a restore that started and never said it ended."""
 
