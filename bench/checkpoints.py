@@ -223,6 +223,7 @@ def main(argv: list[str] | None = None, log: Callable[[str], None] = print) -> R
 
         session_home = scratch / "session-home"
         session_home.mkdir()
+        session_seconds(root, session_home, 1, 0, True)  # the folder's first snapshot, not timed
         for paced in (False, True):
             turn_ms = args.turn_ms if paced else 0
             suffix = " paced" if paced else ""

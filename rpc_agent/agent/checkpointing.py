@@ -73,8 +73,10 @@ def skip_reason(cwd: Path, max_files: int) -> str | None:
 class _Bound:
     """The checkpoints of one SessionManager (rebuilt when the session changes)."""
 
-    def __init__(self, manager_id: int, engine: SessionCheckpoints | None, reason: str | None) -> None:
-        self.manager_id = manager_id
+    def __init__(
+        self, key: tuple[int, str, str], engine: SessionCheckpoints | None, reason: str | None
+    ) -> None:
+        self.key = key
         self.engine = engine
         self.reason = reason
         self.announced = False
@@ -103,7 +105,9 @@ class Checkpointing:
 
     def _engine_for(self, manager: SessionManager) -> _Bound:
         bound = self._bound
-        if bound is not None and bound.manager_id == id(manager):
+        # The id alone could be a freed manager's, reused: the session's id and file too.
+        key = (id(manager), manager.session_id, str(manager.session_file))
+        if bound is not None and bound.key == key:
             return bound
         settings = self.session.settings.checkpoints
         cwd = Path(manager.cwd)
@@ -114,18 +118,18 @@ class Checkpointing:
             sidecar = sidecar_path(Path(session_file)) if session_file is not None else None
             store = WorkspaceStore(self._home(), Path(os.path.realpath(cwd)))
             mapping = CheckpointMap.load(sidecar)
-            key = _SAFE_KEY.sub("_", manager.session_id) or "session"
-            header = {"repository": str(store.git.git_dir), "cwd": str(store.cwd), "session": key}
+            refs = _SAFE_KEY.sub("_", manager.session_id) or "session"
+            header = {"repository": str(store.git.git_dir), "cwd": str(store.cwd), "session": refs}
             if mapping.header is None:
                 mapping.header_pending = header
             engine = SessionCheckpoints(
                 store,
                 mapping,
-                key,
+                refs,
                 exclude=self._excluded(manager),
                 limits=Limits(settings.max_file_size, settings.max_files),
             )
-        bound = self._bound = _Bound(id(manager), engine, reason)
+        bound = self._bound = _Bound(key, engine, reason)
         return bound
 
     def _excluded(self, manager: SessionManager) -> list[Path]:

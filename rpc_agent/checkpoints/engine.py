@@ -81,7 +81,10 @@ class SessionCheckpoints:
             snap = self._snapshot()
             changed = 0
             if parent_tree is not None and parent_tree != snap.tree:
-                changed = len(self.store.diff(parent_tree, snap.tree))
+                if parent_tree == snap.previous and snap.changed:
+                    changed = snap.changed  # what git status listed: no second diff needed
+                else:
+                    changed = len(self.store.diff(parent_tree, snap.tree))
             self.mapping.append({"entry": entry_id, "tree": snap.tree, "files": changed})
             self.store.git.set_last_state(snap.tree)
         return snap, changed
@@ -126,10 +129,11 @@ class SessionCheckpoints:
             self.mapping.append({"checkpoint": now.tree}, {"restoring": target, "from": now.tree})
             self.store.git.set_last_state(now.tree)
             report = Restorer(self.store, self.exclude).apply(changes)
-            after = self._snapshot()
-            self.mapping.append({"restored": after.tree})
-            self.store.git.set_last_state(after.tree)
-        return RestoreOutcome(now.tree, report.changed, report.skipped, conflicts, after.tree)
+            after = self.store.update_paths([c.path for c in report.changed])
+            self.store.keep(self.key, after)
+            self.mapping.append({"restored": after})
+            self.store.git.set_last_state(after)
+        return RestoreOutcome(now.tree, report.changed, report.skipped, conflicts, after)
 
     def _remove_temp_files(self) -> None:
         """What a restore killed midway left: its temporary files (never part of a state)."""

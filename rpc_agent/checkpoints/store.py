@@ -38,6 +38,10 @@ class Skipped:
 class Snapshot:
     tree: str
     skipped: list[Skipped] = field(default_factory=list)
+    previous: str | None = None
+    """The snapshot of the folder before this one (the last HEAD)."""
+    changed: int = 0
+    """How many paths differ from ``previous``."""
 
 
 @dataclass(slots=True)
@@ -125,11 +129,25 @@ class WorkspaceStore:
             )
         head = self.git.head_tree()
         if head is not None and not (add or uncache or staged):
-            return Snapshot(head, skipped)  # the disk is the last snapshot: no index to write
+            return Snapshot(head, skipped, head)  # the disk is the last snapshot: no index to write
         tree = self.git.run(["write-tree"]).decode().strip()
         if tree != head:
             self.git.set_head(tree)
-        return Snapshot(tree, skipped)
+        return Snapshot(tree, skipped, head, 0 if staged else len(add) + len(uncache))
+
+    def update_paths(self, paths: list[str]) -> str:
+        """The index after a restore wrote ``paths`` (and nothing else changed): their new
+        content added, the tree written, without walking the whole folder again."""
+        if paths:
+            self.git.run(
+                ["add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"],
+                input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in paths),
+                ok=(0, 1),
+            )
+        tree = self.git.run(["write-tree"]).decode().strip()
+        if tree != self.git.head_tree():
+            self.git.set_head(tree)
+        return tree
 
     def _exclude_patterns(self, exclude: list[Path]) -> list[str]:
         patterns = [TEMP_PREFIX + "*"]
