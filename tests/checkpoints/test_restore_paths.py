@@ -101,3 +101,34 @@ def test_the_users_git_is_never_touched(engine: SessionCheckpoints) -> None:
     assert (work / "tracked.txt").read_text() == "v1\n"
     after = {p.relative_to(work): p.read_bytes() for p in (work / ".git").rglob("*") if p.is_file()}
     assert after == before
+
+
+def test_a_full_disk_stops_the_restore_with_a_clear_error_and_leaves_the_rest(
+    engine: SessionCheckpoints, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from rpc_agent.errors import CheckpointError
+
+    work = engine.store.cwd
+    for name in ("a", "b", "c", "d"):
+        (work / name).write_text(f"old {name}\n")
+    changes = [
+        Change(name, "M", "100644", "100644", "0" * 40, blob(engine, f"new {name}\n".encode()))
+        for name in "abcd"
+    ]
+    real_write = Restorer._write
+    calls = 0
+
+    def fill_up(self: Restorer, target: Path, change: Change, content: bytes) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 3:  # the disk fills up on the third file
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(self, target, change, content)
+
+    monkeypatch.setattr(Restorer, "_write", fill_up)
+    with pytest.raises(CheckpointError, match="the disk is full: 2 of 4 files were written, c and the rest"):
+        Restorer(engine.store, []).apply(changes)
+    assert [(work / n).read_text() for n in "abcd"] == ["new a\n", "new b\n", "old c\n", "old d\n"]
+    assert sorted(p.name for p in work.iterdir()) == ["a", "b", "c", "d"]
