@@ -174,6 +174,17 @@ class Capabilities(OpenModel):
     tree: bool = True
 
 
+class CheckpointFailedEvent(ClosedModel):
+    entryId: str | None = None
+    error: str
+    type: Literal['checkpoint_failed'] = 'checkpoint_failed'
+
+
+class CheckpointSkippedEvent(ClosedModel):
+    reason: str
+    type: Literal['checkpoint_skipped'] = 'checkpoint_skipped'
+
+
 class ClearQueueResult(OpenModel):
     followUp: list[str]
     steering: list[str]
@@ -198,6 +209,16 @@ class ClientTool(ClosedModel):
         Field(
             description="true: the tool changes nothing (the 'writes' approval policy does not ask)"
         ),
+    ] = False
+
+
+class CloneParams(ClosedModel):
+    force: Annotated[
+        bool,
+        Field(description='with restoreFiles: overwrite files someone else changed'),
+    ] = False
+    restoreFiles: Annotated[
+        bool, Field(description="make the working directory the leaf's state")
     ] = False
 
 
@@ -309,6 +330,21 @@ class ExportHtmlResult(OpenModel):
     path: str
 
 
+class FileChange(OpenModel):
+    path: str
+    status: Literal['added', 'modified', 'deleted']
+
+
+class FileDiff(OpenModel):
+    binary: bool = False
+    diff: Annotated[
+        str, Field(description="unified diff (git's format); empty for a binary file")
+    ]
+    path: str
+    status: Literal['added', 'modified', 'deleted']
+    truncated: Annotated[bool, Field(description='the diff was cut at 256 KiB')] = False
+
+
 class ForkMessage(OpenModel):
     entryId: str
     text: str
@@ -322,21 +358,28 @@ class ForkParams(ClosedModel):
     entryId: Annotated[
         str, Field(description='a user message; the new session ends just before it')
     ]
-
-
-class ForkResult(OpenModel):
-    cancelled: bool = False
-    leafId: str | None
-    sessionFile: str | None
-    sessionId: str
-    text: Annotated[
-        str, Field(description="the user message's text, to edit and resubmit")
-    ]
+    force: Annotated[
+        bool,
+        Field(description='with restoreFiles: overwrite files someone else changed'),
+    ] = False
+    restoreFiles: Annotated[
+        bool, Field(description="make the working directory that message's state")
+    ] = False
 
 
 class GetEntriesParams(ClosedModel):
     since: Annotated[
         str | None, Field(description='entry id cursor: only entries after it')
+    ] = None
+
+
+class GetFileChangesParams(ClosedModel):
+    entryId: str
+    since: Annotated[
+        str | None,
+        Field(
+            description="compare with this entry's state (default: the entry's parent)"
+        ),
     ] = None
 
 
@@ -491,19 +534,17 @@ class NameValue(ClosedModel):
 
 class NavigateTreeParams(ClosedModel):
     customInstructions: str | None = None
+    force: Annotated[
+        bool,
+        Field(description='with restoreFiles: overwrite files someone else changed'),
+    ] = False
     label: str | None = None
     replaceInstructions: bool = False
+    restoreFiles: Annotated[
+        bool, Field(description="make the working directory the target's state")
+    ] = False
     summarize: bool = False
     targetId: str
-
-
-class NavigateTreeResult(OpenModel):
-    cancelled: bool
-    editorText: Annotated[
-        str | None, Field(description='text of the selected user message, to edit')
-    ] = None
-    leafId: str | None
-    summaryEntryId: str | None = None
 
 
 class Ok(OpenModel):
@@ -546,6 +587,33 @@ class QueueUpdateEvent(ClosedModel):
     followUp: list[str]
     steering: list[str]
     type: Literal['queue_update'] = 'queue_update'
+
+
+class RestoreFilesParams(ClosedModel):
+    checkpointId: Annotated[
+        str | None,
+        Field(
+            description='a state returned by an earlier restore (undoes that restore)'
+        ),
+    ] = None
+    dryRun: Annotated[
+        bool, Field(description='report what would change; write nothing')
+    ] = False
+    entryId: Annotated[
+        str | None,
+        Field(
+            description='the entry whose state to restore (one of entryId or checkpointId)'
+        ),
+    ] = None
+    force: Annotated[
+        bool,
+        Field(
+            description='overwrite files someone else changed since the last checkpoint'
+        ),
+    ] = False
+    paths: Annotated[
+        list[str] | None, Field(description='only these files (default: all)')
+    ] = None
 
 
 class SandboxRequest(ClosedModel):
@@ -623,13 +691,6 @@ class SessionBeforeForkResult(LaxModel):
 
 class SessionBeforeSwitchResult(LaxModel):
     cancel: bool | None = None
-
-
-class SessionChangeResult(OpenModel):
-    cancelled: bool = False
-    leafId: str | None
-    sessionFile: str | None
-    sessionId: str
 
 
 class SessionChangedEvent(ClosedModel):
@@ -736,6 +797,11 @@ class SetSessionNameParams(ClosedModel):
 
 class SetThinkingLevelParams(ClosedModel):
     level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+
+
+class SkippedFile(OpenModel):
+    path: str
+    reason: str
 
 
 class SlashCommand(OpenModel):
@@ -922,6 +988,12 @@ class TreeResult(OpenModel):
         int | None,
         Field(description='pass as since to get only what changed after this result'),
     ] = None
+    filesChanged: Annotated[
+        dict[str, int] | None,
+        Field(
+            description='entry id -> how many files its checkpoint changed (entries that changed none are left out)'
+        ),
+    ] = None
     leafId: str | None
     nodes: Annotated[
         list[TreeNode],
@@ -991,6 +1063,16 @@ class BranchSummaryEntry(EntryBase):
     fromId: str
     summary: str
     type: Literal['branch_summary'] = 'branch_summary'
+
+
+class CheckpointEvent(ClosedModel):
+    checkpointId: str
+    entryId: str
+    filesChanged: Annotated[
+        int, Field(description="files that differ from the parent entry's state")
+    ]
+    skipped: list[SkippedFile] | None = None
+    type: Literal['checkpoint'] = 'checkpoint'
 
 
 class ClientCapabilities(ClosedModel):
@@ -1085,6 +1167,21 @@ class CycleModelResult(OpenModel):
     thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
 
 
+class FileChangesResult(OpenModel):
+    entryId: str
+    files: list[FileDiff]
+    fromCheckpointId: str | None
+    toCheckpointId: str
+
+
+class FilesRestoredEvent(ClosedModel):
+    checkpointId: Annotated[str, Field(description='the disk before the restore')]
+    entryId: str | None
+    files: list[FileChange]
+    skipped: list[SkippedFile] | None = None
+    type: Literal['files_restored'] = 'files_restored'
+
+
 class InitializeResult(OpenModel):
     capabilities: Capabilities
     client: Annotated[
@@ -1172,6 +1269,25 @@ class NewSessionParams(ClosedModel):
     ] = None
 
 
+class RestoreFilesResult(OpenModel):
+    checkpointId: Annotated[
+        str,
+        Field(
+            description='the state of the disk before the restore: restore it to undo'
+        ),
+    ]
+    conflicts: Annotated[
+        list[str] | None,
+        Field(description='files changed by someone else since the last checkpoint'),
+    ] = None
+    dryRun: bool
+    files: Annotated[
+        list[FileChange],
+        Field(description='what was (or, on a dry run, would be) changed'),
+    ]
+    skipped: list[SkippedFile] | None = None
+
+
 class SearchSessionsResult(OpenModel):
     nextCursor: Annotated[
         str | None,
@@ -1190,6 +1306,16 @@ class SessionBeforeTreeResult(LaxModel):
     label: str | None = None
     replaceInstructions: bool | None = None
     summary: TreeSummary | None = None
+
+
+class SessionChangeResult(OpenModel):
+    cancelled: bool = False
+    leafId: str | None
+    restore: Annotated[
+        RestoreFilesResult | None, Field(description='what restoreFiles changed')
+    ] = None
+    sessionFile: str | None
+    sessionId: str
 
 
 class SessionInfoEntry(EntryBase):
@@ -1269,6 +1395,19 @@ class UserMessage(OpenModel):
     timestamp: Annotated[int, Field(description='Unix time in milliseconds')]
 
 
+class ForkResult(OpenModel):
+    cancelled: bool = False
+    leafId: str | None
+    restore: Annotated[
+        RestoreFilesResult | None, Field(description='what restoreFiles changed')
+    ] = None
+    sessionFile: str | None
+    sessionId: str
+    text: Annotated[
+        str, Field(description="the user message's text, to edit and resubmit")
+    ]
+
+
 class InitializeParams(ClosedModel):
     additionalDirectories: Annotated[
         list[str] | None,
@@ -1318,6 +1457,18 @@ class MessageStartEvent(ClosedModel):
 
 class MessagesResult(OpenModel):
     messages: list[MessageSchema]
+
+
+class NavigateTreeResult(OpenModel):
+    cancelled: bool
+    editorText: Annotated[
+        str | None, Field(description='text of the selected user message, to edit')
+    ] = None
+    leafId: str | None
+    restore: Annotated[
+        RestoreFilesResult | None, Field(description='what restoreFiles changed')
+    ] = None
+    summaryEntryId: str | None = None
 
 
 class PromptResult(OpenModel):
@@ -1395,7 +1546,7 @@ EntrySchema = TypeAliasType(
 EventSchema = TypeAliasType(
     "EventSchema",
     Annotated[
-        AgentStartEvent | AgentEndEvent | AgentSettledEvent | TurnStartEvent | TurnEndEvent | MessageStartEvent | MessageUpdateEvent | MessageEndEvent | ToolExecutionStartEvent | ToolExecutionUpdateEvent | ToolExecutionEndEvent | QueueUpdateEvent | CompactionStartEvent | CompactionEndEvent | AutoRetryStartEvent | AutoRetryEndEvent | SessionChangedEvent | ApprovalEvent | HostRequestFailedEvent | SessionTreeEvent | SessionCompactEvent | InputHandledEvent | McpServerStatusEvent | SummarizationRetryScheduledEvent | SummarizationRetryAttemptStartEvent | SummarizationRetryFinishedEvent | BashExecutionUpdateEvent | ThinkingLevelChangedEvent | SessionInfoChangedEvent | EntryAppendedEvent,
+        AgentStartEvent | AgentEndEvent | AgentSettledEvent | TurnStartEvent | TurnEndEvent | MessageStartEvent | MessageUpdateEvent | MessageEndEvent | ToolExecutionStartEvent | ToolExecutionUpdateEvent | ToolExecutionEndEvent | QueueUpdateEvent | CompactionStartEvent | CompactionEndEvent | AutoRetryStartEvent | AutoRetryEndEvent | SessionChangedEvent | ApprovalEvent | HostRequestFailedEvent | SessionTreeEvent | SessionCompactEvent | InputHandledEvent | McpServerStatusEvent | SummarizationRetryScheduledEvent | SummarizationRetryAttemptStartEvent | SummarizationRetryFinishedEvent | BashExecutionUpdateEvent | ThinkingLevelChangedEvent | SessionInfoChangedEvent | EntryAppendedEvent | CheckpointEvent | CheckpointFailedEvent | CheckpointSkippedEvent | FilesRestoredEvent,
         Field(
             description='A server-to-client notification\'s params (method "event").',
             discriminator='type',
