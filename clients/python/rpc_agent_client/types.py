@@ -127,7 +127,7 @@ class BashResult(OpenModel):
 
 
 class BranchSummaryMessage(OpenModel):
-    fromId: str
+    fromId: str | None
     role: Literal['branchSummary'] = 'branchSummary'
     summary: str
     timestamp: int
@@ -215,6 +215,12 @@ class Cost(OpenModel):
     input: float = 0
     output: float = 0
     total: float = 0
+    totalFromProvider: Annotated[
+        bool | None,
+        Field(
+            description='pi 1.5: the total is what the provider billed, not an estimate'
+        ),
+    ] = None
 
 
 class EntriesResult(OpenModel):
@@ -578,7 +584,7 @@ class SetSessionNameParams(ClosedModel):
 
 
 class SetThinkingLevelParams(ClosedModel):
-    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 
 
 class State(OpenModel):
@@ -597,7 +603,7 @@ class State(OpenModel):
     sessionId: str
     sessionName: str | None
     steeringMode: Literal['all', 'one-at-a-time']
-    thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+    thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 
 
 class TextBlock(LaxModel):
@@ -619,7 +625,7 @@ class ThinkingContent(OpenModel):
 
 
 class ThinkingLevelResult(OpenModel):
-    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 
 
 class TokenTotals(OpenModel):
@@ -632,8 +638,18 @@ class TokenTotals(OpenModel):
 
 class ToolCall(OpenModel):
     arguments: dict[str, Any]
+    argumentsError: Annotated[
+        str | None,
+        Field(
+            description="pi 1.5: why the model's arguments text was not a JSON object"
+        ),
+    ] = None
     id: str
     name: str
+    namespace: Annotated[
+        str | None, Field(description="pi 1.5: a namespaced tool's namespace")
+    ] = None
+    thoughtSignature: str | None = None
     type: Literal['toolCall'] = 'toolCall'
 
 
@@ -660,11 +676,21 @@ class ToolCallResult(LaxModel):
     isError: bool = False
 
 
+class ToolDeclaration(OpenModel):
+    description: str = ''
+    name: str
+    parameters: dict[str, Any] | None = None
+
+
 class ToolExecutionStartEvent(ClosedModel):
     args: dict[str, Any]
     toolCallId: str
     toolName: str
     type: Literal['tool_execution_start'] = 'tool_execution_start'
+
+
+class ToolReference(OpenModel):
+    name: str
 
 
 class ToolResultHookResult(LaxModel):
@@ -739,9 +765,15 @@ class TurnStartEvent(ClosedModel):
 class Usage(OpenModel):
     cacheRead: int = 0
     cacheWrite: int = 0
+    cacheWrite1h: Annotated[
+        int | None, Field(description='pi 1.5: the part of cacheWrite kept an hour')
+    ] = None
     cost: Cost | None = None
     input: int = 0
     output: int = 0
+    reasoning: Annotated[
+        int | None, Field(description='pi 1.5: thinking tokens, a part of output')
+    ] = None
     totalTokens: int = 0
 
 
@@ -767,11 +799,23 @@ class EntryBase(OpenModel):
 class AssistantMessage(OpenModel):
     api: str = 'anthropic-messages'
     content: list[AssistantContent]
+    durationMs: float | None = None
+    endTurn: bool | None = None
     errorMessage: str | None = None
     model: str
     provider: str
+    providerThinkingLevel: str | None = None
+    rawStopReason: str | None = None
+    responseId: str | None = None
+    responseModel: str | None = None
     role: Literal['assistant'] = 'assistant'
-    stopReason: Literal['stop', 'length', 'toolUse', 'error', 'aborted'] = 'stop'
+    stopReason: Literal['stop', 'length', 'toolUse', 'error', 'aborted', 'pending', 'deferred'] = (
+        'stop'
+    )
+    thinkingLevel: Annotated[
+        Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] | None,
+        Field(description='pi 1.5: the thinking level requested for this response'),
+    ] = None
     timestamp: int
     usage: Usage | None = None
 
@@ -787,6 +831,9 @@ class BranchSummaryEntry(EntryBase):
     fromId: str
     summary: str
     type: Literal['branch_summary'] = 'branch_summary'
+    usage: Annotated[
+        Usage | None, Field(description="pi 1.5: usage of the summary's model call")
+    ] = None
 
 
 class ClientCapabilities(ClosedModel):
@@ -802,13 +849,8 @@ class ClientCapabilities(ClosedModel):
     ] = None
 
 
-class CompactionEntry(EntryBase):
-    details: Any = None
-    firstKeptEntryId: str
-    fromHook: bool | None = None
-    summary: str
-    tokensBefore: int
-    type: Literal['compaction'] = 'compaction'
+class ContextReplacement(OpenModel):
+    content: str | list[UserContent | ThinkingContent | ToolCall]
 
 
 class CustomEntry(EntryBase):
@@ -840,7 +882,7 @@ class CustomMessageEntry(EntryBase):
 
 class CycleModelResult(OpenModel):
     model: ModelDescription
-    thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+    thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 
 
 class InitializeResult(OpenModel):
@@ -941,6 +983,21 @@ class SwitchSessionParams(ClosedModel):
     sessionPath: str
 
 
+class SystemMessage(OpenModel):
+    content: Annotated[
+        str | list[TextContent],
+        Field(
+            description='instructions; on the first system message, the base prompt',
+            validate_default=True,
+        ),
+    ] = ''
+    role: Literal['system'] = 'system'
+    sections: dict[str, str | None] | None = None
+    timestamp: int = 0
+    toolsAdded: list[ToolDeclaration] | None = None
+    toolsRemoved: list[ToolReference] | None = None
+
+
 class ThinkingLevelChangeEntry(EntryBase):
     thinkingLevel: str
     type: Literal['thinking_level_change'] = 'thinking_level_change'
@@ -965,11 +1022,18 @@ class ToolExecutionUpdateEvent(ClosedModel):
 class ToolResultMessage(OpenModel):
     content: list[UserContent]
     details: Any = None
+    durationMs: float | None = None
     isError: bool = False
+    nestedCalls: Annotated[
+        Any, Field(description='pi 1.5: calls the tool made to other tools')
+    ] = None
     role: Literal['toolResult'] = 'toolResult'
     timestamp: int
     toolCallId: str
     toolName: str
+    usage: Annotated[
+        Usage | None, Field(description="pi 1.5: usage of the tool's own model calls")
+    ] = None
 
 
 class TtsrInjectionEntry(EntryBase):
@@ -977,10 +1041,43 @@ class TtsrInjectionEntry(EntryBase):
     type: Literal['ttsr_injection'] = 'ttsr_injection'
 
 
+class UsageEntry(EntryBase):
+    kind: str
+    model: str
+    note: str | None = None
+    provider: str
+    type: Literal['usage'] = 'usage'
+    usage: Usage
+
+
 class UserMessage(OpenModel):
     content: str | list[UserContent]
     role: Literal['user'] = 'user'
     timestamp: Annotated[int, Field(description='Unix time in milliseconds')]
+
+
+class CompactionEntry(EntryBase):
+    details: Any = None
+    firstKeptEntryId: str
+    fromHook: bool | None = None
+    summary: str
+    systemMessage: Annotated[
+        SystemMessage | None,
+        Field(
+            description='pi 1.5: the system prompt and tools at this point; it leads the context'
+        ),
+    ] = None
+    tokensBefore: int
+    type: Literal['compaction'] = 'compaction'
+    usage: Annotated[
+        Usage | None, Field(description="pi 1.5: usage of the summary's model calls")
+    ] = None
+
+
+class ContextEditEntry(EntryBase):
+    replacement: ContextReplacement | None
+    targetId: str
+    type: Literal['context_edit'] = 'context_edit'
 
 
 class InitializeParams(ClosedModel):
@@ -1003,7 +1100,7 @@ class InitializeParams(ClosedModel):
 MessageSchema = TypeAliasType(
     "MessageSchema",
     Annotated[
-        UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
+        SystemMessage | UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
         Field(
             description='A message as stored and as returned by get_messages.',
             discriminator='role',
@@ -1067,7 +1164,7 @@ class MessageEntry(EntryBase):
 EntrySchema = TypeAliasType(
     "EntrySchema",
     Annotated[
-        MessageEntry | ThinkingLevelChangeEntry | ModelChangeEntry | CompactionEntry | BranchSummaryEntry | CustomEntry | CustomMessageEntry | LabelEntry | SessionInfoEntry | TtsrInjectionEntry | SessionInitEntry | ModeChangeEntry,
+        MessageEntry | ThinkingLevelChangeEntry | ModelChangeEntry | CompactionEntry | BranchSummaryEntry | CustomEntry | CustomMessageEntry | UsageEntry | ContextEditEntry | LabelEntry | SessionInfoEntry | TtsrInjectionEntry | SessionInitEntry | ModeChangeEntry,
         Field(
             description='One line of a session file after the header; unknown types are kept as they are.',
             discriminator='type',
