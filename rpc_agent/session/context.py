@@ -266,7 +266,7 @@ class _Projection:
         summary["timestamp"] = iso_to_ms(compaction.get("timestamp"))
         produced.append(summary)
         if self.edits and compaction.get("id") in self.edits:
-            produced = apply_edit(produced, self.edits[compaction.get("id")])
+            produced = apply_edit(produced, self.edits[compaction["id"]])
         messages.extend(produced)
 
     def extend(

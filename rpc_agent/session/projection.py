@@ -10,9 +10,12 @@ holds those rules and pi's normalisation of messages whose ``content`` is null o
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from rpc_agent.protocol.base import JsonDict
+
+from .files import now_iso
 
 EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
 """Roles whose content a non-null replacement changes; other messages of an edited entry
@@ -82,11 +85,79 @@ def apply_edit(messages: list[JsonDict], replacement: Any) -> list[JsonDict]:
     return edited
 
 
+def current_system_message(messages: list[JsonDict], timestamp: int) -> JsonDict | None:
+    """The system messages of a context replayed into one (pi-ai's ``getCurrentSystemMessage``),
+    stamped ``timestamp``: what pi saves on a compaction as its ``systemMessage``. Contents are
+    joined by blank lines, sections patched by name (null removes), tools added and removed by
+    name. None when the context holds no system message."""
+    systems = [m for m in messages if m.get("role") == "system"]
+    if not systems:
+        return None
+    content: list[str] = []
+    sections: dict[str, Any] = {}
+    tools: dict[str, Any] = {}
+    for message in systems:
+        text = _content_text(message.get("content"))
+        if text:
+            content.append(text)
+        patch = message.get("sections")
+        for name, value in patch.items() if isinstance(patch, dict) else ():
+            if value is None:
+                sections.pop(name, None)
+            else:
+                sections[name] = value
+        for tool in _tool_list(message.get("toolsRemoved")):
+            tools.pop(tool["name"], None)
+        for tool in _tool_list(message.get("toolsAdded")):
+            tools[tool["name"]] = tool  # a redefinition keeps its place, as in pi's Map
+    replayed: JsonDict = {"role": "system", "content": "\n\n".join(content)}
+    if sections:
+        replayed["sections"] = sections
+    if tools:
+        replayed["toolsAdded"] = list(tools.values())
+    replayed["timestamp"] = timestamp
+    return replayed
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def with_system_checkpoint(fields: JsonDict, messages: list[JsonDict]) -> JsonDict:
+    """A compaction's fields with the time it is written and, as pi 1.5 saves it, the context's
+    system messages replayed as its ``systemMessage`` (stamped that time): the compacted
+    context starts with it."""
+    stamp = now_iso()
+    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    checkpoint = current_system_message(messages, (moment - _EPOCH) // timedelta(milliseconds=1))
+    fields = {**fields, "timestamp": stamp}
+    if checkpoint is not None:
+        fields["systemMessage"] = checkpoint
+    return fields
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        str(b.get("text") or "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+    )
+
+
+def _tool_list(value: Any) -> list[JsonDict]:
+    if not isinstance(value, list):
+        return []
+    return [tool for tool in value if isinstance(tool, dict) and isinstance(tool.get("name"), str)]
+
+
 __all__ = [
     "EDITABLE_ROLES",
     "apply_edit",
+    "current_system_message",
     "edit_of",
     "is_system_message_entry",
     "needs_normalizing",
     "normalized",
+    "with_system_checkpoint",
 ]

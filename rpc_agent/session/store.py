@@ -37,6 +37,7 @@ from .files import LoadReport
 from .index import LEAF_MARKER, EntryIndex, _ids, is_bookkeeping, is_leaf_marker, new_entry_id
 from .locking import SessionLock
 from .place import SessionPlace
+from .projection import with_system_checkpoint
 from .tree import SessionTree, TreeNode
 from .view import SessionView
 from .writer import WriteChain
@@ -237,7 +238,8 @@ class SessionManager(SessionView):
             "firstKeptEntryId": first_kept_entry_id,
             "tokensBefore": tokens_before,
         }
-        return self._append(_fields(required, {"details": details, "fromHook": from_hook}))
+        fields = _fields(required, {"details": details, "fromHook": from_hook})
+        return self._append(with_system_checkpoint(fields, self.build_session_context().messages))
 
     def append_custom_entry(self, custom_type: str, data: Any = None) -> PendingAppend:
         return self._append(_fields({"type": "custom", "customType": custom_type}, {"data": data}))

@@ -406,3 +406,59 @@ def test_pi15_entries_survive_a_reopen_and_an_append_byte_for_byte(tmp_path: Pat
     after = path.read_bytes()
     assert after.startswith(before)
     assert json.loads(after[len(before) :])["parentId"] == "0000000b"
+
+
+def test_our_compaction_saves_the_replayed_system_messages_as_pi_does(tmp_path: Path) -> None:
+    path = tmp_path / "ours.jsonl"
+    first = system(
+        "Base.",
+        sections={"preamble": "p", "skills": "s"},
+        toolsAdded=[
+            {"name": "read", "description": "r", "parameters": {}},
+            {"name": "bash", "description": "b", "parameters": {}},
+        ],
+    )
+    later = system(
+        sections={"skills": None, "cwd": "/x"},
+        toolsRemoved=[{"name": "read"}],
+        toolsAdded=[{"name": "bash", "description": "b2", "parameters": {}}],
+    )
+    write_jsonl(
+        path,
+        [
+            header(),
+            message_entry("00000001", None, 1, first),
+            message_entry("00000002", "00000001", 2, user("u1")),
+            message_entry("00000003", "00000002", 3, later),
+            message_entry("00000004", "00000003", 4, assistant("a1")),
+        ],
+    )
+    with SessionManager.open(path) as manager:
+        compaction_id = manager.append_compaction("S", "00000002", 100).id or ""
+        saved = manager.get_entry(compaction_id)
+        assert saved is not None
+        assert saved["systemMessage"] == {
+            "role": "system",
+            "content": "Base.",
+            "sections": {"preamble": "p", "cwd": "/x"},
+            "toolsAdded": [{"name": "bash", "description": "b2", "parameters": {}}],
+            "timestamp": ms(saved["timestamp"]),
+        }
+        messages = manager.build_session_context().messages
+    assert [m["role"] for m in messages] == ["system", "compactionSummary", "user", "assistant"]
+
+
+def test_our_compaction_without_system_messages_saves_none(tmp_path: Path) -> None:
+    path = tmp_path / "plain.jsonl"
+    write_jsonl(
+        path,
+        [
+            header(),
+            message_entry("00000001", None, 1, user("u")),
+            message_entry("00000002", "00000001", 2, assistant("a")),
+        ],
+    )
+    with SessionManager.open(path) as manager:
+        saved = manager.get_entry(manager.append_compaction("S", "00000002", 1).id or "")
+    assert saved is not None
+    assert "systemMessage" not in saved
