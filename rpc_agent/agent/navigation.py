@@ -17,6 +17,7 @@ from ..protocol import methods as m
 from ..protocol.content import message_text
 from . import hooks
 from .branch_summary import generate_branch_summary, prepare_branch_summary
+from .selection import record_after_navigation
 from .switching import announce_session
 
 if TYPE_CHECKING:
@@ -72,6 +73,7 @@ async def navigate_tree(session: AgentSession, params: m.NavigateTreeParams) -> 
             summary_entry_id = await manager.branch_with_summary(new_leaf, summary, details)
     if summary_entry_id is None:
         await (manager.branch(new_leaf) if new_leaf is not None else manager.reset_leaf())
+    await record_after_navigation(session)
     label_target = summary_entry_id or params.targetId
     if params.label:
         await manager.append_label_change(label_target, params.label, move_leaf=False)

@@ -39,6 +39,7 @@ from .loop import Authorize, RunContext, RunOutcome, error_message, run_turns
 from .pairing import EventPairing
 from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
+from .selection import record_before_prompt
 from .settings import AgentSettings
 from .user_bash import UserBash
 
@@ -265,6 +266,7 @@ class AgentSession:
         failure: BaseException | None = None
         try:
             await self._user_bash.flush(self.manager)
+            await record_before_prompt(self)
             with anyio.CancelScope() as scope:
                 self._run_scope = scope
                 if first:

@@ -28,6 +28,8 @@ class SessionContext:
     messages: list[JsonDict] = field(default_factory=list)
     thinkingLevel: str = "off"
     model: ModelRef | None = None
+    thinkingLevelRecorded: bool = False
+    """Whether the path holds a ``thinking_level_change`` (else ``thinkingLevel`` is the default)."""
 
 
 def iso_to_ms(timestamp: Any) -> int:
@@ -169,6 +171,7 @@ def build_session_context(
             edits.append(index)
     if level is not None:
         context.thinkingLevel = level
+        context.thinkingLevelRecorded = True
     context.model = model
 
     # pi's buildContextEntries: without a compaction, the whole path; with one, the
