@@ -41,6 +41,7 @@ from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
 from .selection import record_before_prompt
 from .settings import AgentSettings
+from .stats import session_stats
 from .user_bash import UserBash
 
 __all__ = ["THINKING_LEVELS", "AgentSession", "SessionTools"]
@@ -361,7 +362,7 @@ class AgentSession:
         return views.last_assistant_text(self.manager)
 
     def session_stats(self) -> m.SessionStats:
-        return views.session_stats(self.manager)
+        return session_stats(self.manager, self.model.contextWindow)
 
     def tree(self, params: m.GetTreeParams | None = None) -> JsonDict:
         return views.tree(self.manager, params)

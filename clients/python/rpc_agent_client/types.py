@@ -209,6 +209,17 @@ class CompactionSummaryMessage(OpenModel):
     ] = None
 
 
+class ContextUsage(OpenModel):
+    contextWindow: int
+    percent: float | None
+    tokens: Annotated[
+        int | None,
+        Field(
+            description="the last answer's reported size plus an estimate of what follows it (all of it estimated after a later context edit); null after a compaction until an answer came back"
+        ),
+    ]
+
+
 class Cost(OpenModel):
     cacheRead: float = 0
     cacheWrite: float = 0
@@ -965,6 +976,10 @@ class SessionInitEntry(EntryBase):
 
 class SessionStats(OpenModel):
     assistantMessages: int
+    contextUsage: Annotated[
+        ContextUsage | None,
+        Field(description="absent when the model's window is unknown"),
+    ] = None
     cost: float
     sessionFile: str | None
     sessionId: str

@@ -729,6 +729,18 @@ export interface ContextReplacement {
 export interface ContextResult {
   messages?: MessageSchema[] | null;
 }
+/**
+ * How full the model's context window is on the current branch, as pi reports it.
+ */
+export interface ContextUsage {
+  contextWindow: number;
+  percent: number | null;
+  /**
+   * the last answer's reported size plus an estimate of what follows it (all of it estimated after a later context edit); null after a compaction until an answer came back
+   */
+  tokens: number | null;
+  [k: string]: unknown;
+}
 export interface CustomEntry extends EntryBase {
   customType: string;
   data?: unknown;
@@ -1295,8 +1307,16 @@ export interface SessionHeader {
   version?: number | null;
   [k: string]: unknown;
 }
+/**
+ * Totals over every entry of the file (other branches and compacted history included):
+ * assistant messages, usage entries, tool results and summaries that carry usage.
+ */
 export interface SessionStats {
   assistantMessages: number;
+  /**
+   * absent when the model's window is unknown
+   */
+  contextUsage?: ContextUsage | null;
   cost: number;
   sessionFile: string | null;
   sessionId: string;
