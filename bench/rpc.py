@@ -12,28 +12,28 @@
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 
 from bench.options import parse_counts
 from bench.synthetic import ensure_session_file
+from bench.tuning import server_env
 
 SERVER = [sys.executable, "-m", "rpc_agent", "--provider", "faux"]
 
 
-def spawn(extra: list[str], home: Path) -> subprocess.Popen[bytes]:
+def spawn(extra: list[str], home: Path, tuned: bool) -> subprocess.Popen[bytes]:
     # Without PYTHONDONTWRITEBYTECODE (set on some CI machines) the byte code is cached after
     # the first start, as on a user's machine; with it, every start recompiles the package.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["RPC_AGENT_HOME"] = str(home)
+    env = server_env(home, tuned)
     return subprocess.Popen(
         [*SERVER, *extra], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
     )
@@ -57,11 +57,11 @@ def read_response(proc: subprocess.Popen[bytes], req_id: int) -> dict[str, objec
             return message
 
 
-def time_to_initialize(home: Path, runs: int) -> tuple[float, float]:
+def time_to_initialize(home: Path, runs: int, tuned: bool) -> tuple[float, float]:
     samples = []
     for _ in range(runs + 1):
         started = time.perf_counter()
-        proc = spawn(["--no-session"], home)
+        proc = spawn(["--no-session"], home, tuned)
         assert proc.stdin is not None
         proc.stdin.write(request(1, "initialize"))
         proc.stdin.flush()
@@ -78,8 +78,8 @@ def time_to_initialize(home: Path, runs: int) -> tuple[float, float]:
     return statistics.median(samples), statistics.median(bare)
 
 
-def pipelined_get_state(home: Path, count: int) -> float:
-    proc = spawn(["--no-session"], home)
+def pipelined_get_state(home: Path, count: int, tuned: bool) -> float:
+    proc = spawn(["--no-session"], home, tuned)
     assert proc.stdin is not None
     assert proc.stdout is not None
     proc.stdin.write(request(0, "initialize"))
@@ -108,12 +108,12 @@ def pipelined_get_state(home: Path, count: int) -> float:
     return count / elapsed
 
 
-def get_tree_latency(home: Path, entries: int, runs: int) -> tuple[float, int, float]:
+def get_tree_latency(home: Path, entries: int, runs: int, tuned: bool) -> tuple[float, int, float]:
     folder = Path(tempfile.mkdtemp(prefix="rpc-bench-tree-"))
     source = ensure_session_file(Path(__file__).resolve().parent / ".data", entries)
     path = folder / source.name
     path.write_bytes(source.read_bytes())
-    proc = spawn(["--session", str(path)], home)
+    proc = spawn(["--session", str(path)], home, tuned)
     assert proc.stdin is not None
     started = time.perf_counter()
     proc.stdin.write(request(0, "initialize"))
@@ -139,23 +139,38 @@ def get_tree_latency(home: Path, entries: int, runs: int) -> tuple[float, int, f
 def main(argv: list[str] | None = None) -> int:
     args = parse_counts(__doc__, argv, requests=100_000, tree_entries=100_000, runs=5)
     home = Path(tempfile.mkdtemp(prefix="rpc-bench-home-"))
+    settings = (True, False)  # each row with the command's measures (on) and without (off)
 
-    init_ms, bare_ms = time_to_initialize(home, args.runs)
-    print(f"spawn -> initialize response   {init_ms:8.1f} ms  (median of {args.runs}; target <= 200 ms)")
+    def each(label: str, measure: Callable[[bool], str]) -> None:
+        for tuned in settings:
+            print(f"{label:32} {'on ' if tuned else 'off'} {measure(tuned)}")
+
+    each(
+        "spawn -> initialize response",
+        lambda tuned: (
+            f"{time_to_initialize(home, args.runs, tuned)[0]:8.1f} ms  (median of {args.runs}; target <= 200 ms)"
+        ),
+    )
+    _, bare_ms = time_to_initialize(home, 1, True)
     print(
         f"python -c 'from pydantic import BaseModel'  {bare_ms:7.1f} ms  (interpreter + pydantic, for scale)"
     )
-    rate = pipelined_get_state(home, args.requests)
-    print(
-        f"pipelined get_state            {rate:8.0f} requests/s  ({args.requests} requests; reference ~50,000/s)"
+    each(
+        "pipelined get_state",
+        lambda tuned: (
+            f"{pipelined_get_state(home, args.requests, tuned):8.0f} requests/s  "
+            f"({args.requests} requests; reference ~50,000/s)"
+        ),
     )
-    tree_ms, nodes, open_ms = get_tree_latency(home, args.tree_entries, args.runs)
-    print(
-        f"spawn -> initialize, {args.tree_entries} entries {open_ms:8.1f} ms  (opening the session included)"
-    )
-    print(
-        f"get_tree, {args.tree_entries} entries      {tree_ms:8.1f} ms  median, {nodes} nodes in the response"
-    )
+    for tuned in settings:
+        tree_ms, nodes, open_ms = get_tree_latency(home, args.tree_entries, args.runs, tuned)
+        setting = "on " if tuned else "off"
+        print(
+            f"{'spawn -> initialize, ' + str(args.tree_entries) + ' entries':32} {setting} {open_ms:8.1f} ms  (opening the session included)"
+        )
+        print(
+            f"{'get_tree, ' + str(args.tree_entries) + ' entries':32} {setting} {tree_ms:8.1f} ms  median, {nodes} nodes in the response"
+        )
     return 0
 
 

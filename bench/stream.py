@@ -17,8 +17,8 @@ events, argument validation, execution and fsynced toolResult.
 
 from __future__ import annotations
 
+import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -29,6 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from bench.options import parse_counts
+from bench.tuning import server_env
 from fake_anthropic import Block, FakeAnthropic, Reply, Text, ToolUse, tool_round
 
 MODEL = "claude-haiku-4-5"
@@ -75,12 +76,11 @@ def sdk_times(fake: FakeAnthropic, deltas: int, runs: int) -> list[float]:
 
 
 class Server:
-    def __init__(self, fake: FakeAnthropic, workdir: Path) -> None:
+    def __init__(self, fake: FakeAnthropic, workdir: Path, tuned: bool) -> None:
         env = {
-            **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+            **server_env(workdir / "home", tuned),
             "ANTHROPIC_BASE_URL": fake.base_url,
             "ANTHROPIC_API_KEY": "sk-bench",
-            "RPC_AGENT_HOME": str(workdir / "home"),
         }
         self.proc = subprocess.Popen(
             [
@@ -131,11 +131,18 @@ def median(values: list[float]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_counts(__doc__, argv, small=200, large=4000, tools=20, runs=5)
-
-    with FakeAnthropic(strict=False) as fake, tempfile.TemporaryDirectory() as scratch:
-        workdir = Path(scratch)
+    with FakeAnthropic(strict=False) as fake:
         sdk = {n: median(sdk_times(fake, n, args.runs)) for n in (args.small, args.large)}
-        server = Server(fake, workdir)
+        for tuned in (True, False):  # the command's process-wide measures on, then off
+            print(f"tuning {'on' if tuned else 'off'}:")
+            measure(args, fake, sdk, tuned)
+    return 0
+
+
+def measure(args: argparse.Namespace, fake: FakeAnthropic, sdk: dict[int, float], tuned: bool) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        workdir = Path(scratch)
+        server = Server(fake, workdir, tuned)
         server.call("initialize")
         fake.enqueue(text_reply(10))
         server.call("prompt", {"message": "warm up"})  # first write, SDK import, model build
@@ -174,7 +181,6 @@ def main(argv: list[str] | None = None) -> int:
         f"  {median(tools[1]) * 1000:.1f} ms / {median(tools[args.tools]) * 1000:.1f} ms  ->"
         f" {per_tool * 1000:.2f} ms per tool call (events, validation, ls itself, fsynced result)"
     )
-    return 0
 
 
 if __name__ == "__main__":

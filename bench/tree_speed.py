@@ -44,7 +44,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,7 @@ import orjson
 from bench.appends import concurrent_run
 from bench.pi_reference import ensure_pi, run_pi
 from bench.synthetic import DEFAULT_DATA_DIR, ensure_session_file
+from bench.tuning import TUNING_HELP, server_env, tunings
 
 SERVER = [sys.executable, "-m", "rpc_agent", "--provider", "faux"]
 BLOCK_TARGET_MS = 50.0
@@ -139,10 +140,8 @@ class Wire:
             self.proc.stdout.close()
 
 
-def ours(home: Path, *extra: str) -> Wire:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["RPC_AGENT_HOME"] = str(home)
-    return Wire([*SERVER, "--no-session", *extra], env, "id")
+def ours(home: Path, *extra: str, tuned: bool = True) -> Wire:
+    return Wire([*SERVER, "--no-session", *extra], server_env(home, tuned), "id")
 
 
 def rpc(req_id: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
@@ -205,8 +204,10 @@ def copies(source: Path, folder: Path, count: int) -> list[Path]:
     return paths
 
 
-def measure_ours(result: SizeResult, paths: list[Path], home: Path, runs: int, pi_dump: Path | None) -> None:
-    wire = ours(home)
+def measure_ours(
+    result: SizeResult, paths: list[Path], home: Path, runs: int, pi_dump: Path | None, tuned: bool
+) -> None:
+    wire = ours(home, tuned=tuned)
     try:
         wire.send(rpc(0, "initialize"))
         wire.wait(0)
@@ -327,10 +328,10 @@ def measure_pi_rss(result: SizeResult, package: Path, path: Path, home: Path) ->
         wire.close()
 
 
-def startup(home: Path, package: Path | None, runs: int) -> tuple[float, float]:
+def startup(home: Path, package: Path | None, runs: int, tuned: bool) -> tuple[float, float]:
     ours_ms, pi_ms = [], []
     for _ in range(runs + 1):
-        wire = ours(home)
+        wire = ours(home, tuned=tuned)
         wire.send(rpc(1, "initialize"))
         at, _ = wire.wait(1)
         ours_ms.append((at - wire.started) * 1000)
@@ -369,14 +370,16 @@ def _ratio(ours_value: float, theirs: float) -> str:
     return f"{ours_value / theirs:.2f}"
 
 
-def table(results: list[SizeResult], start_ours: float, start_pi: float, appends: float) -> str:
+def table(
+    results: list[SizeResult], start_ours: float, start_pi: float, appends: float, tuned: bool = True
+) -> str:
     def cell(ours_text: str, theirs_text: str, ratio: str) -> str:
         return f"{ours_text} / {theirs_text} ({ratio})"
 
     rows: list[list[str]] = []
 
     def row(name: str, target: str, make: Callable[[SizeResult], str]) -> None:
-        rows.append([name, *(make(r) for r in results), target])
+        rows.append([name if tuned else f"(off) {name}", *(make(r) for r in results), target])
 
     row(
         "1. open + context (ours wire / pi in-process)",
@@ -416,7 +419,11 @@ def table(results: list[SizeResult], start_ours: float, start_pi: float, appends
             f"({appends / APPEND_TARGET:.2f}; {r.labels_per_s / APPEND_TARGET:.2f})"
         ),
     )
-    headers = ["ours / theirs (ratio)", *(f"{r.entries:,} entries" for r in results), "target"]
+    headers = [
+        f"tuning {'on' if tuned else 'off'}: ours / theirs (ratio)",
+        *(f"{r.entries:,} entries" for r in results),
+        "target",
+    ]
     widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(headers)]
 
     def join(cells: list[str]) -> str:
@@ -453,7 +460,9 @@ def main(argv: list[str] | None = None, *, log: Callable[[str], None] = print) -
     parser.add_argument("--quick", action="store_true", help="small sizes, one run, no pi: a smoke test")
     parser.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--tuning", choices=["both", "on", "off"], default="both", help=TUNING_HELP)
     args = parser.parse_args(argv)
+    settings = tunings(args.tuning)
     if args.quick:
         args.sizes, args.runs, args.baseline = [100, 300], 1, False
     package = ensure_pi(log) if args.baseline else None
@@ -461,7 +470,7 @@ def main(argv: list[str] | None = None, *, log: Callable[[str], None] = print) -
         work = Path(tmp)
         home = work / "home"
         home.mkdir()
-        results = []
+        results: dict[bool, list[SizeResult]] = {tuned: [] for tuned in settings}
         for size in args.sizes:
             log(f"{size:,} entries ...")
             result = SizeResult(size)
@@ -473,14 +482,16 @@ def main(argv: list[str] | None = None, *, log: Callable[[str], None] = print) -
                 if pi is not None:
                     result.pi_open_ms, result.pi_tree_ms = pi.open_ms, pi.tree_ms
                 measure_pi_rss(result, package, paths[1], home)
-            measure_ours(result, paths, home, max(args.runs, 2), dump)
-            results.append(result)
+            for tuned in settings:  # the same files, one setting after the other
+                ours_result = replace(result, notes=[])
+                measure_ours(ours_result, paths, home, max(args.runs, 2), dump, tuned)
+                results[tuned].append(ours_result)
             for path in paths:
                 path.unlink()
-        start_ours, start_pi = startup(home, package, args.runs)
+        starts = {tuned: startup(home, package, args.runs, tuned) for tuned in settings}
         per_task = 40 if args.quick else 200
         appends = appends_in_process(work, 64, per_task, 1 if args.quick else args.runs)
-    report = table(results, start_ours, start_pi, appends)
+    report = "\n\n".join(table(results[tuned], *starts[tuned], appends, tuned=tuned) for tuned in settings)
     log(report)
     return report
 

@@ -1,15 +1,13 @@
 """Command line: flags, then the stdio JSON-RPC server (or, with ``--acp``, the ACP front).
 
 Only what parsing the flags needs is imported at the top: ``--help`` and ``--version`` answer
-without loading pydantic or the agent, and the server's modules are loaded by ``main`` while
-the collector is paused (see ``command``).
+without loading pydantic or the agent, and the server's modules are loaded by ``main``, after
+``command`` took its measures (``tuning``).
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,7 +17,6 @@ from . import __version__
 
 if TYPE_CHECKING:
     from .agent.settings import AgentSettings
-    from .io.collector import QuietCollector
 
 DESCRIPTION = """\
 rpc-agent: a coding agent you drive over stdio with line-delimited JSON-RPC 2.0.
@@ -182,49 +179,26 @@ def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSetti
 
 
 def command() -> int:
-    """The process's entry (the ``rpc-agent`` script and ``python -m rpc_agent``): ``main`` with
-    the cyclic collector paused while the server starts.
+    """The process's entry (the ``rpc-agent`` script and ``python -m rpc_agent``): ``main``
+    with the command's process-wide measures (``rpc_agent.tuning``; ``main`` called on its
+    own, as tests do, takes none)."""
+    from .tuning import Tuning, wanted
 
-    Start-up creates tens of thousands of objects that live as long as the process (modules,
-    classes, pydantic's models), and the collector would walk them over and over while they are
-    made (about a hundred collections before the first answer), finding nothing to free. ``main``
-    ends the pause before the front runs, freezing what start-up made (``gc.freeze``: later
-    collections skip it), and hands the collector to ``io.collector.QuietCollector``, which runs
-    it between answers. ``main`` called on its own (tests run it in their process) leaves the
-    collector alone.
-    """
-    global _collector
-    gc.disable()
+    tuning = Tuning(wanted())
+    tuning.start_up()
     try:
-        return main(collector_paused=True)
+        return main(started=tuning.started)
     finally:
-        if _collector is not None:
-            _collector.stop()
-            _collector = None
-        gc.enable()  # also after an early exit (a bad flag, an unreadable settings file)
+        tuning.end()
 
 
-_collector: QuietCollector | None = None
-"""The collector that ``command`` started (a process runs one front, and so one of these)."""
-
-
-def _end_start_up(collector_paused: bool) -> None:
-    global _collector
-    if collector_paused:
-        from .io.collector import QuietCollector
-
-        gc.freeze()
-        _collector = QuietCollector()
-        _collector.start()  # in place of gc.enable(): collections between answers
-
-
-def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -> int:
-    # pydantic looks up plugins through importlib.metadata the first time it builds a model,
-    # which costs tens of milliseconds before the first response; the server uses none.
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | None = None) -> int:
+    """Parse the flags and run what they ask for; ``started`` is called once the modules of
+    what runs are loaded, before it runs."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["export"]:
-        _end_start_up(collector_paused)
+        if started is not None:
+            started()
         from .export.command import main as export_main
 
         return export_main(argv[1:])
@@ -264,7 +238,8 @@ def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
     )
-    _end_start_up(collector_paused)
+    if started is not None:
+        started()
     if args.print_prompt is not None:
         from .headless import run as run_headless
 

@@ -19,8 +19,8 @@ from pydantic import BaseModel
 from rpc_agent.protocol.base import JsonDict
 
 from .protocol.content import message_text
-from .runtime import Runtime, ServerConfig
-from .server.app import event_payload
+from .protocol.payload import event_payload
+from .runtime import Runtime, ServerConfig, event_loop_options
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 LIMIT_STOPS = ("max_turns", "max_budget")
@@ -115,6 +115,4 @@ async def run_prompt(config: ServerConfig, prompt: str, output_format: str) -> i
 
 
 def run(config: ServerConfig, prompt: str, output_format: str) -> int:
-    from .server.app import event_loop_options
-
     return anyio.run(run_prompt, config, prompt, output_format, backend_options=event_loop_options())

@@ -8,15 +8,18 @@ Start-up stays off the slow paths: the anthropic SDK is imported by its provider
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
 from .agent.session import AgentSession
 from .agent.settings import AgentSettings
 from .errors import InvalidRequestError
+from .io.background import Background
 from .providers.base import Provider
 from .providers.faux import FauxProvider, load_script
 from .session.store import SessionManager
@@ -79,7 +82,12 @@ class Runtime:
             tools = [t for t in tools if t.name in names]
         return tools
 
-    def agent(self, manager: SessionManager, emit: Callable[[BaseModel], None]) -> AgentSession:
+    def agent(
+        self,
+        manager: SessionManager,
+        emit: Callable[[BaseModel], None],
+        background: Background | None = None,
+    ) -> AgentSession:
         config = self.config
         agent = AgentSession(
             manager=manager,
@@ -94,6 +102,7 @@ class Runtime:
         )
         agent.system_prompt_override = config.system_prompt
         agent.append_system_prompt = config.append_system_prompt
+        agent.background = background
         return agent
 
 
@@ -103,3 +112,16 @@ def make_provider(config: ServerConfig) -> Provider:
     from .providers.anthropic import AnthropicProvider
 
     return AnthropicProvider()
+
+
+def event_loop_options() -> dict[str, Any]:
+    """uvloop where it is installed (every platform but Windows): the durable append path is
+    bound by event-loop wake-ups, and uvloop's are cheaper (bench/session_store.py shows both).
+    ``RPC_AGENT_LOOP=asyncio`` keeps the standard loop."""
+    if os.environ.get("RPC_AGENT_LOOP", "") == "asyncio":
+        return {}
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return {}
+    return {"use_uvloop": True}

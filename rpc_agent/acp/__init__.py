@@ -8,7 +8,6 @@ drives the same AgentSession and session files as the JSON-RPC server. Imported 
 from __future__ import annotations
 
 import logging
-import os
 import sys
 
 import anyio
@@ -41,18 +40,9 @@ async def serve(config: ServerConfig, transport: StdioTransport | None = None) -
 
 
 def run(config: ServerConfig) -> int:
-    """Serve until the client goes away, then leave at once.
-
-    Editors give an agent a short time to exit once they close its stdin (the Python SDK's
-    client gives 2 s, then kills it). When ``serve`` returns, every session is closed and its
-    file synced, and stdout is closed; what is left is the interpreter's own teardown of a
-    large module graph, which takes a few hundred milliseconds on an idle machine and
-    seconds on a loaded one. Nothing in it matters to anyone, so it is skipped.
-    """
+    """Serve until the client goes away; every session is closed and its file synced when
+    this returns."""
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="rpc-agent: %(levelname)s %(message)s"
     )
-    code = anyio.run(serve, config)
-    logging.shutdown()
-    sys.stderr.flush()
-    os._exit(code)
+    return anyio.run(serve, config)

@@ -25,9 +25,8 @@ from typing import IO, Any
 import anyio.to_thread
 
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.errors import INVALID_REQUEST, PARSE_ERROR
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 _READ_CHUNK = 1 << 16
 _BATCH_MESSAGE = "Invalid Request: ACP does not support JSON-RPC batches"
 

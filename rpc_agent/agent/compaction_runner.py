@@ -18,11 +18,11 @@ from . import hooks
 from .compaction import context_tokens, generate_compaction_summary, prepare_compaction
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 
 async def compact(
-    session: AgentSession, custom_instructions: str | None, reason: str = "manual"
+    session: AgentCore, custom_instructions: str | None, reason: str = "manual"
 ) -> m.CompactResult:
     """Summarize the old part of the current branch; raises when it fails or is aborted.
 
@@ -30,7 +30,7 @@ async def compact(
     tell the client, whatever the outcome.
     """
     if reason == "manual":
-        session._require_idle("compact")
+        session.require_idle("compact")
     session.is_compacting = True
     session.emit(ev.CompactionStartEvent(reason=reason))
     result: m.CompactResult | None = None
@@ -38,17 +38,17 @@ async def compact(
     aborted = False
     try:
         with anyio.CancelScope() as scope:
-            session._op_scope = scope
+            session.op_scope = scope
             compaction = session.settings.compaction
             assert compaction is not None
-            async with session._mutation():
+            async with session.mutation():
                 result = await compact_branch(session, compaction.keep_recent_tokens, custom_instructions)
         aborted = scope.cancelled_caught
     except (NothingToCompactError, ProviderError, PersistenceError) as exc:
         error = str(exc)
         raise
     finally:
-        session._op_scope = None
+        session.op_scope = None
         session.is_compacting = False
         session.emit(
             ev.CompactionEndEvent(
@@ -65,7 +65,7 @@ async def compact(
 
 
 async def compact_branch(
-    session: AgentSession, keep_recent_tokens: int, custom_instructions: str | None
+    session: AgentCore, keep_recent_tokens: int, custom_instructions: str | None
 ) -> m.CompactResult:
     manager = session.manager
     path = manager.get_branch()
@@ -103,7 +103,7 @@ async def compact_branch(
     )
 
 
-def needs_compaction(session: AgentSession) -> bool:
+def needs_compaction(session: AgentCore) -> bool:
     compaction = session.settings.compaction
     if compaction is None or not compaction.enabled:
         return False
@@ -111,7 +111,7 @@ def needs_compaction(session: AgentSession) -> bool:
     return tokens > session.model.contextWindow - compaction.reserve_tokens
 
 
-async def auto_compact(session: AgentSession, reason: str) -> bool:
+async def auto_compact(session: AgentCore, reason: str) -> bool:
     """Compact after a run (threshold) or on overflow; True when it succeeded."""
     try:
         await compact(session, None, reason)

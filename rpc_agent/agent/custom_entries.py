@@ -16,11 +16,11 @@ from ..session.store import SessionManager
 from .loop import now_ms
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 
 async def send_custom_message(
-    session: AgentSession,
+    session: AgentCore,
     custom_type: str,
     content: str | list[JsonDict],
     display: bool,
@@ -36,10 +36,10 @@ async def send_custom_message(
         "display": display,
         "details": details,
     }
-    if session._run_context is not None:
-        session._run_context.extra_first.append(custom)
+    if session.run_context is not None:
+        session.run_context.extra_first.append(custom)
         return None
-    session._require_idle("add a custom message")
+    session.require_idle("add a custom message")
     entry_id = await session.manager.append_custom_message_entry(custom_type, content, display, details)
     message: JsonDict = {
         "role": "custom",
@@ -52,7 +52,7 @@ async def send_custom_message(
     session.emit(trusted(ev.MessageStartEvent, message=message))
     session.emit(trusted(ev.MessageEndEvent, message=message, entryId=entry_id))
     if trigger_turn:
-        await session._run([])
+        await session.run([])
     return entry_id
 
 

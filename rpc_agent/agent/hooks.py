@@ -6,7 +6,7 @@ returns what changes; "no answer" is always "no change".
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -21,10 +21,16 @@ from .branch_summary import prepare_branch_summary
 from .compaction import CompactionPreparation
 from .host import Host
 
-if TYPE_CHECKING:
-    from .loop import RunContext
-
 ResultT = TypeVar("ResultT", bound=BaseModel)
+
+
+class RunStart(Protocol):
+    """What ``before_agent_start`` reads and sets of a run about to start (the loop's
+    ``RunContext``)."""
+
+    system_prompt: str
+    cwd: Any
+    extra_first: list[JsonDict]
 
 
 def declared(host: Host | None, name: str) -> bool:
@@ -117,7 +123,7 @@ async def input_(
 
 
 async def before_agent_start(
-    host: Host | None, ctx: RunContext, prompt: str, images: list[JsonDict] | None
+    host: Host | None, ctx: RunStart, prompt: str, images: list[JsonDict] | None
 ) -> None:
     """pi's ``before_agent_start``: a custom message stored after the prompt, and the system
     prompt for this run."""

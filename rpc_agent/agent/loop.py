@@ -260,16 +260,8 @@ async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> JsonDict | 
         if not can_retry:
             if attempt:
                 ctx.emit(ev.AutoRetryEndEvent(success=False, attempt=attempt, finalError=str(error)))
-            failed = partial or error_message(ctx, str(error))
-            failed["stopReason"] = "error"
-            failed["errorMessage"] = str(error)
-            if partial is None:
-                ctx.emit(trusted(ev.MessageStartEvent, message=failed))
-            await append_and_announce(ctx, failed, announce_start=False)
-            outcome.stop_reason = "error"
-            outcome.error_message = str(error)
             outcome.overflow = error.overflow
-            return failed
+            return await _store_failure(ctx, outcome, partial, "error", str(error))
         attempt += 1
         delay_ms = min(retry.base_delay_ms * 2 ** (attempt - 1), retry.max_delay_ms)
         if error.retry_after is not None:
@@ -294,25 +286,31 @@ async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> JsonDict | 
             # ended, and the turn gets its aborted answer, as when an abort hits a stream.
             ctx.emit(ev.AutoRetryEndEvent(success=False, attempt=attempt, finalError="aborted"))
             with anyio.CancelScope(shield=True):
-                aborted = error_message(ctx, "Request was aborted")
-                aborted["stopReason"] = "aborted"
-                ctx.emit(trusted(ev.MessageStartEvent, message=aborted))
-                await append_and_announce(ctx, aborted, announce_start=False)
+                await _store_failure(ctx, None, None, "aborted", "Request was aborted")
             raise
         finally:
             ctx.retry_waiting = False
         if ctx.abort_retry.is_set():
             ctx.abort_retry = anyio.Event()
             ctx.emit(ev.AutoRetryEndEvent(success=False, attempt=attempt, finalError="retry aborted"))
-            failed = partial or error_message(ctx, str(error))
-            failed["stopReason"] = "aborted"
-            failed["errorMessage"] = "retry aborted"
-            if partial is None:
-                ctx.emit(trusted(ev.MessageStartEvent, message=failed))
-            await append_and_announce(ctx, failed, announce_start=False)
-            outcome.stop_reason = "aborted"
-            outcome.error_message = "retry aborted"
-            return failed
+            return await _store_failure(ctx, outcome, partial, "aborted", "retry aborted")
+
+
+async def _store_failure(
+    ctx: RunContext, outcome: RunOutcome | None, partial: JsonDict | None, stop_reason: str, text: str
+) -> JsonDict:
+    """Store the message an attempt that failed for good ends with: what arrived of it, or one
+    that only says why (announced first: the client saw no start of it)."""
+    failed = partial or error_message(ctx, text)
+    failed["stopReason"] = stop_reason
+    failed["errorMessage"] = text
+    if partial is None:
+        ctx.emit(trusted(ev.MessageStartEvent, message=failed))
+    await append_and_announce(ctx, failed, announce_start=False)
+    if outcome is not None:
+        outcome.stop_reason = stop_reason
+        outcome.error_message = text
+    return failed
 
 
 def _nothing_useful(message: JsonDict) -> bool:

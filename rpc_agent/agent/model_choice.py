@@ -1,6 +1,6 @@
 """Which model and thinking level a request may choose, and the next one when cycling.
 
-Checks only: the AgentSession stores the change (through its ``_mutation`` guard) and only
+Checks only: the AgentSession stores the change (through its ``mutation`` guard) and only
 then adopts it.
 """
 

@@ -2,7 +2,7 @@
 
 The host's ``session_before_tree`` hook may cancel the move or supply the summary itself;
 otherwise the model writes it (an abort of that call cancels the move). The AgentSession
-runs this inside its ``_exclusive`` and ``_mutation`` guards.
+runs this inside its ``_exclusive`` and ``mutation`` guards.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from .selection import record_after_navigation
 from .switching import announce_session
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 
-async def navigate_tree(session: AgentSession, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
+async def navigate_tree(session: AgentCore, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
     manager = session.manager
     target = manager.require_entry(params.targetId)
     old_leaf = manager.leaf_id
@@ -57,7 +57,7 @@ async def navigate_tree(session: AgentSession, params: m.NavigateTreeParams) -> 
         if preparation.entries:
             try:
                 with anyio.CancelScope() as scope:
-                    session._op_scope = scope
+                    session.op_scope = scope
                     summary, details = await generate_branch_summary(
                         session.provider,
                         session.model,
@@ -66,7 +66,7 @@ async def navigate_tree(session: AgentSession, params: m.NavigateTreeParams) -> 
                         replace_instructions=params.replaceInstructions,
                     )
             finally:
-                session._op_scope = None
+                session.op_scope = None
             if scope.cancelled_caught:
                 return m.NavigateTreeResult(cancelled=True, leafId=old_leaf)
             details["fromLeafId"] = old_leaf

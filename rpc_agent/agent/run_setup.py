@@ -15,18 +15,18 @@ from .loop import Authorize, RunContext
 from .system_prompt import build_system_prompt
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 
 def tool_specs(tools: list[Tool]) -> list[ToolSpec]:
     return [ToolSpec(name=t.name, description=t.description, parameters=tool_schema(t)) for t in tools]
 
 
-def authorizer(session: AgentSession) -> Authorize | None:
+def authorizer(session: AgentCore) -> Authorize | None:
     """The ACP front's permission callback, else the approval policy with the host."""
     if session.authorize is not None:
         return session.authorize
-    gate = session._gate
+    gate = session.gate
 
     async def authorize(call_id: str, name: str, arguments: JsonDict) -> bool:
         tool = next((t for t in [*session.tools, *session.client_tools] if t.name == name), None)
@@ -37,7 +37,7 @@ def authorizer(session: AgentSession) -> Authorize | None:
     return authorize
 
 
-def run_context(session: AgentSession, *, max_turns: int | None, max_budget_usd: float | None) -> RunContext:
+def run_context(session: AgentCore, *, max_turns: int | None, max_budget_usd: float | None) -> RunContext:
     """The context of one run; limits given for this prompt win over the session's."""
     tools = session.run_tools()
     specs = tool_specs(tools)
@@ -56,7 +56,7 @@ def run_context(session: AgentSession, *, max_turns: int | None, max_budget_usd:
         queue=session.queue,
         emit=session.emit,
         cwd=cwd,
-        on_queue_change=session._announce_queue,
+        on_queue_change=session.announce_queue,
         tool_specs=specs,
         authorize=authorizer(session),
         files=session.files,

@@ -19,10 +19,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 
-async def record_before_prompt(session: AgentSession) -> None:
+async def record_before_prompt(session: AgentCore) -> None:
     """Before a run's first message: the initial entries of a new session, the live level on a
     branch that records none, or the live level where the branch records another."""
     manager = session.manager
@@ -35,7 +35,7 @@ async def record_before_prompt(session: AgentSession) -> None:
         await manager.append_thinking_level_change(session.thinking_level)
 
 
-async def record_after_navigation(session: AgentSession) -> None:
+async def record_after_navigation(session: AgentCore) -> None:
     """After the leaf moved: the live level, when the new branch implies another one (a branch
     that records none implies "off", as a reopen reads it)."""
     settings = session.manager.context_settings()

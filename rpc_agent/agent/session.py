@@ -1,8 +1,10 @@
 """AgentSession: one conversation driven by a front end (JSON-RPC or ACP).
 
 It owns the current SessionManager, the run state (streaming, queues, abort) and the settings,
-and the guards every change goes through (``_exclusive``, ``_mutation``). Features with logic
-of their own live beside it and take the session: switching and forking (``switching``), tree
+and the guards every change goes through (``_exclusive``, ``mutation``). Features with logic
+of their own live beside it and take the session, through its public members only (the guards
+``mutation`` and ``require_idle``, ``operation``, ``op_scope``, ``run``, ``run_context``,
+``gate``, ``announce_queue``): switching and forking (``switching``), tree
 navigation (``navigation``), the user's bash (``user_bash``), compaction (``compaction_runner``),
 the read-only views and the page export (``views``), model and level checks (``model_choice``),
 and what a run starts with (``run_setup``).
@@ -23,6 +25,7 @@ from pydantic import BaseModel
 from rpc_agent.protocol.base import JsonDict
 
 from ..errors import AgentBusyError, PersistenceError
+from ..io.background import Background
 from ..protocol import events as ev
 from ..protocol import methods as m
 from ..protocol.base import trusted
@@ -90,11 +93,13 @@ class AgentSession:
         self.queue = MessageQueue()
         self.is_streaming = False
         self.is_compacting = False
-        self._operation: str | None = None
+        self.operation: str | None = None
+        """What an exclusive operation under way is doing (``_exclusive``), for busy errors."""
         self._run_scope: anyio.CancelScope | None = None
         self.temp_files = TempFiles()
         """Files the session's tools left (full bash outputs): removed when the session closes."""
-        self._run_context: RunContext | None = None
+        self.run_context: RunContext | None = None
+        """The run under way (None between runs): a custom message sent during it joins it."""
         self._user_bash = UserBash()
         self.authorize: Authorize | None = None
         """Permission hook for tool calls (the ACP front asks the editor); None allows all."""
@@ -106,6 +111,9 @@ class AgentSession:
         """Where the model's ``bash`` runs (the ACP front: the editor's terminal); None: locally."""
         self.host: Host = NoHost()
         """Who governs the agent (approvals, hooks, client tools); each front sets its own."""
+        self.background: Background | None = None
+        """Threads for a session's tree build and for freeing a session left (the server's);
+        None: no thread, the work is done when a request needs it."""
         self.policy = ApprovalPolicy(
             mode="never" if self.settings.approval is None else self.settings.approval,  # type: ignore[arg-type]
             allow=parse_rules(self.settings.allow_rules),
@@ -116,7 +124,7 @@ class AgentSession:
         self.append_system_prompt: str | None = None
         self.max_budget_usd: float | None = self.settings.max_budget_usd
         self.max_turns: int | None = self.settings.prompt_max_turns
-        self._gate = ApprovalGate(
+        self.gate = ApprovalGate(
             self.policy, lambda: self.host, lambda e: self.emit(e), lambda: Path(self.manager.cwd)
         )
         context = manager.context_settings()
@@ -167,11 +175,13 @@ class AgentSession:
 
     _model_json_cache: tuple[ModelInfo, dict[str, Any]] | None = None
 
-    def _require_idle(self, what: str) -> None:
+    def require_idle(self, what: str) -> None:
+        """Raise AgentBusyError (naming ``what`` was asked) while a run, a compaction or an
+        exclusive operation is under way."""
         if self.is_streaming or self.is_compacting:
             raise AgentBusyError(f"cannot {what} while the agent is running; abort first")
-        if self._operation is not None:
-            raise AgentBusyError(f"cannot {what} while the agent is busy ({self._operation})")
+        if self.operation is not None:
+            raise AgentBusyError(f"cannot {what} while the agent is busy ({self.operation})")
 
     @contextlib.contextmanager
     def _exclusive(self, what: str) -> Iterator[None]:
@@ -181,15 +191,15 @@ class AgentSession:
         disk; a prompt that started meanwhile would append to a branch that is being left or to
         a session that is being closed.
         """
-        self._require_idle(what)
-        self._operation = what
+        self.require_idle(what)
+        self.operation = what
         try:
             yield
         finally:
-            self._operation = None
+            self.operation = None
 
     @contextlib.asynccontextmanager
-    async def _mutation(self) -> AsyncIterator[None]:
+    async def mutation(self) -> AsyncIterator[None]:
         """Persist first, apply after: the one way every mutation of the session goes.
 
         A latched write error is raised before anything is computed or moved; entries appended
@@ -215,14 +225,15 @@ class AgentSession:
 
     # --- prompting ----------------------------------------------------------------------
 
-    def _announce_queue(self) -> None:
+    def announce_queue(self) -> None:
+        """Tell the client what is queued now (after any change to the queue)."""
         steering, follow_up = self.queue.snapshot()
         self.emit(ev.QueueUpdateEvent(steering=steering, followUp=follow_up))
 
     def enqueue(self, kind: str, text: str, images: list[JsonDict] | None) -> int:
         queued = QueuedMessage(text, list(images or []))
         (self.queue.steering if kind == "steer" else self.queue.follow_up).append(queued)
-        self._announce_queue()
+        self.announce_queue()
         return len(self.queue)
 
     async def prompt(
@@ -248,21 +259,23 @@ class AgentSession:
                 )
             self.enqueue("steer" if streaming_behavior == "steer" else "followUp", text, images)
             return m.PromptResult(queued=True)
-        self._require_idle("prompt")
-        return await self._run(
+        self.require_idle("prompt")
+        return await self.run(
             [QueuedMessage(text, list(images or []))], max_turns=max_turns, max_budget_usd=max_budget_usd
         )
 
-    async def _run(
+    async def run(
         self, first: list[QueuedMessage], *, max_turns: int | None = None, max_budget_usd: float | None = None
     ) -> m.PromptResult:
+        """Run the agent loop from ``first`` (the prompt and what it brought; empty: continue
+        from the session as it is) until the model stops, is stopped or a limit is reached."""
         self.is_streaming = True
         done = self._run_done = anyio.Event()
         outcome = RunOutcome()
         ctx = run_setup.run_context(self, max_turns=max_turns, max_budget_usd=max_budget_usd)
         pairing = EventPairing(self.emit, lambda text: error_message(ctx, text))
         ctx.emit = pairing
-        self._run_context = ctx
+        self.run_context = ctx
         self.emit(ev.AgentStartEvent())
         failure: BaseException | None = None
         try:
@@ -290,12 +303,12 @@ class AgentSession:
             raise
         finally:
             self._run_scope = None
-            self._run_context = None
+            self.run_context = None
             self.is_streaming = False
             try:
                 if self.queue:
                     self.queue.clear()
-                    self._announce_queue()
+                    self.announce_queue()
                 with anyio.CancelScope(shield=True):
                     for custom in ctx.extra_first:  # sent too late for this run: the next one sees it
                         await self.manager.append_custom_message_entry(
@@ -322,7 +335,8 @@ class AgentSession:
             errorMessage=outcome.error_message,
         )
 
-    _op_scope: anyio.CancelScope | None = None
+    op_scope: anyio.CancelScope | None = None
+    """The scope of a compaction or a branch summary under way: ``abort`` cancels it."""
     _run_done: anyio.Event | None = None
 
     async def wait_idle(self) -> None:
@@ -337,8 +351,8 @@ class AgentSession:
         if self._run_scope is not None:
             self._run_scope.cancel()
             aborted = True
-        if self._op_scope is not None:
-            self._op_scope.cancel()
+        if self.op_scope is not None:
+            self.op_scope.cancel()
             aborted = True
         return aborted
 
@@ -348,9 +362,9 @@ class AgentSession:
         Only a pending retry is stopped: a request that arrives while the model streams must
         not cancel a retry that has not started yet.
         """
-        if self._run_context is None or not self._run_context.retry_waiting:
+        if self.run_context is None or not self.run_context.retry_waiting:
             return False
-        self._run_context.abort_retry.set()
+        self.run_context.abort_retry.set()
         return True
 
     # --- reading (agent/views.py) ---------------------------------------------------------
@@ -377,7 +391,7 @@ class AgentSession:
 
     async def navigate_tree(self, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
         with self._exclusive("navigating the tree"):
-            async with self._mutation():
+            async with self.mutation():
                 return await navigation.navigate_tree(self, params)
 
     async def set_label(self, entry_id: str, label: str | None) -> str:
@@ -388,7 +402,7 @@ class AgentSession:
     def queue_label(self, entry_id: str, label: str | None) -> tuple[str, Callable[[], Awaitable[None]]]:
         """``set_label`` with the wait for the disk handed to the caller: the label entry is
         appended now, and ``stored()`` returns once its line is fsynced (or rolls the session
-        back and raises PersistenceError, as ``_mutation`` does). A front answering a pipelined
+        back and raises PersistenceError, as ``mutation`` does). A front answering a pipelined
         burst of labels then waits once per fsync for all of them, not in a task per label."""
         manager, point = self._savepoint()
         pending = manager.append_label_change(entry_id, label, move_leaf=False)
@@ -420,14 +434,14 @@ class AgentSession:
             return await switching.clone(self)
 
     async def set_session_name(self, name: str) -> None:
-        async with self._mutation():
+        async with self.mutation():
             await self.manager.append_session_info(name)
 
     # --- settings (checked in agent/model_choice.py) ------------------------------------
 
     async def set_model(self, model_id: str, provider: str | None = None) -> ModelInfo:
         model = model_choice.choose_model(self.provider, model_id, provider)
-        async with self._mutation():
+        async with self.mutation():
             await self.manager.append_model_change(model.provider, model.id)
         self.model = model
         return model
@@ -437,7 +451,7 @@ class AgentSession:
 
     async def set_thinking_level(self, level: str) -> None:
         model_choice.check_thinking_level(level)
-        async with self._mutation():
+        async with self.mutation():
             await self.manager.append_thinking_level_change(level)
         self.thinking_level = level
 

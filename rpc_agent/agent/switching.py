@@ -8,8 +8,6 @@ its ``_exclusive`` guard, so no run appends to a session that is being left.
 
 from __future__ import annotations
 
-import sys
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,7 +25,7 @@ from ..session.store import SessionManager
 from . import hooks
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 
 def _article(word: str) -> str:
@@ -35,7 +33,7 @@ def _article(word: str) -> str:
     return f"{'an' if word[:1].lower() in 'aeio' else 'a'} {word}"
 
 
-def announce_session(session: AgentSession, reason: str) -> None:
+def announce_session(session: AgentCore, reason: str) -> None:
     manager = session.manager
     session.emit(
         ev.SessionChangedEvent(
@@ -47,7 +45,7 @@ def announce_session(session: AgentSession, reason: str) -> None:
     )
 
 
-def _change_result(session: AgentSession) -> JsonDict:
+def _change_result(session: AgentCore) -> JsonDict:
     manager = session.manager
     return {
         "cancelled": False,
@@ -57,15 +55,15 @@ def _change_result(session: AgentSession) -> JsonDict:
     }
 
 
-def _changed(session: AgentSession) -> m.SessionChangeResult:
+def _changed(session: AgentCore) -> m.SessionChangeResult:
     return m.SessionChangeResult(**_change_result(session))
 
 
-def _unchanged(session: AgentSession) -> m.SessionChangeResult:
+def _unchanged(session: AgentCore) -> m.SessionChangeResult:
     return m.SessionChangeResult(**{**_change_result(session), "cancelled": True})
 
 
-async def _replace_manager(session: AgentSession, new: SessionManager, reason: str) -> None:
+async def _replace_manager(session: AgentCore, new: SessionManager, reason: str) -> None:
     old = session.manager
     session.manager = new
     session.temp_files.remove_all()  # the old session's tool results were the only references
@@ -77,12 +75,13 @@ async def _replace_manager(session: AgentSession, new: SessionManager, reason: s
         if context.model is not None:
             session.model = session.provider.resolve_model(context.model.modelId)
         announce_session(session, reason)
-    if sys.getrefcount(old) <= 2:  # this name and the argument: nobody reads it any more
+    background = session.background
+    if background is not None:
         # Not awaited: the change is answered now, and the thread holds the last reference.
-        threading.Thread(target=old.free_in_pieces, name="free-session", daemon=True).start()
+        background.free_when_unread(old)
 
 
-def _session_folder(session: AgentSession) -> Path:
+def _session_folder(session: AgentCore) -> Path:
     if session.session_dir is not None:
         return session.session_dir
     if session.manager.session_dir is not None:
@@ -90,7 +89,7 @@ def _session_folder(session: AgentSession) -> Path:
     return files.default_session_dir(session.manager.cwd, session.home)
 
 
-async def _hook_cancels(session: AgentSession, name: str, event: JsonDict) -> bool:
+async def _hook_cancels(session: AgentCore, name: str, event: JsonDict) -> bool:
     """pi's session_before_switch / session_before_fork: may the change go ahead?"""
     model: type[h.SessionBeforeResult] = (
         h.SessionBeforeSwitchResult if name == "session_before_switch" else h.SessionBeforeForkResult
@@ -99,7 +98,7 @@ async def _hook_cancels(session: AgentSession, name: str, event: JsonDict) -> bo
     return bool(answer is not None and answer.cancel)
 
 
-async def new_session(session: AgentSession, parent_session: str | None) -> m.SessionChangeResult:
+async def new_session(session: AgentCore, parent_session: str | None) -> m.SessionChangeResult:
     if await _hook_cancels(session, "session_before_switch", {"reason": "new"}):
         return _unchanged(session)
     manager = session.manager
@@ -115,7 +114,7 @@ async def new_session(session: AgentSession, parent_session: str | None) -> m.Se
     return _changed(session)
 
 
-async def switch_session(session: AgentSession, path: str) -> m.SessionChangeResult:
+async def switch_session(session: AgentCore, path: str) -> m.SessionChangeResult:
     target = Path(path).expanduser()
     current = session.manager.session_file
     if current is not None and guard.same_file(target, current):
@@ -134,7 +133,7 @@ async def switch_session(session: AgentSession, path: str) -> m.SessionChangeRes
     def open_session() -> SessionManager:
         opened = SessionManager.open(target, cwd=cwd, home=session.home, must_exist=True)
         try:
-            opened.warm_up()
+            opened.warm_up(session.background)
         except BaseException:
             opened.close()
             raise
@@ -145,7 +144,7 @@ async def switch_session(session: AgentSession, path: str) -> m.SessionChangeRes
     return _changed(session)
 
 
-async def fork(session: AgentSession, entry_id: str) -> m.ForkResult:
+async def fork(session: AgentCore, entry_id: str) -> m.ForkResult:
     manager = session.manager
     entry = manager.require_entry(entry_id)
     message = entry.get("message") if entry.get("type") == "message" else None
@@ -186,7 +185,7 @@ async def fork(session: AgentSession, entry_id: str) -> m.ForkResult:
     return m.ForkResult(text=text, **_change_result(session))
 
 
-async def clone(session: AgentSession) -> m.SessionChangeResult:
+async def clone(session: AgentCore) -> m.SessionChangeResult:
     manager = session.manager
     leaf = manager.leaf_id
     if leaf is not None and await _hook_cancels(

@@ -21,7 +21,7 @@ from ..tools.base import ToolOutput
 from .loop import now_ms
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from .core import AgentCore
 
 
 class UserBash:
@@ -31,7 +31,7 @@ class UserBash:
         self.scope: anyio.CancelScope | None = None
         self.pending: list[JsonDict] = []
 
-    async def run(self, session: AgentSession, command: str, exclude_from_context: bool) -> m.BashResult:
+    async def run(self, session: AgentCore, command: str, exclude_from_context: bool) -> m.BashResult:
         from ..tools.base import ToolContext
         from ..tools.bash import BashTool
 
@@ -77,10 +77,10 @@ class UserBash:
             message["fullOutputPath"] = details["fullOutputPath"]
         if exclude_from_context:
             message["excludeFromContext"] = True
-        if session.is_streaming or session.is_compacting or session._operation is not None:
+        if session.is_streaming or session.is_compacting or session.operation is not None:
             self.pending.append(message)
         else:
-            async with session._mutation():
+            async with session.mutation():
                 await session.manager.append_message(message)
         return m.BashResult(
             output=output_text,

@@ -1,5 +1,5 @@
 """Building blocks below both the server and the session store: bytes leaving the process,
-and the foreground that background work waits for."""
+and the background work of the session store with the foreground it waits for."""
 
 from .coalesce import Coalescer
 

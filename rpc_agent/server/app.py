@@ -8,16 +8,16 @@ import os
 import signal
 import stat
 import sys
-from typing import Any
 
 import anyio
 import anyio.to_thread
 from pydantic import BaseModel
 
-from ..runtime import Runtime, ServerConfig
+from ..io.background import Background
+from ..protocol.payload import event_payload
+from ..runtime import Runtime, ServerConfig, event_loop_options
 from ..session.files import agent_home
 from .host_bridge import HostTimeouts, JsonRpcHost
-from .host_methods import accept_capabilities
 from .methods import Methods, map_error
 from .router import Router
 from .transport import open_stdio
@@ -25,41 +25,9 @@ from .transport import open_stdio
 logger = logging.getLogger("rpc_agent")
 
 
-_OPTIONAL_FIELDS: dict[type[BaseModel], tuple[str, ...]] = {}
-
-
-def _optional_fields(cls: type[BaseModel]) -> tuple[str, ...]:
-    names = _OPTIONAL_FIELDS.get(cls)
-    if names is None:
-        names = tuple(name for name, info in cls.model_fields.items() if not info.is_required())
-        _OPTIONAL_FIELDS[cls] = names
-    return names
-
-
-def _drop_unset_optionals(model: BaseModel, data: dict[str, Any]) -> None:
-    for name in _optional_fields(type(model)):
-        if data.get(name, 0) is None:
-            del data[name]
-    for name, value in model.__dict__.items():
-        if isinstance(value, BaseModel) and isinstance(data.get(name), dict):
-            _drop_unset_optionals(value, data[name])
-
-
-def event_payload(event: BaseModel) -> dict[str, Any]:
-    """An event as JSON: optional fields that are None are left out, required ones never.
-
-    ``exclude_none`` would also drop fields that are required but nullable (the ``result`` of
-    an aborted ``compaction_end``, the ``leafId`` of a ``session_changed`` to the root), and
-    the event would then fail its own schema. Messages inside events are plain dicts and go
-    out exactly as stored.
-    """
-    data = event.model_dump(mode="json", warnings=False)
-    _drop_unset_optionals(event, data)
-    return data
-
-
 async def serve(config: ServerConfig) -> int:
-    reader, writer = open_stdio()
+    background = Background()  # the store's threads give way to this server's requests and lines
+    reader, writer = open_stdio(foreground=background.foreground)
     runtime = Runtime(config)
     manager = await anyio.to_thread.run_sync(runtime.open_session)
     provider = runtime.provider
@@ -70,12 +38,11 @@ async def serve(config: ServerConfig) -> int:
         if router is not None:
             router.notify("event", event_payload(event))
 
-    agent = runtime.agent(manager, emit)
+    agent = runtime.agent(manager, emit, background)
     methods = Methods(agent, providers=[provider.name], on_shutdown=stop.set)
-    router = Router(methods.registry, writer, error_mapper=map_error)
+    router = Router(methods.registry, writer, error_mapper=map_error, foreground=background.foreground)
     settings = agent.settings
-    accept_capabilities(
-        methods,
+    methods.accept_host(
         JsonRpcHost(
             router,
             emit,
@@ -137,19 +104,6 @@ def _stdin_is_a_host() -> bool:
     except OSError:
         return True
     return not stat.S_ISREG(mode)
-
-
-def event_loop_options() -> dict[str, Any]:
-    """uvloop where it is installed (every platform but Windows): the durable append path is
-    bound by event-loop wake-ups, and uvloop's are cheaper (bench/session_store.py shows both).
-    ``RPC_AGENT_LOOP=asyncio`` keeps the standard loop."""
-    if os.environ.get("RPC_AGENT_LOOP", "") == "asyncio":
-        return {}
-    try:
-        import uvloop  # noqa: F401
-    except ImportError:
-        return {}
-    return {"use_uvloop": True}
 
 
 def run(config: ServerConfig) -> int:

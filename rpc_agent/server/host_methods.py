@@ -10,12 +10,12 @@ from ..errors import InvalidRequestError, NotAvailableError
 from ..protocol import host as h
 
 if TYPE_CHECKING:
+    from ..agent.session import AgentSession
     from .host_bridge import JsonRpcHost
-    from .methods import Methods
 
 
-def _tool_specs(methods: Methods, tools: list[h.ClientTool], rejected: list[str]) -> list[ClientToolSpec]:
-    builtin = {t.name for t in methods.agent.tools}
+def _tool_specs(agent: AgentSession, tools: list[h.ClientTool], rejected: list[str]) -> list[ClientToolSpec]:
+    builtin = {t.name for t in agent.tools}
     accepted: list[ClientToolSpec] = []
     for tool in tools:
         if tool.name in builtin or any(t.name == tool.name for t in accepted):
@@ -30,10 +30,9 @@ def _tool_specs(methods: Methods, tools: list[h.ClientTool], rejected: list[str]
 
 
 def configure(
-    methods: Methods, bridge: JsonRpcHost, declared: h.ClientCapabilities
+    agent: AgentSession, bridge: JsonRpcHost, declared: h.ClientCapabilities
 ) -> h.AcceptedCapabilities:
     """Take what the client declared; the approval policy defaults to ``writes`` with approvals."""
-    agent = methods.agent
     rejected: list[str] = []
     hooks = []
     for name in declared.hooks or []:
@@ -41,7 +40,7 @@ def configure(
             hooks.append(name)
         else:
             rejected.append(f"hook {name}: unknown (known: {', '.join(HOOK_NAMES)})")
-    specs = _tool_specs(methods, declared.tools or [], rejected)
+    specs = _tool_specs(agent, declared.tools or [], rejected)
     caps = bridge.capabilities
     caps.approvals = bool(declared.approvals)
     caps.hooks = set(hooks)
@@ -58,29 +57,18 @@ def configure(
     )
 
 
-def _bridge(methods: Methods) -> JsonRpcHost:
-    host = methods.host_bridge
-    if host is None:
-        raise NotAvailableError("this front has no client host (client tools are a JSON-RPC feature)")
-    return host
-
-
-def set_client_tools(methods: Methods, p: h.SetClientToolsParams) -> h.SetClientToolsResult:
+def set_client_tools(
+    agent: AgentSession, host: JsonRpcHost | None, p: h.SetClientToolsParams
+) -> h.SetClientToolsResult:
     rejected: list[str] = []
-    specs = _tool_specs(methods, p.tools, rejected)
+    specs = _tool_specs(agent, p.tools, rejected)
     if rejected:
         raise InvalidRequestError("; ".join(rejected))
-    host = _bridge(methods)
+    if host is None:
+        raise NotAvailableError("this front has no client host (client tools are a JSON-RPC feature)")
     host.capabilities.tools = specs
-    methods.agent.client_tools = [make_client_tool(spec, host) for spec in specs]
+    agent.client_tools = [make_client_tool(spec, host) for spec in specs]
     return h.SetClientToolsResult(tools=[spec.name for spec in specs])
 
 
-def accept_capabilities(methods: Methods, bridge: JsonRpcHost) -> None:
-    """Wire the JSON-RPC host into the method table and the agent."""
-    methods.host_bridge = bridge
-    methods.agent.host = bridge
-    methods.on_capabilities = lambda declared: configure(methods, bridge, declared)
-
-
-__all__ = ["accept_capabilities", "set_client_tools"]
+__all__ = ["configure", "set_client_tools"]

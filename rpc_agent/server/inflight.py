@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 
-from rpc_agent.io.foreground import FOREGROUND
+from rpc_agent.io.background import Foreground
 
 
 @dataclass(slots=True)
@@ -23,11 +23,12 @@ class InFlight:
 class InFlightRequests:
     """What runs now, keyed by a token of its own (ids may repeat, notifications have none).
 
-    Each running request counts as foreground work (``rpc_agent.io.foreground``) until it ends,
+    Each running request counts as foreground work (``rpc_agent.io.background``) until it ends,
     so background threads hold back while it runs.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, foreground: Foreground | None = None) -> None:
+        self.foreground = foreground if foreground is not None else Foreground()
         self._entries: dict[int, InFlight] = {}
         self._tokens = 0
         self._idle: anyio.Event | None = None
@@ -38,12 +39,12 @@ class InFlightRequests:
         self._tokens += 1
         entry = InFlight(request_id, method, anyio.CancelScope())
         self._entries[self._tokens] = entry
-        FOREGROUND.begin()
+        self.foreground.begin()
         return self._tokens, entry
 
     def finish(self, token: int) -> None:
         if self._entries.pop(token, None) is not None:
-            FOREGROUND.end()
+            self.foreground.end()
         if not self._entries and self._idle is not None:
             self._idle.set()
             self._idle = None

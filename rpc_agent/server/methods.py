@@ -29,6 +29,7 @@ from ..session import files, listing
 from ..session.store import SessionManager
 from .deferred import Deferred
 from .errors import ERROR_CODES, RpcError
+from .host_methods import configure, set_client_tools
 from .registry import MethodRegistry
 from .replies import RawJson
 
@@ -140,9 +141,13 @@ class Methods:
         )
 
     def set_client_tools(self, p: h.SetClientToolsParams) -> h.SetClientToolsResult:
-        from .host_methods import set_client_tools
+        return set_client_tools(self.agent, self.host_bridge, p)
 
-        return set_client_tools(self, p)
+    def accept_host(self, bridge: JsonRpcHost) -> None:
+        """Wire the JSON-RPC host into the method table and the agent."""
+        self.host_bridge = bridge
+        self.agent.host = bridge
+        self.on_capabilities = lambda declared: configure(self.agent, bridge, declared)
 
     async def send_custom_message(self, p: h.SendCustomMessageParams) -> h.EntryIdResult:
         entry_id = await self.agent.send_custom_message(

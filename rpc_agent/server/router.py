@@ -38,6 +38,7 @@ import anyio.abc
 import orjson
 from pydantic import BaseModel
 
+from rpc_agent.io.background import Foreground
 from rpc_agent.quoting import shorten
 
 from .batch import Batch
@@ -84,13 +85,14 @@ class Router:
         registry: MethodRegistry,
         writer: LineSink,
         error_mapper: ErrorMapper | None = None,
+        foreground: Foreground | None = None,
     ) -> None:
         self.registry = registry
         self._methods = registry._by_name
         self._writer = writer
         self._error_mapper = error_mapper
         self._task_group: anyio.abc.TaskGroup | None = None
-        self._in_flight = InFlightRequests()
+        self._in_flight = InFlightRequests(foreground)
         self._outgoing = ClientRequests(writer)
         self._deferred: deque[DeferredAnswer] = deque()
         """Answers waiting for their ``Deferred`` (in arrival order)."""

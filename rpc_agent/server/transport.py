@@ -28,7 +28,7 @@ import anyio.abc
 import anyio.to_thread
 
 from rpc_agent.io import Coalescer
-from rpc_agent.io.foreground import FOREGROUND
+from rpc_agent.io.background import Foreground
 
 logger = logging.getLogger(__name__)
 
@@ -203,7 +203,13 @@ class LineWriter:
     dropped; the server carries on until its input ends.
     """
 
-    def __init__(self, sink: int | BinaryIO | None = None, *, close_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        sink: int | BinaryIO | None = None,
+        *,
+        close_timeout: float = 10.0,
+        foreground: Foreground | None = None,
+    ) -> None:
         if sink is None:
             sink = sys.stdout.buffer
         self._sink = sink
@@ -215,6 +221,8 @@ class LineWriter:
         self._task_group: anyio.abc.TaskGroup | None = None
         self.writes = 0
         """How many ``write`` calls reached the sink (exposed for tests and benchmarks)."""
+        self.foreground = foreground if foreground is not None else Foreground()
+        """Each line counts as foreground work until it is written (``rpc_agent.io.background``)."""
 
     @property
     def broken(self) -> BaseException | None:
@@ -225,7 +233,7 @@ class LineWriter:
         """Queue one JSON line; it must end with ``b"\\n"`` and contain no other LF."""
         if self._lines.error is not None:
             return
-        FOREGROUND.begin()
+        self.foreground.begin()
         self._lines.put(line)
 
     def write_parts(self, parts: list[bytes]) -> None:
@@ -234,7 +242,7 @@ class LineWriter:
         holds the GIL for one piece at a time instead of copying the whole line."""
         if self._lines.error is not None:
             return
-        FOREGROUND.begin(len(parts))
+        self.foreground.begin(len(parts))
         for part in parts:  # consecutive on the queue: no other line can come between them
             self._lines.put(part)
 
@@ -291,7 +299,7 @@ class LineWriter:
                     sink.write(piece)
                 sink.flush()
         finally:
-            FOREGROUND.end(len(lines))  # foreground until written (see rpc_agent.io.foreground)
+            self.foreground.end(len(lines))  # foreground until written
 
 
 def _escaped(data: bytes) -> list[bytes | memoryview]:
@@ -351,7 +359,9 @@ def _write_all(fd: int, pieces: list[bytes | memoryview]) -> None:
             first += 1
 
 
-def open_stdio(*, protect_stdout: bool = True) -> tuple[LineReader, LineWriter]:
+def open_stdio(
+    *, protect_stdout: bool = True, foreground: Foreground | None = None
+) -> tuple[LineReader, LineWriter]:
     """The server's reader (stdin) and writer (stdout).
 
     With ``protect_stdout`` the protocol gets a private duplicate of descriptor 1, and
@@ -361,10 +371,10 @@ def open_stdio(*, protect_stdout: bool = True) -> tuple[LineReader, LineWriter]:
     """
     reader = LineReader(sys.stdin.buffer)
     if not protect_stdout:
-        return reader, LineWriter(sys.stdout.buffer)
+        return reader, LineWriter(sys.stdout.buffer, foreground=foreground)
     with contextlib.suppress(Exception):
         sys.stdout.flush()
     protocol_fd = os.dup(1)  # not inheritable by child processes
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    return reader, LineWriter(protocol_fd)
+    return reader, LineWriter(protocol_fd, foreground=foreground)

@@ -1,4 +1,4 @@
-"""Making a SessionManager: new, opened from a file, in memory, continued, or copied.
+"""What a SessionManager is made of: new, opened from a file, in memory, continued, or copied.
 
 Each constructor takes the file's lock before it reads or writes anything, and releases it
 again if it fails. Opening does not pause the cyclic collector: a stub entry is a dict of
@@ -9,8 +9,8 @@ strings, which the collector does not track, so a long file adds almost nothing 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rpc_agent.errors import SessionNotFoundError
 from rpc_agent.protocol.base import JsonDict
@@ -18,12 +18,27 @@ from rpc_agent.protocol.base import JsonDict
 from ..protocol.entries import CURRENT_SESSION_VERSION
 from . import files, listing
 from .blobs import BlobStore, restore_blobs
+from .decoding import StoredLines
 from .encoding import encode_for_disk, migrate_lines
+from .files import LoadReport
 from .locking import SessionLock
 from .place import SessionPlace
 
-if TYPE_CHECKING:
-    from .store import SessionManager
+
+@dataclass(slots=True)
+class Opened:
+    """What a ``SessionManager`` is made of, as opening a file or starting a session finds it
+    (``SessionManager.made_of`` makes the manager)."""
+
+    place: SessionPlace
+    entries: list[JsonDict]
+    on_disk: bool
+    lock: SessionLock | None = None
+    report: LoadReport | None = None
+    stored: StoredLines | None = None
+    read_only: bool = False
+    owns_file: bool = True
+    """Whether the file now at the path is the session's own (its write chain expects it)."""
 
 
 def new_header(cwd: str, parent_session: str | None) -> JsonDict:
@@ -54,26 +69,24 @@ def blob_folder(session_dir: Path, home: Path | None) -> Path:
 
 
 def create(
-    cls: type[SessionManager],
     cwd: str,
     session_dir: Path | str | None,
     parent_session: str | None,
     home: Path | None,
-) -> SessionManager:
+) -> Opened:
     folder = Path(session_dir) if session_dir is not None else files.default_session_dir(cwd, home)
     header = new_header(cwd, parent_session)
     path = folder / files.session_file_name(header["timestamp"], header["id"])
-    return fresh(cls, cwd, folder, path, header, home)
+    return fresh(cwd, folder, path, header, home)
 
 
 def open_file(
-    cls: type[SessionManager],
     path: Path | str,
     session_dir: Path | str | None,
     cwd: str | None,
     home: Path | None,
     must_exist: bool,
-) -> SessionManager:
+) -> Opened:
     path = Path(path).absolute()
     folder = Path(session_dir) if session_dir is not None else path.parent
     # Before the lock, which would create folders (and a sidecar beside a device).
@@ -82,28 +95,27 @@ def open_file(
     lock = SessionLock(path)
     lock.acquire()
     try:
-        return _open_locked(cls, path, folder, lock, cwd, home, must_exist)
+        return _open_locked(path, folder, lock, cwd, home, must_exist)
     except BaseException:
         lock.release()
         raise
 
 
 def _open_locked(
-    cls: type[SessionManager],
     path: Path,
     folder: Path,
     lock: SessionLock,
     cwd: str | None,
     home: Path | None,
     must_exist: bool,
-) -> SessionManager:
+) -> Opened:
     raw = files.read_session_file(path)
     if raw is None:
         if must_exist:
             raise SessionNotFoundError(path)
         files.clear_blank_file(path)
         header = new_header(cwd or os.getcwd(), None)
-        return fresh(cls, header["cwd"], folder, path, header, home, lock=lock)
+        return fresh(header["cwd"], folder, path, header, home, lock=lock)
     blobs = BlobStore(blob_folder(folder, home))
     files.repair_tail(path, raw)
     lines = raw.lines
@@ -114,31 +126,28 @@ def _open_locked(
         # for what we write, such as dropping transient fields, are not for old lines).
         files.atomic_write(path, files.encode_lines(lines))
         lock.follow_path()
-    return _from_file(cls, raw, path, folder, blobs, cwd or None, lock=lock)
+    return _from_file(raw, path, folder, blobs, cwd or None, lock=lock)
 
 
-def in_memory(cls: type[SessionManager], cwd: str | None) -> SessionManager:
+def in_memory(cwd: str | None) -> Opened:
     cwd = cwd or os.getcwd()
-    return cls(SessionPlace(cwd, new_header(cwd, None)), [], on_disk=False)
+    return Opened(SessionPlace(cwd, new_header(cwd, None)), [], on_disk=False, owns_file=False)
 
 
-def continue_recent(
-    cls: type[SessionManager], cwd: str, session_dir: Path | str | None, home: Path | None
-) -> SessionManager:
+def continue_recent(cwd: str, session_dir: Path | str | None, home: Path | None) -> Opened:
     folder = Path(session_dir) if session_dir is not None else files.default_session_dir(cwd, home)
     recent = listing.most_recent_session(folder)
     if recent is not None:
-        return open_file(cls, recent, folder, cwd, home, False)
-    return create(cls, cwd, folder, None, home)
+        return open_file(recent, folder, cwd, home, False)
+    return create(cwd, folder, None, home)
 
 
 def fork_from(
-    cls: type[SessionManager],
     source: Path | str,
     target_cwd: str,
     session_dir: Path | str | None,
     home: Path | None,
-) -> SessionManager:
+) -> Opened:
     source = Path(source).absolute()
     raw = files.read_session_file(source, defer_messages=False)  # every line is copied
     if raw is None:
@@ -152,11 +161,10 @@ def fork_from(
     folder = Path(session_dir) if session_dir is not None else files.default_session_dir(target_cwd, home)
     header = new_header(target_cwd, str(source))
     path = folder / files.session_file_name(header["timestamp"], header["id"])
-    return fresh(cls, target_cwd, folder, path, header, home, entries=entries, write_now=True)
+    return fresh(target_cwd, folder, path, header, home, entries=entries, write_now=True)
 
 
 def fresh(
-    cls: type[SessionManager],
     cwd: str,
     folder: Path,
     path: Path,
@@ -166,7 +174,7 @@ def fresh(
     lock: SessionLock | None = None,
     entries: list[JsonDict] | None = None,
     write_now: bool = False,
-) -> SessionManager:
+) -> Opened:
     """A new session at ``path``; written at once when ``write_now`` (copies), else deferred."""
     if lock is None:
         lock = SessionLock(path)
@@ -177,22 +185,13 @@ def fresh(
         if write_now:
             files.atomic_write(path, encode_for_disk([header, *entries], blobs))
             lock.follow_path()
-        place = SessionPlace(cwd, header, folder, path, blobs)
-        return _expecting_file(cls(place, entries, on_disk=write_now, lock=lock))
+        return Opened(SessionPlace(cwd, header, folder, path, blobs), entries, on_disk=write_now, lock=lock)
     except BaseException:
         lock.release()
         raise
 
 
-def _expecting_file(manager: SessionManager) -> SessionManager:
-    """The manager, its write chain told that the file now at its path is the session's own."""
-    chain = manager.write_chain
-    if chain is not None:
-        chain.expect_file()
-    return manager
-
-
-def open_read_only(cls: type[SessionManager], path: Path | str, home: Path | None) -> SessionManager:
+def open_read_only(path: Path | str, home: Path | None) -> Opened:
     path = Path(path).absolute()
     raw = files.read_session_file(path, defer_messages=False)
     if raw is None:
@@ -200,11 +199,10 @@ def open_read_only(cls: type[SessionManager], path: Path | str, home: Path | Non
     lines = raw.lines
     migrate_lines(lines)
     blobs = BlobStore(blob_folder(path.parent, home))
-    return _from_file(cls, raw, path, path.parent, blobs, "", read_only=True)
+    return _from_file(raw, path, path.parent, blobs, "", read_only=True)
 
 
 def _from_file(
-    cls: type[SessionManager],
     raw: files.RawFile,
     path: Path,
     folder: Path,
@@ -213,18 +211,17 @@ def _from_file(
     *,
     lock: SessionLock | None = None,
     read_only: bool = False,
-) -> SessionManager:
-    """A manager for the file read (already migrated); the header's cwd wins over ``cwd``,
+) -> Opened:
+    """What makes a manager for the file read (already migrated); the header's cwd wins over ``cwd``,
     and the process's is the last resort."""
     header, entries = _header_and_entries(raw, blobs)
     header_cwd = header.get("cwd")
     if not isinstance(header_cwd, str) or not header_cwd:
         header_cwd = cwd if cwd is not None else os.getcwd()
     place = SessionPlace(header_cwd, header, folder, path, blobs)
-    manager = cls(
+    return Opened(
         place, entries, on_disk=True, report=raw.report, lock=lock, stored=raw.stored, read_only=read_only
     )
-    return _expecting_file(manager)
 
 
 def _header_and_entries(raw: files.RawFile, blobs: BlobStore) -> tuple[JsonDict, list[JsonDict]]:

@@ -31,12 +31,8 @@ from rpc_agent.protocol.base import JsonDict
 
 from ..protocol.entries import dump_message, parse_message
 from . import branched, files, opening
-from .decoding import StoredLines
 from .encoding import encode_for_disk
-from .files import LoadReport
 from .index import LEAF_MARKER, EntryIndex, _ids, is_bookkeeping, is_leaf_marker, new_entry_id
-from .locking import SessionLock
-from .place import SessionPlace
 from .projection import with_system_checkpoint
 from .tree import SessionTree, TreeNode
 from .view import SessionView
@@ -76,31 +72,37 @@ class Savepoint:
 class SessionManager(SessionView):
     """Use the class methods (``create``, ``open``, ``in_memory``, ...) to make one."""
 
-    def __init__(
-        self,
-        place: SessionPlace,
-        entries: list[JsonDict],
-        *,
-        on_disk: bool,
-        report: LoadReport | None = None,
-        lock: SessionLock | None = None,
-        stored: StoredLines | None = None,
-        read_only: bool = False,
-    ) -> None:
-        index = EntryIndex(stored=stored, blobs=place.blobs, report=report, has_assistant=on_disk)
-        index.add_all(entries)
+    def __init__(self, opened: opening.Opened) -> None:
+        """Use the constructors below (``opening`` finds or makes what a manager is made of)."""
+        place, lock = opened.place, opened.lock
+        index = EntryIndex(
+            stored=opened.stored, blobs=place.blobs, report=opened.report, has_assistant=opened.on_disk
+        )
+        index.add_all(opened.entries)
         super().__init__(place, index)
         self._lock = lock
-        self._read_only = read_only
+        self._read_only = opened.read_only
         self._chain = (
             WriteChain(place.session_file, on_open=lock.follow if lock is not None else None)
-            if place.session_file is not None and not read_only
+            if place.session_file is not None and not opened.read_only
             else None
         )
-        self._on_disk = on_disk
+        if opened.owns_file and self._chain is not None:
+            self._chain.expect_file()
+        self._on_disk = opened.on_disk
         self._closed = False
 
     # --- construction (see opening.py) -------------------------------------------------
+
+    @classmethod
+    def made_of(cls, opened: opening.Opened) -> SessionManager:
+        """The manager of what ``opening`` found or made; its lock is released if this fails."""
+        try:
+            return cls(opened)
+        except BaseException:
+            if opened.lock is not None:
+                opened.lock.release()
+            raise
 
     @classmethod
     def create(
@@ -112,7 +114,7 @@ class SessionManager(SessionView):
         home: Path | None = None,
     ) -> SessionManager:
         """A new session in ``session_dir`` (default: the folder of ``cwd`` under the home)."""
-        return opening.create(cls, cwd, session_dir, parent_session, home)
+        return cls.made_of(opening.create(cwd, session_dir, parent_session, home))
 
     @classmethod
     def open(
@@ -129,7 +131,7 @@ class SessionManager(SessionView):
         Raises InvalidSessionFileError for a non-empty file that is not a session (it is left
         as it is), SessionLockedError when another writer holds it.
         """
-        return opening.open_file(cls, path, session_dir, cwd, home, must_exist)
+        return cls.made_of(opening.open_file(path, session_dir, cwd, home, must_exist))
 
     @classmethod
     def open_read_only(cls, path: Path | str, *, home: Path | None = None) -> SessionManager:
@@ -139,19 +141,19 @@ class SessionManager(SessionView):
         repaired or migrated on disk (an old file is migrated in memory only), and appending
         raises. Raises SessionNotFoundError for a missing or empty file.
         """
-        return opening.open_read_only(cls, path, home)
+        return cls.made_of(opening.open_read_only(path, home))
 
     @classmethod
     def in_memory(cls, cwd: str | None = None) -> SessionManager:
         """A session that is never written (``--no-session``)."""
-        return opening.in_memory(cls, cwd)
+        return cls.made_of(opening.in_memory(cwd))
 
     @classmethod
     def continue_recent(
         cls, cwd: str, session_dir: Path | str | None = None, *, home: Path | None = None
     ) -> SessionManager:
         """The most recently modified session of ``cwd``, or a new one if there is none."""
-        return opening.continue_recent(cls, cwd, session_dir, home)
+        return cls.made_of(opening.continue_recent(cwd, session_dir, home))
 
     @classmethod
     def fork_from(
@@ -163,7 +165,7 @@ class SessionManager(SessionView):
         home: Path | None = None,
     ) -> SessionManager:
         """Copy another session (for example another project's) into a new file here."""
-        return opening.fork_from(cls, source, target_cwd, session_dir, home)
+        return cls.made_of(opening.fork_from(source, target_cwd, session_dir, home))
 
     @property
     def is_on_disk(self) -> bool:
@@ -232,13 +234,10 @@ class SessionManager(SessionView):
         details: Any = None,
         from_hook: bool | None = None,
     ) -> PendingAppend:
-        required = {
-            "type": "compaction",
-            "summary": summary,
-            "firstKeptEntryId": first_kept_entry_id,
-            "tokensBefore": tokens_before,
-        }
-        fields = _fields(required, {"details": details, "fromHook": from_hook})
+        required = {"type": "compaction", "summary": summary, "firstKeptEntryId": first_kept_entry_id}
+        fields = _fields(
+            {**required, "tokensBefore": tokens_before}, {"details": details, "fromHook": from_hook}
+        )
         return self._append(with_system_checkpoint(fields, self.build_session_context().messages))
 
     def append_custom_entry(self, custom_type: str, data: Any = None) -> PendingAppend:
@@ -336,15 +335,16 @@ class SessionManager(SessionView):
             and e["message"].get("role") == "assistant"
             for e in entries
         )
-        return opening.fresh(
-            SessionManager,
-            self.cwd,
-            self.session_dir,
-            target_path,
-            header,
-            home,
-            entries=entries,
-            write_now=has_assistant,
+        return SessionManager.made_of(
+            opening.fresh(
+                self.cwd,
+                self.session_dir,
+                target_path,
+                header,
+                home,
+                entries=entries,
+                write_now=has_assistant,
+            )
         )
 
     # --- durability and lifetime -------------------------------------------------------

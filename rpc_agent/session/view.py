@@ -9,27 +9,21 @@ still a stored line goes out as the bytes it was stored as, never parsed and enc
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
 from rpc_agent.errors import EntryNotFoundError
+from rpc_agent.io.background import Background
 from rpc_agent.protocol.base import JsonDict
 
 from .context import SessionContext, build_session_context, path_to_root
 from .files import LoadReport
+from .freeing import free_dict, free_list
 from .index import EntryIndex, is_bookkeeping
 from .place import SessionPlace
-from .tree import (
-    FREE_SLICE,
-    SessionTree,
-    TreeFilter,
-    TreeNode,
-    TreeQuery,
-    background_pause,
-    free_dict,
-    sort_key,
-)
+from .tree import SessionTree, TreeFilter, TreeNode, TreeQuery, sort_key
 
 PIECE_BYTES = 1 << 20
 """About this much of a big JSON array per piece (see ``array_pieces``)."""
@@ -245,17 +239,17 @@ class SessionView:
         cached = self._fresh() or self._reader_context()
         return SessionContext([], cached.thinkingLevel, cached.model, cached.thinkingLevelRecorded)
 
-    def warm_up(self) -> None:
+    def warm_up(self, background: Background | None = None) -> None:
         """Walk the current path once for what every ``get_state`` asks (in a worker thread,
-        right after a long session is opened, so that the event loop never does), and start
-        building the tree in the background: an editor asks for the tree next, and the
-        request then finds it ready (see ``SessionTree.prepare``)."""
+        right after a long session is opened, so that the event loop never does), and, given
+        a ``background`` (the server's), start building the tree there: an editor asks for the
+        tree next, and the request then finds it ready (see ``SessionTree.prepare``)."""
         self._reader_context()
-        if len(self._index.entries) >= PREPARE_TREE_ENTRIES:
-            self._preparing = threading.Thread(target=self._tree.prepare, name="tree-rows", daemon=True)
-            self._preparing.start()
+        if background is not None and len(self._index.entries) >= PREPARE_TREE_ENTRIES:
+            tree = self._tree
+            self._preparing = background.start(lambda: tree.prepare(background.pause), "tree-rows")
 
-    def free_in_pieces(self) -> None:
+    def free_in_pieces(self, pause: Callable[[], None]) -> None:
         """Let go of everything the session holds, a few thousand objects at a time.
 
         For a closed session nobody reads any more, in a worker thread: freeing a 100,000-entry
@@ -267,7 +261,7 @@ class SessionView:
             self._preparing.join()  # it reads the index (until its current slice ends)
         contexts = [c for c in (self._context, self._reader[1] if self._reader else None) if c is not None]
         self._context, self._reader = None, None
-        self._tree.free_in_pieces()
+        self._tree.free_in_pieces(pause)
         index = self._index
         containers: list[dict[Any, Any]] = [
             index.by_id,
@@ -278,13 +272,11 @@ class SessionView:
             index.labels,
         ]
         for container in containers:
-            free_dict(container)
+            free_dict(container, pause)
         index.hidden.clear()  # a few ids
         index.odd.clear()
         for items in (*(c.messages for c in contexts), index.entries):
-            while items:
-                del items[-FREE_SLICE:]
-                background_pause()
+            free_list(items, pause)
 
     def context_message_count(self) -> int:
         """How many messages the model would get, without reading them."""

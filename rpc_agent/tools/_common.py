@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
@@ -138,41 +136,3 @@ async def write_file(files: FileAccess, path: Path, text: str) -> None:
         if error is exc:
             error = ToolError(f"Could not write {path}: {exc.strerror or exc}")
         raise error from None
-
-
-def _umask() -> int:
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    current = os.umask(0o022)
-    os.umask(current)
-    return current
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` in one step (temp file in the same folder, then rename).
-
-    A symlink is followed, so the link stays and its target changes; an existing file keeps
-    its permission bits, a new one gets the usual ``0o666 & ~umask``.
-    """
-    target = path.resolve() if path.is_symlink() else path
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
-        raise

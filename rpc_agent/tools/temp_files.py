@@ -2,7 +2,7 @@
 
 ``bash`` saves the full output of a command whose output it had to cut, and gives the model
 the path. Nobody else knows of that file: unless its session removes it when it closes, it
-stays in the temp folder for good (one was 505 MB). A session's files go when it is switched
+stays in the temp folder for good. A session's files go when it is switched
 away from or closed, and files made outside any session when the process exits.
 """
 

@@ -31,6 +31,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from inprocess_cli import config_from_cli, log_to
+from rpc_agent.io.background import Foreground
 from rpc_agent.runtime import ServerConfig
 from rpc_agent.server import app
 from rpc_agent.server.transport import LineReader, LineWriter
@@ -110,8 +111,10 @@ async def serve_in_task(argv: list[str], log: Path) -> AsyncIterator[ServerTask]
     ours, theirs = socket.socketpair()
     signal_send, signal_receive = anyio.create_memory_object_stream[int](16)
 
-    def open_stdio(*, protect_stdout: bool = True) -> tuple[LineReader, LineWriter]:
-        return LineReader(theirs.fileno()), LineWriter(theirs.fileno())
+    def open_stdio(
+        *, protect_stdout: bool = True, foreground: Foreground | None = None
+    ) -> tuple[LineReader, LineWriter]:
+        return LineReader(theirs.fileno()), LineWriter(theirs.fileno(), foreground=foreground)
 
     @contextmanager
     def open_signal_receiver(*signals: int) -> Iterator[MemoryObjectReceiveStream[int]]:

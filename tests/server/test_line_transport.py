@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from rpc_agent.io.foreground import FOREGROUND
+from rpc_agent.io.background import Foreground
 from rpc_agent.server import LineReader, LineWriter
 
 pytestmark = pytest.mark.anyio
@@ -206,18 +206,19 @@ async def test_a_non_blocking_stdout_gets_every_piece_of_a_big_line_in_order(pip
 async def test_a_line_is_foreground_work_until_it_is_written(pipe: tuple[int, int]) -> None:
     """A big answer still being copied into the pipe keeps background threads back."""
     read_fd, write_fd = pipe
-    before = FOREGROUND.under_way
-    async with LineWriter(write_fd) as writer:
+    foreground = Foreground()
+    before = foreground.under_way
+    async with LineWriter(write_fd, foreground=foreground) as writer:
         writer.write_parts([b'{"big":"', b"x" * 300_000, b'"}\n'])  # more than the pipe holds
         writer.write_line(b"2\n")
-        assert FOREGROUND.under_way == before + 4
+        assert foreground.under_way == before + 4
         await anyio.sleep(0.2)  # the writer thread is blocked on the full pipe
-        assert FOREGROUND.under_way > before
+        assert foreground.under_way > before
         received = b""
         while not received.endswith(b"2\n"):
             received += await anyio.to_thread.run_sync(os.read, read_fd, 1 << 20)
         await writer.flush()
-        assert FOREGROUND.under_way == before
+        assert foreground.under_way == before
     assert received == b'{"big":"' + b"x" * 300_000 + b'"}\n2\n'
 
 

@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from child_python import modules_loaded_by
-from rpc_agent.io.foreground import FOREGROUND
+from rpc_agent.io.background import Foreground
 from rpc_agent.server import (
     ERROR_CODES,
     ConnectionClosedError,
@@ -105,10 +105,12 @@ def forever_registry() -> tuple[MethodRegistry, Started]:
 
 
 @asynccontextmanager
-async def serving(registry: MethodRegistry) -> AsyncIterator[tuple[Router, Sink, Lines]]:
+async def serving(
+    registry: MethodRegistry, foreground: Foreground | None = None
+) -> AsyncIterator[tuple[Router, Sink, Lines]]:
     """A router serving ``registry`` in a task; its input ends with the block."""
     sink, lines = Sink(), Lines()
-    router = Router(registry, sink)
+    router = Router(registry, sink, foreground=foreground)
     async with anyio.create_task_group() as task_group:
         task_group.start_soon(router.serve, lines)
         yield router, sink, lines
@@ -230,19 +232,20 @@ async def test_cancel_by_id_cancels_only_that_request() -> None:
 @pytest.mark.anyio
 async def test_a_running_request_is_foreground_work_until_it_ends() -> None:
     """Background threads (a tree built after an open) hold back while it runs."""
-    before = FOREGROUND.under_way
+    foreground = Foreground()
+    before = foreground.under_way
     registry, started = forever_registry()
-    async with serving(registry) as (router, sink, lines):
+    async with serving(registry, foreground=foreground) as (router, sink, lines):
         lines.feed(request(1, "forever"), request(2, "forever"))
         await started.wait_for(2)
-        assert FOREGROUND.under_way == before + 2
-        assert not FOREGROUND.wait_quiet(0.01)
+        assert foreground.under_way == before + 2
+        assert not foreground.wait_quiet(0.01)
         router.cancel(2)
         await sink.wait_for(1)
-        assert FOREGROUND.under_way == before + 1
+        assert foreground.under_way == before + 1
         router.cancel_all()
         await sink.wait_for(2)
-    assert FOREGROUND.under_way == before
+    assert foreground.under_way == before
 
 
 @pytest.mark.anyio

@@ -7,19 +7,12 @@ start-up paid for. The heavy libraries behind a feature stay out until the featu
 
 from __future__ import annotations
 
-import gc
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import orjson
-import pytest
-
-from rpc_agent import cli
-from rpc_agent.runtime import ServerConfig
-from rpc_agent.server import app
 
 LAZY = (
     "anthropic",  # the SDK: the first call to an Anthropic model, or its warm-up
@@ -62,30 +55,3 @@ def test_the_first_response_does_not_import_the_lazy_libraries(tmp_path: Path) -
     assert "rpc_agent.server.router" in imported  # the listing works
     loaded = sorted(name for name in imported for lazy in LAZY if name == lazy or name.startswith(lazy + "."))
     assert loaded == []
-
-
-def test_the_server_runs_with_the_collector_working_between_answers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The command pauses the collector while it starts; the front must not run without one (a
-    long session would never free its cycles): CPython's automatic one hands over to the
-    quiet collector (``rpc_agent.io.collector``), and gets it back when the command ends."""
-    collecting: list[tuple[bool, list[str]]] = []
-
-    def run(config: ServerConfig) -> int:
-        threads = [t.name for t in threading.enumerate() if t.name == "quiet-collector"]
-        collecting.append((gc.isenabled(), threads))
-        return 0
-
-    monkeypatch.setattr(app, "run", run)
-    monkeypatch.setattr(
-        sys, "argv", ["rpc-agent", "--provider", "faux", "--no-session", "--cwd", str(tmp_path)]
-    )
-    monkeypatch.setenv("RPC_AGENT_HOME", str(tmp_path))
-    try:
-        assert cli.command() == 0
-    finally:
-        gc.unfreeze()  # what start-up froze is this test process's: give it back to the collector
-    assert collecting == [(False, ["quiet-collector"])]
-    assert gc.isenabled()
-    assert not [t for t in threading.enumerate() if t.name == "quiet-collector"]

@@ -16,11 +16,11 @@ import orjson
 import pytest
 from session_testlib import assistant, eid, entry, header, message_entry, user, write_jsonl
 
-from rpc_agent.io import foreground
-from rpc_agent.io.foreground import FOREGROUND
+from rpc_agent.io import background as background_module
+from rpc_agent.io.background import Background, no_pause
 from rpc_agent.session import SessionManager, view
 from rpc_agent.session import tree as tree_module
-from rpc_agent.session.tree import SessionTree
+from rpc_agent.session.tree_shape import TreeShape
 
 
 @pytest.fixture
@@ -223,7 +223,7 @@ async def test_tree_rows_built_in_the_background_after_open_are_the_rows_a_reque
         ]
     monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)
     with SessionManager.open(branchy) as manager:
-        manager.warm_up()  # starts the rows in a background thread; the request meets them
+        manager.warm_up(Background())  # starts the rows in a background thread; the request meets them
         prepared = [
             orjson.loads(manager.tree_json()),
             orjson.loads(manager.tree_json(keep="user-only")),
@@ -244,17 +244,17 @@ async def test_an_entry_appended_while_the_tree_is_built_in_the_background_is_in
     branchy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     walking = threading.Event()
-    walk = SessionTree._walk
+    walk = TreeShape.walk
 
-    def slow_walk(tree: SessionTree) -> list[str]:
+    def slow_walk(tree: TreeShape) -> list[str]:
         walking.set()  # the ids are taken: an append now comes after the build's snapshot
         time.sleep(0.3)
         return walk(tree)
 
-    monkeypatch.setattr(SessionTree, "_walk", slow_walk)
+    monkeypatch.setattr(TreeShape, "walk", slow_walk)
     monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)
     with SessionManager.open(branchy) as manager:
-        manager.warm_up()
+        manager.warm_up(Background())
         assert walking.wait(5)
         await manager.append_message(user("while building"))
         nodes = orjson.loads(manager.tree_json())
@@ -269,19 +269,20 @@ async def test_the_background_build_waits_while_foreground_work_is_under_way(
 ) -> None:
     monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)
     monkeypatch.setattr(tree_module, "SETTLE_ABOVE", 0)  # waits as a big tree's build does
-    monkeypatch.setattr(foreground, "QUIET_WAIT", 30.0)  # no giving up on the wait in this test
+    monkeypatch.setattr(background_module, "QUIET_WAIT", 30.0)  # no giving up on the wait in this test
+    background = Background()
     with SessionManager.open(branchy) as manager:
-        FOREGROUND.begin()  # a request being served
+        background.foreground.begin()  # a request being served
         try:
-            manager.warm_up()
+            manager.warm_up(background)
             await anyio.sleep(0.3)
-            assert manager._tree._previews == {}  # nothing built while it is served
+            assert manager._tree.rows.previews == {}  # nothing built while it is served
         finally:
-            FOREGROUND.end()
+            background.foreground.end()
         assert manager._preparing is not None
         manager._preparing.join(10)
         assert not manager._preparing.is_alive()
-        built = len(manager._tree._previews)
+        built = len(manager._tree.rows.previews)
         assert built == len(orjson.loads(manager.tree_json()))  # every node, before the request
 
 
@@ -291,19 +292,20 @@ async def test_leaving_a_session_stops_the_build_of_its_tree(
 ) -> None:
     monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)
     monkeypatch.setattr(tree_module, "PREPARE_SLICE", 1)  # a pause between any two nodes
-    monkeypatch.setattr(foreground, "QUIET_WAIT", 0.1)  # 44 nodes: over 4 s to build them all
+    monkeypatch.setattr(background_module, "QUIET_WAIT", 0.1)  # 44 nodes: over 4 s to build them all
+    background = Background()
     with SessionManager.open(branchy) as manager:
-        manager.warm_up()
+        manager.warm_up(background)
         building = manager._preparing
         assert building is not None
-    FOREGROUND.begin()  # served meanwhile: the build waits QUIET_WAIT between two nodes
+    background.foreground.begin()  # served meanwhile: the build waits QUIET_WAIT between two nodes
     try:
-        freeing = threading.Thread(target=manager.free_in_pieces)
+        freeing = threading.Thread(target=manager.free_in_pieces, args=(background.pause,))
         freeing.start()
         building.join(2)
         assert not building.is_alive()  # stopped, not finished
     finally:
-        FOREGROUND.end()
+        background.foreground.end()
     freeing.join(10)
     assert not freeing.is_alive()
     assert manager.entries == []
@@ -315,10 +317,10 @@ async def test_a_closed_session_freed_in_pieces_is_empty_and_its_file_reads_as_b
 ) -> None:
     monkeypatch.setattr(view, "PREPARE_TREE_ENTRIES", 0)  # the tree built in the background
     with SessionManager.open(branchy) as manager:
-        manager.warm_up()  # freeing waits for the background build
+        manager.warm_up(Background())  # freeing waits for the background build
         before = _json_paths(manager)
         manager.build_session_context()
-    manager.free_in_pieces()
+    manager.free_in_pieces(no_pause)
     assert (manager.entries, orjson.loads(manager.tree_json())) == ([], [])
     with SessionManager.open(branchy) as again:
         assert _json_paths(again) == before

@@ -1,0 +1,75 @@
+"""What the feature modules beside AgentSession may use of it: its public interface.
+
+Switching, navigation, compaction, the user's bash, custom entries and a run's set-up take an
+``AgentCore``: they import this protocol, not ``session.py``, which imports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Protocol
+
+import anyio
+from pydantic import BaseModel
+
+from ..io.background import Background
+from ..protocol import methods as m
+from ..providers.base import ModelInfo, Provider
+from ..session.store import SessionManager
+from ..tools.base import CommandRunner, FileAccess, Tool
+from ..tools.temp_files import TempFiles
+from .approvals import ApprovalGate
+from .host import Host
+from .loop import Authorize, RunContext
+from .queue import MessageQueue, QueuedMessage
+from .settings import AgentSettings
+
+__all__ = ["AgentCore"]
+
+
+class AgentCore(Protocol):
+    """AgentSession as its feature modules see it (see ``session.py`` for each member)."""
+
+    manager: SessionManager
+    provider: Provider
+    model: ModelInfo
+    thinking_level: str
+    settings: AgentSettings
+    emit: Callable[[BaseModel], None]
+    host: Host
+    authorize: Authorize | None
+    files: FileAccess | None
+    commands: CommandRunner | None
+    client_tools: list[Tool]
+    temp_files: TempFiles
+    queue: MessageQueue
+    session_dir: Path | None
+    home: Path | None
+    background: Background | None
+    max_turns: int | None
+    max_budget_usd: float | None
+    system_prompt_override: str | None
+    append_system_prompt: str | None
+    is_streaming: bool
+    is_compacting: bool
+    operation: str | None
+    op_scope: anyio.CancelScope | None
+    run_context: RunContext | None
+    gate: ApprovalGate
+
+    @property
+    def tools(self) -> list[Tool]: ...
+
+    def run_tools(self) -> list[Tool]: ...
+
+    def require_idle(self, what: str) -> None: ...
+
+    def mutation(self) -> AbstractAsyncContextManager[None]: ...
+
+    def announce_queue(self) -> None: ...
+
+    async def run(
+        self, first: list[QueuedMessage], *, max_turns: int | None = None, max_budget_usd: float | None = None
+    ) -> m.PromptResult: ...

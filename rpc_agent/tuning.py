@@ -1,0 +1,75 @@
+"""The process-wide measures the ``rpc-agent`` command takes, and nothing else takes.
+
+The library leaves the process alone: importing and using ``rpc_agent`` (an embedding program,
+the tests) changes neither the cyclic collector, nor the environment, nor ``sys``. The command
+owns its process, and takes the measures below for it, each named with its reason. They are
+all off with ``RPC_AGENT_NO_TUNING=1`` (any value but empty or ``0``); ``bench/`` runs the
+server both ways and prints every row for each.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from dataclasses import dataclass
+
+OFF_VARIABLE = "RPC_AGENT_NO_TUNING"
+"""Set (to anything but empty or ``0``) to start the command without any of the measures."""
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    name: str
+    reason: str
+
+
+COLLECTOR_PAUSED_AT_START_UP = Measure(
+    "collector paused at start-up, start-up's objects frozen",
+    "start-up makes tens of thousands of objects that live as long as the process (modules, "
+    "classes, pydantic's models); the cyclic collector would walk them about a hundred times "
+    "before the first answer, finding nothing to free, and every full collection after that "
+    "would walk them again (gc.freeze moves them out of its way)",
+)
+NO_PYDANTIC_PLUGINS = Measure(
+    "PYDANTIC_DISABLE_PLUGINS=__all__",
+    "pydantic looks its plugins up through importlib.metadata the first time it builds a model, "
+    "tens of milliseconds before the first answer; the server uses none. Set in the command's "
+    "environment, so the tools' processes inherit it (pydantic programs they run load no plugins)",
+)
+MEASURES = (COLLECTOR_PAUSED_AT_START_UP, NO_PYDANTIC_PLUGINS)
+
+
+def wanted(environ: dict[str, str] | os._Environ[str] | None = None) -> bool:
+    """Whether the command takes the measures: yes unless ``RPC_AGENT_NO_TUNING`` says no."""
+    value = (os.environ if environ is None else environ).get(OFF_VARIABLE, "")
+    return value in ("", "0")
+
+
+class Tuning:
+    """The measures for one run of the command: ``start_up`` before the server's modules are
+    loaded, ``started`` once they are, ``end`` when the command returns."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._paused = False
+
+    def start_up(self) -> None:
+        if not self.enabled:
+            return
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+        if gc.isenabled():
+            gc.disable()
+            self._paused = True
+
+    def started(self) -> None:
+        """Start-up is over: freeze what it made and give the collector back."""
+        if self._paused:
+            gc.freeze()
+            gc.enable()
+            self._paused = False
+
+    def end(self) -> None:
+        """Also after an early exit (a bad flag, an unreadable settings file)."""
+        if self._paused:
+            gc.enable()
+            self._paused = False

@@ -1,0 +1,141 @@
+"""The library leaves the process alone; only the ``rpc-agent`` command tunes its own.
+
+An embedding program imports ``rpc_agent`` and uses it: the cyclic collector, the environment
+and ``sys`` are as it left them, and no thread it did not ask for is running. Checked in a
+child interpreter, which nothing else has touched.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from child_python import run_python
+from rpc_agent import cli
+from rpc_agent.runtime import ServerConfig
+from rpc_agent.server import app
+
+EMBEDDING = r"""
+import gc, json, os, sys, threading
+
+def state():
+    return {
+        "collector": [gc.isenabled(), list(gc.get_threshold()), gc.get_freeze_count()],
+        "environ": dict(os.environ),
+        "sys": [sys.getswitchinterval(), sys.getrecursionlimit(), repr(sys.stdout), repr(sys.stderr),
+                sys.path[:], sys.flags.optimize],
+        "threads": sorted(t.name for t in threading.enumerate()),
+    }
+
+before = state()
+started = []
+start = threading.Thread.start
+
+def recording_start(thread):
+    started.append(thread.name)
+    start(thread)
+
+threading.Thread.start = recording_start  # every thread, also one that has ended by the check
+from pathlib import Path
+import anyio
+from rpc_agent.agent.session import AgentSession
+from rpc_agent.providers.faux import FauxProvider
+from rpc_agent.session.store import SessionManager
+from rpc_agent.tools import default_tools
+
+folder = Path(sys.argv[1])
+USAGE = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+
+async def use() -> None:
+    big = SessionManager.create(str(folder), folder / "sessions")
+    for n in range(200):  # longer than a tree the server would build in the background
+        text = [{"type": "text", "text": f"message {n}"}]
+        big.append_message({"role": "user", "content": text, "timestamp": n})
+        big.append_message({"role": "assistant", "content": text, "api": "faux", "provider": "faux",
+                            "model": "faux-1", "usage": USAGE, "stopReason": "stop", "timestamp": n})
+    await big.aclose()
+    manager = SessionManager.create(str(folder), folder / "sessions")
+    events = []
+    script = [{"toolCalls": [{"name": "ls", "arguments": {"path": "."}}]}, {"text": "done"}]
+    agent = AgentSession(manager=manager, provider=FauxProvider(script), emit=events.append,
+                         tools=default_tools())
+    await agent.prompt("list the folder")
+    await agent.switch_session(str(big.session_file))  # opens, warms up, leaves the first one
+    agent.tree()
+    await agent.new_session(None)
+    await agent.shutdown()
+
+anyio.run(use)
+gc.collect()
+after = state()
+print(json.dumps({"before": before, "after": after, "started": sorted(set(started))}))
+"""
+
+
+def test_importing_and_using_the_library_leaves_the_process_alone(tmp_path: Path) -> None:
+    done = run_python(EMBEDDING, tmp_path)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["after"] == seen["before"]
+    # The event loop's worker threads (``anyio.to_thread``) are the caller's loop's own.
+    assert seen["started"] == ["AnyIO worker thread"]
+
+
+def test_the_command_takes_its_measures_and_gives_the_collector_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Start-up runs with the collector paused; the front runs with CPython's own collector,
+    start-up's objects frozen; no thread of ours runs beside it."""
+    seen: list[tuple[bool, int, list[str]]] = []
+    threads = {t.name for t in threading.enumerate()}
+
+    def run(config: ServerConfig) -> int:
+        new = sorted(t.name for t in threading.enumerate() if t.name not in threads)
+        seen.append((gc.isenabled(), gc.get_freeze_count(), new))
+        return 0
+
+    monkeypatch.setattr(app, "run", run)
+    monkeypatch.setattr(
+        sys, "argv", ["rpc-agent", "--provider", "faux", "--no-session", "--cwd", str(tmp_path)]
+    )
+    monkeypatch.setenv("RPC_AGENT_HOME", str(tmp_path))
+    monkeypatch.delenv("RPC_AGENT_NO_TUNING", raising=False)
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    frozen_before = gc.get_freeze_count()
+    try:
+        assert cli.command() == 0
+    finally:
+        gc.unfreeze()  # what start-up froze is this test process's: give it back to the collector
+    ((enabled, frozen, new),) = seen
+    assert (enabled, new) == (True, [])
+    assert frozen > frozen_before
+    assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
+
+
+def test_no_tuning_leaves_the_command_s_process_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[tuple[bool, int]] = []
+
+    def run(config: ServerConfig) -> int:
+        seen.append((gc.isenabled(), gc.get_freeze_count()))
+        return 0
+
+    monkeypatch.setattr(app, "run", run)
+    monkeypatch.setattr(
+        sys, "argv", ["rpc-agent", "--provider", "faux", "--no-session", "--cwd", str(tmp_path)]
+    )
+    monkeypatch.setenv("RPC_AGENT_HOME", str(tmp_path))
+    monkeypatch.setenv("RPC_AGENT_NO_TUNING", "1")
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    frozen_before = gc.get_freeze_count()
+    assert cli.command() == 0
+    assert seen == [(True, frozen_before)]
+    assert "PYDANTIC_DISABLE_PLUGINS" not in os.environ
