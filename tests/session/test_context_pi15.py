@@ -8,6 +8,8 @@ store's JSON reader (``messages_json``, what ``get_messages`` sends).
 from __future__ import annotations
 
 import json
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -462,3 +464,13 @@ def test_our_compaction_without_system_messages_saves_none(tmp_path: Path) -> No
         saved = manager.get_entry(manager.append_compaction("S", "00000002", 1).id or "")
     assert saved is not None
     assert "systemMessage" not in saved
+
+
+def test_new_sessions_get_uuidv7_ids_as_pi_1_5_writes_them(tmp_path: Path) -> None:
+    before = time.time_ns() // 1_000_000
+    with SessionManager.create(str(tmp_path), tmp_path / "sessions") as manager:
+        session_id = manager.session_id
+    after = time.time_ns() // 1_000_000
+    parsed = uuid.UUID(session_id)
+    assert (parsed.version, parsed.variant) == (7, uuid.RFC_4122)
+    assert before <= parsed.int >> 80 <= after  # the creation time in milliseconds leads the id
