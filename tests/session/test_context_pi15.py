@@ -27,6 +27,7 @@ from session_testlib import (
     write_jsonl,
 )
 
+from pi15_lines import pi15_session
 from rpc_agent.protocol.entries import parse_entry, parse_message
 from rpc_agent.session import SessionManager, build_session_context
 
@@ -474,3 +475,15 @@ def test_new_sessions_get_uuidv7_ids_as_pi_1_5_writes_them(tmp_path: Path) -> No
     parsed = uuid.UUID(session_id)
     assert (parsed.version, parsed.variant) == (7, uuid.RFC_4122)
     assert before <= parsed.int >> 80 <= after  # the creation time in milliseconds leads the id
+
+
+def test_the_tree_previews_pi15_entries(tmp_path: Path) -> None:
+    path = tmp_path / "pi15.jsonl"
+    write_jsonl(path, pi15_session("/p"))
+    with SessionManager.open(path) as manager:
+        rows = {row["id"]: (row["role"], row["preview"]) for row in json.loads(manager.tree_json())}
+    assert rows["00000001"] == ("system", "sections preamble, cwd; tools +read +bash")
+    assert rows["0000000a"] == ("system", "sections cwd; tools -bash")
+    assert rows["00000006"] == (None, "omit 00000005")
+    assert rows["00000007"] == (None, "edit 00000004")
+    assert rows["00000009"] == (None, "cache_warm: 300 tokens")
