@@ -18,8 +18,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..session.context import SessionContext
+from .settings import AgentSettings
+
 if TYPE_CHECKING:
     from .core import AgentCore
+
+
+def opening_level(context: SessionContext, settings: AgentSettings) -> str:
+    """The level a session opens with: the one its branch records, else the settings' default
+    (``defaultThinkingLevel``), else off."""
+    if context.thinkingLevelRecorded:
+        return context.thinkingLevel
+    return settings.default_thinking_level or "off"
 
 
 async def record_before_prompt(session: AgentCore) -> None:

@@ -42,7 +42,7 @@ from .loop import Authorize, RunContext, RunOutcome, error_message, run_turns
 from .pairing import EventPairing
 from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
-from .selection import record_before_prompt
+from .selection import opening_level, record_before_prompt
 from .settings import AgentSettings
 from .stats import session_stats
 from .user_bash import UserBash
@@ -130,7 +130,7 @@ class AgentSession:
         context = manager.context_settings()
         chosen = model_id or (context.model.modelId if context.model else None)
         self.model: ModelInfo = provider.resolve_model(chosen) if chosen else provider.models()[0]
-        self.thinking_level = thinking_level or context.thinkingLevel or "off"
+        self.thinking_level = thinking_level or opening_level(context, self.settings)
 
     @property
     def tools(self) -> list[Tool]:

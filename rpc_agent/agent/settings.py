@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import SettingsError
+from ..protocol.entries import ThinkingLevel
 from ..settings_files import read_each
 from ..tools.environment import EnvironmentPolicy
 
@@ -48,6 +49,8 @@ class AgentSettings:
     approval_timeout: float = 300.0
     hook_timeout: float = 30.0
     tool_timeout: float = 600.0
+    default_thinking_level: str | None = None
+    """The level of a session that records none (settings ``defaultThinkingLevel``, as pi's)."""
 
     def __post_init__(self) -> None:
         if self.retry is None:
@@ -109,6 +112,7 @@ class SettingsFile(_FileSection):
     approvalTimeoutSeconds: float | None = Field(default=None, gt=0)
     hookTimeoutSeconds: float | None = Field(default=None, gt=0)
     toolTimeoutSeconds: float | None = Field(default=None, gt=0)
+    defaultThinkingLevel: ThinkingLevel | None = None
 
 
 def _apply(settings: AgentSettings, source: SettingsFile) -> None:
@@ -135,6 +139,7 @@ def _apply(settings: AgentSettings, source: SettingsFile) -> None:
     settings.approval_timeout = source.approvalTimeoutSeconds or settings.approval_timeout
     settings.hook_timeout = source.hookTimeoutSeconds or settings.hook_timeout
     settings.tool_timeout = source.toolTimeoutSeconds or settings.tool_timeout
+    settings.default_thinking_level = source.defaultThinkingLevel or settings.default_thinking_level
 
 
 def settings_paths(home: Path, cwd: Path) -> list[Path]:

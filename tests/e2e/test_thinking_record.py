@@ -82,3 +82,21 @@ async def test_a_file_without_a_recorded_level_gets_the_live_one_with_the_first_
         assert [e["type"] for e in added] == ["thinking_level_change", "message", "message"]
         assert added[0]["thinkingLevel"] == "low"
         assert added[1]["id"] == u
+
+
+async def test_thinking_level_max_from_the_command_line_and_from_settings(e2e: E2E) -> None:
+    async with e2e.server("--thinking", "max") as client:
+        assert (await client.get_state()).thinkingLevel == "max"
+        await prompt_ids(client, "hello")
+        assert levels((await entries_now(client))[0]) == ["max"]
+    e2e.home.mkdir(parents=True, exist_ok=True)
+    (e2e.home / "settings.json").write_text('{"defaultThinkingLevel": "max"}')
+    async with e2e.server() as client:
+        assert (await client.get_state()).thinkingLevel == "max"  # a new session: the default
+        await client.set_thinking_level("low")
+        await prompt_ids(client, "hello")
+        path = (await client.get_state()).sessionFile
+        await client.new_session()
+        assert (await client.get_state()).thinkingLevel == "max"
+    async with e2e.server("--session", str(path)) as client:
+        assert (await client.get_state()).thinkingLevel == "low"  # what the session records wins
