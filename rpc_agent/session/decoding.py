@@ -37,15 +37,23 @@ class _Head(msgspec.Struct):
 
 _decode_head = msgspec.json.Decoder(_Head).decode
 
+_CONTENT_KEY = b'"content"'
 _NULL_CONTENT = re.compile(rb'"content"\s*:\s*null')
 
 
 def _content_may_be_absent(line: bytes) -> bool:
     """Whether the message of ``line`` may have a null or missing ``content``, which pi
-    normalises (so the line is parsed, never sent on as stored). Cheap byte tests, which may
-    say yes for a line that is fine (a nested ``"content": null``), never no for one that is
-    not."""
-    return b'"content"' not in line or (b"null" in line and _NULL_CONTENT.search(line) is not None)
+    normalises (so the line is parsed, never sent on as stored).
+
+    Looks at the first ``"content"`` key of the line (a message's own comes before anything
+    nested in it as pi writes them) and the few bytes after it, so that a long line is not
+    scanned to its end: yes when the line has no such key, or when its value is ``null``. A
+    line it says yes for wrongly is only parsed the ordinary way.
+    """
+    at = line.find(_CONTENT_KEY, 0, 1024)
+    if at < 0:
+        return _CONTENT_KEY not in line
+    return line.find(b"null", at, at + 24) >= 0 and _NULL_CONTENT.match(line, at) is not None
 
 
 class StoredMessage:
