@@ -134,6 +134,18 @@ def build_parser() -> argparse.ArgumentParser:
     host.add_argument(
         "--max-budget-usd", type=_positive(float), metavar="X", help="stop a prompt's run once it cost $X"
     )
+    host.add_argument(
+        "--sandbox",
+        choices=["off", "read-only", "workspace-write"],
+        help="run the agent's commands (bash, rg) in a bubblewrap sandbox: read-only writes only "
+        "their own temp folder, workspace-write also the cwd; $RPC_AGENT_HOME and ~/.ssh, ~/.aws, "
+        '~/.config/gcloud, ~/.netrc are hidden (default: off, or the settings\' "sandbox")',
+    )
+    host.add_argument(
+        "--sandbox-network",
+        choices=["allow", "deny"],
+        help="network for sandboxed commands (default: deny once a sandbox mode is on)",
+    )
     host.add_argument("--system-prompt", metavar="TEXT", help="replace the system prompt")
     host.add_argument("--append-system-prompt", metavar="TEXT", help="add to the system prompt")
     host.add_argument("--tools", metavar="LIST", help="the built-in tools to offer, e.g. read,grep,find,ls")
@@ -158,7 +170,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSettings:
-    from .agent.settings import CompactionFile, RetryFile, SettingsFile, load_settings, settings_paths
+    from .agent.settings import (
+        CompactionFile,
+        RetryFile,
+        SandboxFile,
+        SettingsFile,
+        load_settings,
+        settings_paths,
+    )
 
     overrides = SettingsFile(
         compaction=CompactionFile(
@@ -175,7 +194,14 @@ def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSetti
         maxTurns=getattr(args, "max_turns", None),
         maxBudgetUsd=getattr(args, "max_budget_usd", None),
     )
-    return load_settings(settings_paths(home, cwd), overrides)
+    mode, network = getattr(args, "sandbox", None), getattr(args, "sandbox_network", None)
+    if mode is not None or network is not None:
+        overrides.sandbox = SandboxFile(mode=mode, network=network)
+    settings = load_settings(settings_paths(home, cwd), overrides)
+    from .agent.sandboxing import require_available
+
+    require_available(settings.sandbox)  # never a silent run without the sandbox asked for
+    return settings
 
 
 def command() -> int:

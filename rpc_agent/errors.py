@@ -17,6 +17,7 @@ ours and reaches the client as an internal error, never as a fault of its reques
     │   ├── SessionNotFoundError   (SESSION_NOT_FOUND)
     │   ├── InvalidSessionFileError  not a session: left untouched (INVALID_SESSION_FILE)
     │   ├── SessionLockedError     another process writes it (SESSION_LOCKED)
+    │   │   └── LiveSessionError   it is the caller's own live session, not to delete
     │   ├── PersistenceError       a write failed; latched (PERSISTENCE_FAILED)
     │   ├── SessionFileChangedError  replaced or truncated behind our back (PERSISTENCE_FAILED)
     │   └── ProtectedPathError     a write aimed at a session file (INVALID_PARAMS)
@@ -26,6 +27,7 @@ ours and reaches the client as an internal error, never as a fault of its reques
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -37,6 +39,7 @@ __all__ = [
     "EntryNotFoundError",
     "InvalidRequestError",
     "InvalidSessionFileError",
+    "LiveSessionError",
     "NotAvailableError",
     "NothingToCompactError",
     "OperationCancelledError",
@@ -146,6 +149,16 @@ class SessionLockedError(SessionError):
 
     def data(self) -> dict[str, Any] | None:
         return {"path": self.path, "pid": self.pid}
+
+
+class LiveSessionError(SessionLockedError):
+    """A deletion named the session this server (or this editor connection) is living in."""
+
+    def __init__(self, path: Path | str) -> None:
+        SessionError.__init__(
+            self, f"session {path} is the live session; switch to another session before deleting it", path
+        )
+        self.pid = os.getpid()
 
 
 class PersistenceError(SessionError):

@@ -11,11 +11,11 @@ import logging
 import sys
 
 import anyio
-
-from acp import run_agent
+from acp.agent.connection import AgentSideConnection
 
 from ..runtime import ServerConfig
 from .agent import RpcAgentAcp
+from .routes import add_missing_routes
 from .transport import StdioTransport
 
 __all__ = ["RpcAgentAcp", "run", "serve"]
@@ -29,11 +29,14 @@ async def serve(config: ServerConfig, transport: StdioTransport | None = None) -
         agent = RpcAgentAcp(config, group)
         transport.on_answer = agent.answered
         transport.on_eof = agent.stop_all
+        # session/fork, session/resume and session/close are "unstable" in the SDK.
+        conn = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
+        add_missing_routes(conn, agent)
         try:
-            # session/fork, session/resume and session/close are "unstable" in the SDK.
-            await run_agent(agent, transport, use_unstable_protocol=True)
+            await conn.listen()
         finally:
             with anyio.CancelScope(shield=True):
+                await conn.close()
                 await agent.shutdown()
             group.cancel_scope.cancel()
     return 0

@@ -20,6 +20,7 @@ from acp.schema import (
     AuthenticateResponse,
     ClientCapabilities,
     CloseSessionResponse,
+    DeleteSessionResponse,
     ForkSessionResponse,
     Implementation,
     InitializeResponse,
@@ -32,6 +33,7 @@ from acp.schema import (
     ResumeSessionResponse,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionDeleteCapabilities,
     SessionForkCapabilities,
     SessionInfo,
     SessionListCapabilities,
@@ -41,9 +43,11 @@ from acp.schema import (
 )
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
-from rpc_agent.errors import AgentBusyError
+from rpc_agent.errors import AgentBusyError, AgentError
 
 from .. import __version__
+from ..agent import deletion
+from ..protocol.errors import ERROR_CODES
 from ..providers.base import Provider
 from ..runtime import Runtime, ServerConfig
 from . import auth, listing
@@ -110,6 +114,7 @@ class RpcAgentAcp:
                     fork=SessionForkCapabilities(),
                     resume=SessionResumeCapabilities(),
                     close=SessionCloseCapabilities(),
+                    delete=SessionDeleteCapabilities(),
                 ),
             ),
             agent_info=Implementation(name="rpc-agent", title="rpc-agent", version=__version__),
@@ -187,6 +192,33 @@ class RpcAgentAcp:
         if session is not None:
             await self.sessions.close(session)
         return CloseSessionResponse()
+
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
+        """``session/delete`` (routed by ``routes``): the JSON-RPC front's deletion, by id.
+
+        A session open on this connection is refused as the live one is over JSON-RPC: the
+        editor closes it first (``session/close``)."""
+        if session_id in self.sessions.open_sessions:
+            raise RequestError.invalid_request(
+                {"details": f"session {session_id} is open; close it (session/close) before deleting it"}
+            )
+        path = await anyio.to_thread.run_sync(self.sessions.find_session_file, session_id)
+        if path is None:
+            raise RequestError.resource_not_found(session_id)
+        live = [
+            file
+            for session in self.sessions.open_sessions.values()
+            if (file := session.agent.manager.session_file) is not None
+        ]
+        try:
+            await anyio.to_thread.run_sync(
+                lambda: deletion.delete_session(
+                    path, home=self.sessions.home, session_dir=self.config.session_dir, live=live
+                )
+            )
+        except AgentError as exc:
+            raise RequestError(ERROR_CODES[exc.kind].code, str(exc), exc.data()) from exc
+        return DeleteSessionResponse()
 
     async def fork_session(
         self,

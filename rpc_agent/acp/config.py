@@ -1,4 +1,5 @@
-"""The session's config options (ACP's ``configOptions``): model, thinking level, approval.
+"""The session's config options (ACP's ``configOptions``): model, thinking level, approval, and
+the sandbox of the agent's commands (mode and network).
 
 Every answer that opens a session, and every ``session/set_config_option``, carries the whole
 list with the current values, so the editor's pickers always show what the agent uses.
@@ -9,7 +10,7 @@ from __future__ import annotations
 from acp.schema import SessionConfigOptionBoolean, SessionConfigOptionSelect, SessionConfigSelectOption
 
 from acp import RequestError
-from rpc_agent.errors import InvalidRequestError
+from rpc_agent.errors import InvalidRequestError, SettingsError
 
 from ..agent.policy import ApprovalMode
 from ..agent.session import THINKING_LEVELS
@@ -54,7 +55,35 @@ def config_options(session: AcpSession) -> list[ConfigOption]:
                 for value, (name, description) in APPROVAL_POLICIES.items()
             ],
         ),
+        SessionConfigOptionSelect(
+            type="select",
+            id="sandbox",
+            name="Sandbox",
+            description="Where the agent's commands may write (bubblewrap); credentials are hidden",
+            current_value=agent.sandbox.policy.mode,
+            options=[
+                SessionConfigSelectOption(value=value, name=name, description=description)
+                for value, (name, description) in SANDBOX_MODES.items()
+            ],
+        ),
+        SessionConfigOptionSelect(
+            type="select",
+            id="sandbox_network",
+            name="Sandbox network",
+            description="Whether sandboxed commands reach the network",
+            current_value=agent.sandbox.policy.network,
+            options=[SessionConfigSelectOption(value=value, name=value) for value in ("allow", "deny")],
+        ),
     ]
+
+
+SANDBOX_MODES = {
+    "off": ("Off", "Commands run with your rights"),
+    "read-only": ("Read-only", "Commands write only a temp folder of their own"),
+    "workspace-write": ("Workspace", "Commands write the project folder and a temp folder"),
+}
+"""The sandbox modes as the editor shows them. With a sandbox on, bash runs in bubblewrap on
+this machine, not in the editor's terminal (which the sandbox could not fence)."""
 
 
 async def set_config_option(session: AcpSession, config_id: str, value: str | bool) -> None:
@@ -66,9 +95,13 @@ async def set_config_option(session: AcpSession, config_id: str, value: str | bo
             await session.agent.set_thinking_level(value)
         elif config_id == "approval_policy" and (mode := _approval_mode(value)) is not None:
             session.policy.mode = mode
+        elif config_id == "sandbox" and isinstance(value, str):
+            session.agent.set_sandbox(value, None)
+        elif config_id == "sandbox_network" and isinstance(value, str):
+            session.agent.set_sandbox(None, value)
         else:
             raise RequestError.invalid_params({"details": f"unknown config option {config_id}={value!r}"})
-    except (InvalidRequestError, ValueError, KeyError) as exc:
+    except (InvalidRequestError, SettingsError, ValueError, KeyError) as exc:
         raise RequestError.invalid_params({"details": str(exc)}) from exc
 
 

@@ -154,7 +154,7 @@ class Sessions:
         if session is not None:
             session.answered.set()
 
-    def _find_session_file(self, session_id: str) -> Path | None:
+    def find_session_file(self, session_id: str) -> Path | None:
         roots = [files.sessions_root(self.home)]
         if self.config.session_dir is not None:
             roots.insert(0, self.config.session_dir)
@@ -179,7 +179,7 @@ class Sessions:
         if existing is not None:
             existing.move_to(cwd)
             return existing
-        path = await anyio.to_thread.run_sync(self._find_session_file, session_id)
+        path = await anyio.to_thread.run_sync(self.find_session_file, session_id)
         if path is None:
             raise RequestError.resource_not_found(session_id)
         try:
@@ -219,7 +219,7 @@ class Sessions:
         return fork
 
     async def close(self, session: AcpSession) -> None:
-        session.agent.abort()
+        session.agent.abort(stopping=True)
         session.answered.set()
         with anyio.move_on_after(STOP_SECONDS):  # a client that stopped reading cannot block us
             await session.agent.wait_idle()

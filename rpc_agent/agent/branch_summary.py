@@ -15,6 +15,7 @@ from ..providers.base import ModelInfo, Provider
 from ..session.context import entry_to_message
 from ..session.store import SessionManager
 from .summarize import BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT, summarize
+from .summary_calls import SummaryCalls
 
 SUMMARY_BUDGET_CHARS = 400_000
 """About 100k tokens of transcript: newest entries are kept first when a branch is longer."""
@@ -87,6 +88,7 @@ async def generate_branch_summary(
     *,
     custom_instructions: str | None,
     replace_instructions: bool,
+    calls: SummaryCalls | None = None,
 ) -> tuple[str, JsonDict]:
     """The summary text (with the preamble the model sees) and its details."""
     messages = [m for m in (entry_to_message(e) for e in entries) if m is not None]
@@ -97,5 +99,5 @@ async def generate_branch_summary(
             if replace_instructions
             else f"{instructions}\n\nAdditional focus: {custom_instructions}"
         )
-    text = await summarize(provider, model, _budgeted(messages), instructions)
+    text = await summarize(provider, model, _budgeted(messages), instructions, calls=calls)
     return BRANCH_SUMMARY_PREAMBLE + text, file_operations(entries)

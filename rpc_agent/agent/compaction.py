@@ -27,6 +27,7 @@ from ..providers.base import ModelInfo, Provider
 from ..session.context import entry_to_message
 from .branch_summary import file_operations
 from .summarize import SUMMARY_FORMAT, summarize
+from .summary_calls import SummaryCalls
 
 IMAGE_CHARS = 4800
 
@@ -209,6 +210,7 @@ async def generate_compaction_summary(
     model: ModelInfo,
     preparation: CompactionPreparation,
     custom_instructions: str | None,
+    calls: SummaryCalls | None = None,
 ) -> tuple[str, JsonDict]:
     """The summary text and details (cumulative read/modified files)."""
     focus = f"\n\nAdditional focus: {custom_instructions}" if custom_instructions else ""
@@ -221,11 +223,12 @@ async def generate_compaction_summary(
             preparation.messages_to_summarize,
             prompt,
             previous_summary=preparation.previous_summary,
+            calls=calls,
         )
     summary = history
     if preparation.turn_prefix_messages:
         prefix = await summarize(
-            provider, model, preparation.turn_prefix_messages, TURN_PREFIX_PROMPT + focus
+            provider, model, preparation.turn_prefix_messages, TURN_PREFIX_PROMPT + focus, calls=calls
         )
         summary = f"{history}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix}" if history else prefix
     details = cumulative_file_operations(preparation)

@@ -7,15 +7,19 @@ abort scope, the host's ``session_before_compact`` hook and the stored entry.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import anyio
 
 from ..errors import NothingToCompactError, OperationCancelledError, PersistenceError, ProviderError
 from ..protocol import events as ev
 from ..protocol import methods as m
+from ..protocol.base import trusted
+from ..protocol.entries import Usage
+from ..protocol.events import CompactionReason
 from . import hooks
-from .compaction import context_tokens, generate_compaction_summary, prepare_compaction
+from .compaction import context_tokens, estimate_tokens, generate_compaction_summary, prepare_compaction
+from .summary_calls import SummaryCalls
 
 if TYPE_CHECKING:
     from .core import AgentCore
@@ -42,7 +46,9 @@ async def compact(
             compaction = session.settings.compaction
             assert compaction is not None
             async with session.mutation():
-                result = await compact_branch(session, compaction.keep_recent_tokens, custom_instructions)
+                result = await compact_branch(
+                    session, compaction.keep_recent_tokens, custom_instructions, reason
+                )
         aborted = scope.cancelled_caught
     except (NothingToCompactError, ProviderError, PersistenceError) as exc:
         error = str(exc)
@@ -65,7 +71,7 @@ async def compact(
 
 
 async def compact_branch(
-    session: AgentCore, keep_recent_tokens: int, custom_instructions: str | None
+    session: AgentCore, keep_recent_tokens: int, custom_instructions: str | None, reason: str = "manual"
 ) -> m.CompactResult:
     manager = session.manager
     path = manager.get_branch()
@@ -75,6 +81,7 @@ async def compact_branch(
     if answer is not None and answer.cancel:
         raise OperationCancelledError("compaction was cancelled by the client's hook; nothing was changed")
     from_hook = answer is not None and answer.compaction is not None
+    calls: SummaryCalls | None = None
     if answer is not None and answer.compaction is not None:
         given = answer.compaction
         summary, first_kept, tokens_before, details = (
@@ -85,8 +92,11 @@ async def compact_branch(
         )
         manager.require_entry(first_kept)
     else:
+        calls = SummaryCalls(
+            session.settings.retry, session.emit, "compaction", cast(CompactionReason, reason)
+        )
         summary, details = await generate_compaction_summary(
-            session.provider, session.model, preparation, custom_instructions
+            session.provider, session.model, preparation, custom_instructions, calls
         )
         first_kept = preparation.first_kept_entry_id
     entry_id = await manager.append_compaction(
@@ -100,6 +110,9 @@ async def compact_branch(
         firstKeptEntryId=first_kept,
         tokensBefore=tokens_before,
         details=details,
+        # pi's estimate over the context as rebuilt after the compaction, and what the summary cost
+        estimatedTokensAfter=sum(map(estimate_tokens, manager.build_session_context().messages)),
+        usage=trusted(Usage, **calls.usage) if calls is not None else None,
     )
 
 

@@ -24,6 +24,7 @@ from .approvals import ApprovalGate
 from .host import Host
 from .loop import Authorize, RunContext
 from .queue import MessageQueue, QueuedMessage
+from .sandboxing import SessionSandbox
 from .settings import AgentSettings
 
 __all__ = ["AgentCore"]
@@ -44,6 +45,7 @@ class AgentCore(Protocol):
     commands: CommandRunner | None
     client_tools: list[Tool]
     temp_files: TempFiles
+    sandbox: SessionSandbox
     queue: MessageQueue
     session_dir: Path | None
     home: Path | None

@@ -12,7 +12,6 @@ from rpc_agent.protocol.base import JsonDict
 
 from ..protocol import events as ev
 from ..protocol.base import trusted
-from ..session.store import SessionManager
 from .loop import now_ms
 
 if TYPE_CHECKING:
@@ -56,8 +55,13 @@ async def send_custom_message(
     return entry_id
 
 
-async def append_custom_entry(manager: SessionManager, custom_type: str, data: Any) -> str | None:
-    """Extension state: stored in the session, never sent to the model."""
+async def append_custom_entry(session: AgentCore, custom_type: str, data: Any) -> str | None:
+    """Extension state: stored in the session, never sent to the model. No message event
+    tells of it, so ``entry_appended`` does, once it is on disk (pi's ``appendEntry``)."""
+    manager = session.manager
     entry_id = await manager.append_custom_entry(custom_type, data)
     await manager.flush()
+    entry = manager.get_entry(entry_id) if entry_id else None
+    if entry is not None:
+        session.emit(ev.EntryAppendedEvent(entry=entry))
     return entry_id

@@ -61,9 +61,16 @@ class Host(Protocol):
     capabilities: HostCapabilities
 
     async def request_approval(
-        self, tool_call_id: str, tool_name: str, arguments: JsonDict, preview: JsonDict | None
+        self,
+        tool_call_id: str,
+        tool_name: str,
+        arguments: JsonDict,
+        preview: JsonDict | None,
+        *,
+        sandbox: str | None = None,
     ) -> ApprovalAnswer | None:
-        """The host's decision, or None when it gave none (treated as a denial)."""
+        """The host's decision, or None when it gave none (treated as a denial); ``sandbox``
+        "escape" asks to run a command the sandbox refused once outside it."""
         ...
 
     async def run_hook(self, name: str, event: JsonDict) -> BaseModel | None:
@@ -82,7 +89,13 @@ class NoHost:
         self.capabilities = HostCapabilities()
 
     async def request_approval(
-        self, tool_call_id: str, tool_name: str, arguments: JsonDict, preview: JsonDict | None
+        self,
+        tool_call_id: str,
+        tool_name: str,
+        arguments: JsonDict,
+        preview: JsonDict | None,
+        *,
+        sandbox: str | None = None,
     ) -> ApprovalAnswer | None:
         return ApprovalAnswer("deny", "no client is connected to approve this tool call")
 

@@ -26,6 +26,7 @@ from rpc_agent.protocol.base import JsonDict
 from ..protocol import events as ev
 from ..protocol.base import trusted
 from ..providers.base import ModelInfo, Provider, ProviderRequest, ToolSpec, empty_usage
+from ..sandbox import Sandbox
 from ..session.blobs import stage_images
 from ..session.store import PendingAppend, SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool, ToolContext, ToolError, ToolOutput
@@ -34,6 +35,7 @@ from ..validation import describe
 from . import hooks
 from .host import Host
 from .queue import MessageQueue, QueuedMessage
+from .sandboxing import escape_asker
 from .settings import AgentSettings
 
 Emit = Callable[[BaseModel], None]
@@ -80,6 +82,8 @@ class RunContext:
     commands: CommandRunner | None = None
     """Where ``bash`` runs; None: a local process."""
     session_folders: tuple[Path, ...] | None = None
+    sandbox: Sandbox | None = None
+    """The kernel sandbox of the run's commands (None: off)."""
     """The session store's folders, closed to the tools' writes (None: the default home's)."""
     temp_files: TempFiles = UNOWNED
     """Where tools register the files they leave behind (removed with the session)."""
@@ -174,6 +178,24 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
         pending = _dequeue(ctx, ctx.queue.take_follow_up, ctx.settings.follow_up_mode)
         if not pending:
             return
+
+
+async def answer_aborted(ctx: RunContext, prompt: list[JsonDict]) -> None:
+    """Close an aborted run the way an abort mid-stream closes it: the prompt stored, then an
+    assistant message with ``stopReason: "aborted"`` (empty when nothing streamed yet).
+
+    An abort that lands before the model call (while the prompt's line waits for the disk,
+    or before the run stored anything) would otherwise leave a file that ends with the user's
+    message. A run that ended on its answer or on an aborted tool result is left as it is.
+    """
+    if not ctx.new_messages:
+        for message in prompt:
+            await append_and_announce(ctx, message)
+    if not ctx.new_messages or ctx.new_messages[-1].get("role") in ("assistant", "toolResult"):
+        return
+    aborted = error_message(ctx, "Request was aborted")
+    aborted["stopReason"] = "aborted"
+    await append_and_announce(ctx, aborted)
 
 
 def _dequeue(ctx: RunContext, take: Callable[[str], list[QueuedMessage]], mode: str) -> list[QueuedMessage]:
@@ -363,7 +385,9 @@ async def stream_assistant(ctx: RunContext) -> JsonDict:
             if not started:
                 started = True
                 ctx.emit(trusted(ev.MessageStartEvent, message=copy.deepcopy(partial)))
-            ctx.emit(trusted(ev.MessageUpdateEvent, assistantMessageEvent=event.step()))
+            ctx.emit(
+                trusted(ev.MessageUpdateEvent, assistantMessageEvent=event.step(), usage=partial.get("usage"))
+            )
             if event.type in ("done", "error"):
                 return copy.deepcopy(partial)
     except anyio.get_cancelled_exc_class():
@@ -392,6 +416,7 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
     tool = next((t for t in ctx.tools if t.name == name), None)
     output: ToolOutput
     last_update = 0.0
+    duration_ms: int | None = None
 
     def on_update(partial_output: ToolOutput) -> None:
         nonlocal last_update
@@ -430,26 +455,39 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
             commands=ctx.commands,
             env=ctx.settings.shell_environment.environ(),
             temp_files=ctx.temp_files,
+            sandbox=ctx.sandbox,
+            escape=(
+                escape_asker(ctx.host, call_id, Path(ctx.cwd), ctx.sandbox.policy)
+                if ctx.sandbox is not None and ctx.host is not None
+                else None
+            ),
         )
         if ctx.files is not None:
             tool_ctx.files = ctx.files
-        output = await tool.execute(args, tool_ctx)
+        started = time.monotonic()
+        try:
+            output = await tool.execute(args, tool_ctx)
+        finally:
+            duration_ms = round((time.monotonic() - started) * 1000)
     except ToolError as exc:
         output = ToolOutput.text(str(exc), is_error=True)
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
             await _store_tool_result(
-                ctx, call_id, name, ToolOutput.text("Tool execution was aborted", is_error=True)
+                ctx, call_id, name, ToolOutput.text("Tool execution was aborted", is_error=True), duration_ms
             )
         raise
     except Exception as exc:
         output = ToolOutput.text(f"Tool {name} failed: {type(exc).__name__}: {exc}", is_error=True)
     if tool is not None and hooks.declared(ctx.host, "tool_result"):
         output = await hooks.tool_result(ctx.host, name, call_id, dict(arguments or {}), output)
-    return await _store_tool_result(ctx, call_id, name, output)
+    return await _store_tool_result(ctx, call_id, name, output, duration_ms)
 
 
-async def _store_tool_result(ctx: RunContext, call_id: str, name: str, output: ToolOutput) -> JsonDict:
+async def _store_tool_result(
+    ctx: RunContext, call_id: str, name: str, output: ToolOutput, duration_ms: int | None
+) -> JsonDict:
+    """``duration_ms``: how long the tool ran (None when it never did)."""
     result: JsonDict = {
         "role": "toolResult",
         "toolCallId": call_id,
@@ -467,6 +505,7 @@ async def _store_tool_result(ctx: RunContext, call_id: str, name: str, output: T
             toolName=name,
             result=trusted(ev.ToolResultPayload, content=output.content, details=output.details),
             isError=output.is_error,
+            durationMs=duration_ms,
         )
     )
     await append_and_announce(ctx, result)

@@ -39,6 +39,35 @@ def check_thinking_level(level: str) -> None:
         raise InvalidRequestError(f"unknown thinking level {quote(level)}")
 
 
-def next_thinking_level(current: str) -> str:
-    index = THINKING_LEVELS.index(current) if current in THINKING_LEVELS else 0
-    return THINKING_LEVELS[(index + 1) % len(THINKING_LEVELS)]
+def thinking_levels(model: ModelInfo) -> list[str]:
+    """The levels a model takes, lowest first: only "off" without reasoning, else the levels
+    of the model's table entry (pi's per-model list) that this server knows."""
+    if not model.reasoning:
+        return ["off"]
+    if model.thinkingLevels is None:
+        return list(THINKING_LEVELS)
+    return [level for level in THINKING_LEVELS if level in model.thinkingLevels]
+
+
+_ORDER = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+"""Every level pi has, lowest first (the order a clamp searches in)."""
+
+
+def clamp_thinking_level(level: str, levels: list[str]) -> str:
+    """The level to use when the model does not take ``level`` (pi's clamp): the nearest one
+    above it, else the nearest below, else the model's first."""
+    if level in levels:
+        return level
+    if level in _ORDER:
+        index = _ORDER.index(level)
+        for candidate in (*_ORDER[index + 1 :], *reversed(_ORDER[:index])):
+            if candidate in levels:
+                return candidate
+    return levels[0] if levels else "off"
+
+
+def next_thinking_level(current: str, levels: list[str] | None = None) -> str:
+    """The level after ``current`` among ``levels`` (all by default), wrapping around."""
+    levels = levels or list(THINKING_LEVELS)
+    index = levels.index(current) if current in levels else -1
+    return levels[(index + 1) % len(levels)]

@@ -18,6 +18,7 @@ from ..protocol.content import message_text
 from . import hooks
 from .branch_summary import generate_branch_summary, prepare_branch_summary
 from .selection import record_after_navigation
+from .summary_calls import SummaryCalls
 from .switching import announce_session
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ async def navigate_tree(session: AgentCore, params: m.NavigateTreeParams) -> m.N
                         preparation.entries,
                         custom_instructions=params.customInstructions,
                         replace_instructions=params.replaceInstructions,
+                        calls=SummaryCalls(session.settings.retry, session.emit, "branchSummary"),
                     )
             finally:
                 session.op_scope = None

@@ -37,11 +37,19 @@ def authorizer(session: AgentCore) -> Authorize | None:
     return authorize
 
 
+def additional_directories(session: AgentCore) -> tuple[Path, ...]:
+    """The session's additional directories (writable under workspace-write), where the front
+    keeps them."""
+    folders = getattr(session, "additional_directories", None) or ()
+    return tuple(Path(folder) for folder in folders)
+
+
 def run_context(session: AgentCore, *, max_turns: int | None, max_budget_usd: float | None) -> RunContext:
     """The context of one run; limits given for this prompt win over the session's."""
     tools = session.run_tools()
     specs = tool_specs(tools)
     cwd = Path(session.manager.cwd)
+    sandbox = session.sandbox.for_tools(cwd, additional_directories(session))
     system_prompt = session.system_prompt_override or build_system_prompt(cwd, specs)
     if session.append_system_prompt:
         system_prompt = f"{system_prompt}\n\n{session.append_system_prompt}"
@@ -60,8 +68,10 @@ def run_context(session: AgentCore, *, max_turns: int | None, max_budget_usd: fl
         tool_specs=specs,
         authorize=authorizer(session),
         files=session.files,
-        commands=session.commands,
+        # A sandboxed bash runs here, in bubblewrap, not in an editor's terminal we cannot fence.
+        commands=session.commands if sandbox is None else None,
         session_folders=guard.store_folders(session.home, (session.session_dir,)),
+        sandbox=sandbox,
         temp_files=session.temp_files,
         host=session.host,
         max_turns=max_turns if max_turns is not None else session.max_turns,

@@ -31,6 +31,7 @@ from ..protocol import methods as m
 from ..protocol.base import trusted
 from ..protocol.entries import THINKING_LEVELS
 from ..providers.base import ModelInfo, Provider
+from ..sandbox.policy import chosen as chosen_sandbox
 from ..session.store import Savepoint, SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool
 from ..tools.temp_files import TempFiles
@@ -38,12 +39,14 @@ from . import compaction_runner, custom_entries, hooks, model_choice, navigation
 from .approvals import ApprovalGate
 from .compaction_runner import auto_compact, needs_compaction
 from .host import Host, NoHost
-from .loop import Authorize, RunContext, RunOutcome, error_message, run_turns
+from .loop import Authorize, RunContext, RunOutcome, answer_aborted, error_message, run_turns, user_message
 from .pairing import EventPairing
 from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
+from .sandboxing import SessionSandbox
 from .selection import opening_level, record_before_prompt
 from .settings import AgentSettings
+from .starts import PromptStarts
 from .stats import session_stats
 from .user_bash import UserBash
 
@@ -96,6 +99,9 @@ class AgentSession:
         self.operation: str | None = None
         """What an exclusive operation under way is doing (``_exclusive``), for busy errors."""
         self._run_scope: anyio.CancelScope | None = None
+        self._starts = PromptStarts()
+        self.sandbox = SessionSandbox(self.settings.sandbox, home)
+        """The kernel sandbox of the commands the agent runs (``off`` by default)."""
         self.temp_files = TempFiles()
         """Files the session's tools left (full bash outputs): removed when the session closes."""
         self.run_context: RunContext | None = None
@@ -166,6 +172,7 @@ class AgentSession:
             "messageCount": manager.context_message_count(),
             "pendingMessageCount": len(self.queue),
             "mcpServers": self.mcp.state_json() if self.mcp is not None else [],
+            "sandbox": self.sandbox.state_json(),
         }
 
     def _model_json(self) -> dict[str, Any]:
@@ -230,6 +237,13 @@ class AgentSession:
         steering, follow_up = self.queue.snapshot()
         self.emit(ev.QueueUpdateEvent(steering=steering, followUp=follow_up))
 
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        """Empty both queues (pi's Esc: the texts go back to the editor); their texts."""
+        steering, follow_up = self.queue.snapshot()
+        self.queue.clear()
+        self.announce_queue()
+        return steering, follow_up
+
     def enqueue(self, kind: str, text: str, images: list[JsonDict] | None) -> int:
         queued = QueuedMessage(text, list(images or []))
         (self.queue.steering if kind == "steer" else self.queue.follow_up).append(queued)
@@ -244,6 +258,29 @@ class AgentSession:
         *,
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
+        ticket: int | None = None,
+    ) -> m.PromptResult:
+        """Run a prompt (or queue it while a run goes on); ``ticket`` is the ``prompt_ticket``
+        taken when the request was read, if it was."""
+        if ticket is None:
+            ticket = self._starts.ticket()
+        try:
+            return await self._prompt(text, images, streaming_behavior, ticket, max_turns, max_budget_usd)
+        finally:
+            self._starts.ended()
+
+    def prompt_ticket(self) -> int:
+        """Count a prompt as starting from now (an ``abort`` reaches it); ``prompt`` takes it."""
+        return self._starts.ticket()
+
+    async def _prompt(
+        self,
+        text: str,
+        images: list[JsonDict] | None,
+        streaming_behavior: str | None,
+        ticket: int,
+        max_turns: int | None,
+        max_budget_usd: float | None,
     ) -> m.PromptResult:
         if self.mcp is not None and not (self.is_streaming or self.is_compacting):
             await self.mcp.ready()  # servers still starting: their tools belong in this run
@@ -261,15 +298,24 @@ class AgentSession:
             return m.PromptResult(queued=True)
         self.require_idle("prompt")
         return await self.run(
-            [QueuedMessage(text, list(images or []))], max_turns=max_turns, max_budget_usd=max_budget_usd
+            [QueuedMessage(text, list(images or []))],
+            max_turns=max_turns,
+            max_budget_usd=max_budget_usd,
+            ticket=ticket,
         )
 
     async def run(
-        self, first: list[QueuedMessage], *, max_turns: int | None = None, max_budget_usd: float | None = None
+        self,
+        first: list[QueuedMessage],
+        *,
+        max_turns: int | None = None,
+        max_budget_usd: float | None = None,
+        ticket: int | None = None,
     ) -> m.PromptResult:
         """Run the agent loop from ``first`` (the prompt and what it brought; empty: continue
         from the session as it is) until the model stops, is stopped or a limit is reached."""
         self.is_streaming = True
+        self._abort_requested = False
         done = self._run_done = anyio.Event()
         outcome = RunOutcome()
         ctx = run_setup.run_context(self, max_turns=max_turns, max_budget_usd=max_budget_usd)
@@ -283,6 +329,10 @@ class AgentSession:
             await record_before_prompt(self)
             with anyio.CancelScope() as scope:
                 self._run_scope = scope
+                if self._starts.aborted(ticket):
+                    # Aborted between the request and here: the prompt is still stored, with
+                    # its (empty) aborted answer, as an abort a moment later would leave it.
+                    scope.cancel()
                 if first:
                     await hooks.before_agent_start(self.host, ctx, first[0].text, first[0].images)
                 await run_turns(ctx, first, outcome)
@@ -310,6 +360,10 @@ class AgentSession:
                     self.queue.clear()
                     self.announce_queue()
                 with anyio.CancelScope(shield=True):
+                    if outcome.stop_reason == "aborted" or isinstance(
+                        failure, anyio.get_cancelled_exc_class()
+                    ):
+                        await answer_aborted(ctx, [user_message(q.text, q.images) for q in first])
                     for custom in ctx.extra_first:  # sent too late for this run: the next one sees it
                         await self.manager.append_custom_message_entry(
                             custom["customType"],
@@ -325,7 +379,8 @@ class AgentSession:
                 # Whatever stopped the run (a failed write, any error): everything it opened is
                 # closed before agent_end, so a client never waits for an end that never comes.
                 pairing.close_all(_failure_text(failure))
-                self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages))
+                self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages, willRetry=False))
+                self.emit(ev.AgentSettledEvent(aborted=self._abort_requested))
                 done.set()
         return trusted(
             m.PromptResult,
@@ -338,6 +393,8 @@ class AgentSession:
     op_scope: anyio.CancelScope | None = None
     """The scope of a compaction or a branch summary under way: ``abort`` cancels it."""
     _run_done: anyio.Event | None = None
+    _abort_requested = False
+    """An abort came during the current run (``agent_settled`` says so)."""
 
     async def wait_idle(self) -> None:
         """Return once no run is going on (at once when none is): after ``abort``, the run has
@@ -345,16 +402,27 @@ class AgentSession:
         while self.is_streaming and self._run_done is not None:
             await self._run_done.wait()
 
-    def abort(self) -> bool:
-        """Stop the run (or compaction/summary) in progress; False when nothing was running."""
-        aborted = False
+    def abort(self, *, stopping: bool = False) -> bool:
+        """Stop the run (or compaction/summary) in progress; False when nothing was running.
+
+        A prompt that was asked for but whose run has not begun (it waits for MCP servers or a
+        hook) is aborted too, when its run begins. ``stopping`` (EOF, SIGTERM, ``shutdown``)
+        aborts every prompt that comes after as well: a request read just before the server
+        stopped may not have started yet, and must leave the same file an abort leaves.
+        """
+        aborted = self._starts.abort(stopping=stopping)
         if self._run_scope is not None:
             self._run_scope.cancel()
-            aborted = True
+            self._abort_requested = aborted = True
         if self.op_scope is not None:
             self.op_scope.cancel()
             aborted = True
         return aborted
+
+    def set_sandbox(self, mode: str | None, network: str | None) -> None:
+        """The client's choice of sandbox, over the settings files' (SettingsError, with the
+        reason, when the mode cannot be provided here: nothing changes then)."""
+        self.sandbox.set(chosen_sandbox(mode, network, self.sandbox.policy))
 
     def abort_retry(self) -> bool:
         """Stop the wait before an automatic retry; False when no retry is pending.
@@ -436,6 +504,7 @@ class AgentSession:
     async def set_session_name(self, name: str) -> None:
         async with self.mutation():
             await self.manager.append_session_info(name)
+        self.emit(ev.SessionInfoChangedEvent(name=self.manager.session_name))
 
     # --- settings (checked in agent/model_choice.py) ------------------------------------
 
@@ -444,6 +513,9 @@ class AgentSession:
         async with self.mutation():
             await self.manager.append_model_change(model.provider, model.id)
         self.model = model
+        levels = self.available_thinking_levels()
+        if self.thinking_level not in levels:  # as pi: clamped to what the new model takes
+            await self.set_thinking_level(model_choice.clamp_thinking_level(self.thinking_level, levels))
         return model
 
     async def cycle_model(self) -> ModelInfo:
@@ -453,17 +525,26 @@ class AgentSession:
         model_choice.check_thinking_level(level)
         async with self.mutation():
             await self.manager.append_thinking_level_change(level)
-        self.thinking_level = level
+        if level != self.thinking_level:
+            self.thinking_level = level
+            self.emit(ev.ThinkingLevelChangedEvent(level=level))
+
+    def available_thinking_levels(self) -> list[str]:
+        return model_choice.thinking_levels(self.model)
 
     async def cycle_thinking_level(self) -> str:
-        level = model_choice.next_thinking_level(self.thinking_level)
-        await self.set_thinking_level(level)
+        level = model_choice.next_thinking_level(self.thinking_level, self.available_thinking_levels())
+        if level != self.thinking_level:  # one level only (no reasoning): nothing to store
+            await self.set_thinking_level(level)
         return level
 
     # --- the user's bash (agent/user_bash.py) and compaction (agent/compaction_runner.py) ---
 
-    async def bash(self, command: str, exclude_from_context: bool = False) -> m.BashResult:
-        return await self._user_bash.run(self, command, exclude_from_context)
+    async def bash(
+        self, command: str, exclude_from_context: bool = False, update_id: str | int | float | None = None
+    ) -> m.BashResult:
+        """``update_id`` names the command in its ``bash_execution_update`` events."""
+        return await self._user_bash.run(self, command, exclude_from_context, update_id)
 
     def abort_bash(self) -> bool:
         return self._user_bash.abort()
@@ -482,14 +563,15 @@ class AgentSession:
         )
 
     async def append_custom_entry(self, custom_type: str, data: Any) -> str | None:
-        return await custom_entries.append_custom_entry(self.manager, custom_type, data)
+        return await custom_entries.append_custom_entry(self, custom_type, data)
 
     # --- lifetime -----------------------------------------------------------------------
 
     async def shutdown(self) -> None:
-        self.abort()
+        self.abort(stopping=True)
         self.abort_bash()
         self.temp_files.remove_all()
+        self.sandbox.close()
         chain = self.manager.write_chain
         reported = chain is not None and chain.error is not None
         try:

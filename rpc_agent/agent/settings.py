@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import SettingsError
 from ..protocol.entries import ThinkingLevel
+from ..sandbox import SandboxPolicy, tighter
+from ..sandbox.policy import chosen
 from ..settings_files import read_each
 from ..tools.environment import EnvironmentPolicy
 
@@ -51,6 +53,8 @@ class AgentSettings:
     tool_timeout: float = 600.0
     default_thinking_level: str | None = None
     """The level of a session that records none (settings ``defaultThinkingLevel``, as pi's)."""
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
+    """The kernel sandbox of the commands the agent runs (``rpc_agent.sandbox``)."""
 
     def __post_init__(self) -> None:
         if self.retry is None:
@@ -91,6 +95,14 @@ class ShellEnvironmentFile(_FileSection):
         return EnvironmentPolicy(self.inherit, tuple(self.exclude), tuple(self.include), dict(self.set_))
 
 
+class SandboxFile(_FileSection):
+    """``sandbox``: see :mod:`rpc_agent.sandbox.policy` for the modes."""
+
+    mode: Literal["off", "read-only", "workspace-write"] | None = None
+    network: Literal["allow", "deny"] | None = None
+    hideCredentials: bool | None = None
+
+
 class SettingsFile(_FileSection):
     """``settings.json``: the global one in ``$RPC_AGENT_HOME``, then ``<cwd>/.rpc-agent/``.
 
@@ -113,6 +125,8 @@ class SettingsFile(_FileSection):
     hookTimeoutSeconds: float | None = Field(default=None, gt=0)
     toolTimeoutSeconds: float | None = Field(default=None, gt=0)
     defaultThinkingLevel: ThinkingLevel | None = None
+    sandbox: SandboxFile | None = None
+    """The user's file sets it; a project's file may only tighten it (see ``load_settings``)."""
 
 
 def _apply(settings: AgentSettings, source: SettingsFile) -> None:
@@ -151,7 +165,9 @@ def load_settings(paths: list[Path], overrides: SettingsFile | None = None) -> A
 
     ``shellEnvironment`` is taken from the first file only, the user's own: a project's
     settings come with the repository, and a repository must not be able to hand the user's
-    credentials to the commands the model runs.
+    credentials to the commands the model runs. For the same reason a project's ``sandbox``
+    can only tighten the user's (a stricter mode, ``deny``); the command line speaks for the
+    user and sets it as it likes.
     """
     settings = AgentSettings()
     files = read_each(
@@ -165,6 +181,16 @@ def load_settings(paths: list[Path], overrides: SettingsFile | None = None) -> A
         _apply(settings, source)
         if index == 0 and source.shellEnvironment is not None:
             settings.shell_environment = source.shellEnvironment.policy()
+        if source.sandbox is not None:
+            box = source.sandbox
+            if index == 0:
+                settings.sandbox = chosen(
+                    box.mode, box.network, settings.sandbox, hide_credentials=box.hideCredentials
+                )
+            else:
+                settings.sandbox = tighter(settings.sandbox, box.mode, box.network)
     if overrides is not None:
         _apply(settings, overrides)
+        if overrides.sandbox is not None:
+            settings.sandbox = chosen(overrides.sandbox.mode, overrides.sandbox.network, settings.sandbox)
     return settings

@@ -13,6 +13,7 @@ from rpc_agent.protocol.base import JsonDict
 
 from ..protocol.content import message_text
 from ..providers.base import ModelInfo, Provider, ProviderRequest
+from .summary_calls import SummaryCalls
 
 TOOL_RESULT_LIMIT = 2000
 
@@ -55,6 +56,10 @@ BRANCH_SUMMARY_PREAMBLE = (
     "The user explored a different conversation branch before returning here.\n"
     "Summary of that exploration:\n\n"
 )
+
+
+def _nowhere(_event: object) -> None:
+    """Where the events of a call without retries go: it has none to tell."""
 
 
 def serialize_transcript(messages: list[JsonDict]) -> str:
@@ -104,8 +109,12 @@ async def summarize(
     instructions: str,
     *,
     previous_summary: str | None = None,
+    calls: SummaryCalls | None = None,
 ) -> str:
-    """Ask the provider for a summary; raises ProviderError when it fails or returns nothing."""
+    """Ask the provider for a summary; raises ProviderError when it fails or returns nothing.
+
+    ``calls`` retries the call on transient errors and adds up its usage; without it, one
+    call and no retry."""
     prompt = f"<conversation>\n{serialize_transcript(messages)}\n</conversation>\n\n"
     if previous_summary:
         prompt += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
@@ -117,13 +126,7 @@ async def summarize(
         thinking_level="off",
         purpose="summary",
     )
-    final: JsonDict | None = None
-    async for event in provider.stream(request):
-        if event.type in ("done", "error"):
-            final = event.partial
-    if final is None or final.get("stopReason") == "error":
-        reason = final.get("errorMessage") if final else "no response"
-        raise ProviderError(f"summary failed: {reason}")
+    final = await (calls or SummaryCalls(None, _nowhere, "compaction")).complete(provider, request)
     text = message_text(final.get("content"), "\n").strip()
     if not text:
         raise ProviderError("summary failed: the model returned no text")

@@ -14,11 +14,13 @@ import anyio
 
 from rpc_agent.protocol.base import JsonDict
 
+from ..protocol import events as ev
 from ..protocol import methods as m
 from ..protocol.content import message_text
 from ..session.store import SessionManager
 from ..tools.base import ToolOutput
 from .loop import now_ms
+from .run_setup import additional_directories
 
 if TYPE_CHECKING:
     from .core import AgentCore
@@ -31,7 +33,13 @@ class UserBash:
         self.scope: anyio.CancelScope | None = None
         self.pending: list[JsonDict] = []
 
-    async def run(self, session: AgentCore, command: str, exclude_from_context: bool) -> m.BashResult:
+    async def run(
+        self,
+        session: AgentCore,
+        command: str,
+        exclude_from_context: bool,
+        update_id: str | int | float | None = None,
+    ) -> m.BashResult:
         from ..tools.base import ToolContext
         from ..tools.bash import BashTool
 
@@ -39,6 +47,9 @@ class UserBash:
         cancelled = False
         output_text = ""
         details: JsonDict = {}
+
+        def on_output(delta: str) -> None:
+            session.emit(ev.BashExecutionUpdateEvent(id=update_id, delta=delta))
 
         def on_update(partial: ToolOutput) -> None:
             # An aborted command keeps what it printed so far (the tool raises, no result).
@@ -54,8 +65,12 @@ class UserBash:
                         cwd=Path(session.manager.cwd),
                         tool_call_id=f"user_bash_{now_ms()}",
                         on_update=on_update,
+                        on_output=on_output,
                         env=session.settings.shell_environment.environ(),
                         temp_files=session.temp_files,
+                        sandbox=session.sandbox.for_tools(
+                            Path(session.manager.cwd), additional_directories(session)
+                        ),
                     ),
                 )
                 output_text = message_text(result.content)

@@ -12,7 +12,14 @@ same names so that ``model_dump()`` is the line we write, with no alias layer to
 from functools import cache
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+)
 
 from .base import JsonDict
 
@@ -66,6 +73,16 @@ AssistantContent = Annotated[TextContent | ThinkingContent | ToolCall, Field(dis
 # --- messages -----------------------------------------------------------------------------
 
 
+def _drop_none(data: Any, names: tuple[str, ...]) -> Any:
+    """pi leaves a usage's optional splits out when it has none: so do we, wherever a usage is
+    dumped (not only where messages are written with ``exclude_none``)."""
+    if isinstance(data, dict):
+        for name in names:
+            if name in data and data[name] is None:
+                del data[name]
+    return data
+
+
 class Cost(_Open):
     input: float = 0
     output: float = 0
@@ -75,6 +92,10 @@ class Cost(_Open):
     totalFromProvider: bool | None = Field(
         default=None, description="pi 1.5: the total is what the provider billed, not an estimate"
     )
+
+    @model_serializer(mode="wrap")
+    def _without_absent(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _drop_none(handler(self), ("totalFromProvider",))
 
 
 class Usage(_Open):
@@ -86,6 +107,10 @@ class Usage(_Open):
     cost: Cost = Field(default_factory=Cost)
     cacheWrite1h: int | None = Field(default=None, description="pi 1.5: the part of cacheWrite kept an hour")
     reasoning: int | None = Field(default=None, description="pi 1.5: thinking tokens, a part of output")
+
+    @model_serializer(mode="wrap")
+    def _without_absent(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _drop_none(handler(self), ("cacheWrite1h", "reasoning"))
 
 
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted", "pending", "deferred"]

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .base import JsonDict
-from .entries import AgentMessage
+from .entries import AgentMessage, ThinkingLevel, Usage
 from .methods import CompactResult, McpStatus
 
 AssistantEventType = Literal[
@@ -41,6 +41,19 @@ class AgentStartEvent(_Event):
 class AgentEndEvent(_Event):
     type: Literal["agent_end"] = "agent_end"
     messages: list[AgentMessage]
+    willRetry: bool = Field(
+        default=False,
+        description="whether another agent_start follows on its own (pi retries after agent_end; this "
+        "server retries and recovers from overflow inside the run, so it is false here)",
+    )
+
+
+class AgentSettledEvent(_Event):
+    """The run is over and nothing more follows on its own (no retry, compaction or queued
+    message): the moment a client waits for after a prompt."""
+
+    type: Literal["agent_settled"] = "agent_settled"
+    aborted: bool = Field(description="the run ended because it was aborted")
 
 
 class TurnStartEvent(_Event):
@@ -67,11 +80,17 @@ class AssistantMessageDelta(_Event):
     content: str | None = None
     toolCall: JsonDict | None = None
     reason: str | None = None
+    id: str | None = Field(default=None, description="toolcall_start: the tool call's id")
+    toolName: str | None = Field(default=None, description="toolcall_start: the tool's name")
 
 
 class MessageUpdateEvent(_Event):
     type: Literal["message_update"] = "message_update"
     assistantMessageEvent: AssistantMessageDelta
+    usage: Usage | None = Field(
+        default=None,
+        description="the answer's usage so far, as the provider last reported it (may stay zero until the end)",
+    )
 
 
 class MessageEndEvent(_Event):
@@ -106,6 +125,9 @@ class ToolExecutionEndEvent(_Event):
     toolName: str
     result: ToolResultPayload
     isError: bool
+    durationMs: int | None = Field(
+        default=None, description="how long the tool ran (monotonic clock); absent when it did not run"
+    )
 
 
 class QueueUpdateEvent(_Event):
@@ -144,6 +166,59 @@ class AutoRetryEndEvent(_Event):
     success: bool
     attempt: int
     finalError: str | None = None
+
+
+class SummarizationRetryScheduledEvent(_Event):
+    """A compaction's or branch summary's model call failed transiently: it is retried after
+    ``delayMs`` (the same retry settings as a turn's)."""
+
+    type: Literal["summarization_retry_scheduled"] = "summarization_retry_scheduled"
+    attempt: int
+    maxAttempts: int
+    delayMs: int
+    errorMessage: str
+
+
+class SummarizationRetryAttemptStartEvent(_Event):
+    """The wait is over: the summary call is sent again."""
+
+    type: Literal["summarization_retry_attempt_start"] = "summarization_retry_attempt_start"
+    source: Literal["compaction", "branchSummary"]
+    reason: CompactionReason | None = Field(default=None, description="a compaction's reason")
+
+
+class SummarizationRetryFinishedEvent(_Event):
+    """The summary call that was retried ended (answered, failed for good, or aborted)."""
+
+    type: Literal["summarization_retry_finished"] = "summarization_retry_finished"
+
+
+class BashExecutionUpdateEvent(_Event):
+    """Output of the user's ``bash`` command as it is read, every byte of it (the result may
+    keep only the tail)."""
+
+    type: Literal["bash_execution_update"] = "bash_execution_update"
+    id: str | int | float | None = Field(default=None, description="the id of the bash request")
+    delta: str
+
+
+class ThinkingLevelChangedEvent(_Event):
+    type: Literal["thinking_level_changed"] = "thinking_level_changed"
+    level: ThinkingLevel
+
+
+class SessionInfoChangedEvent(_Event):
+    """The session's display name changed."""
+
+    type: Literal["session_info_changed"] = "session_info_changed"
+    name: str | None = Field(default=None, description="absent when the name was cleared")
+
+
+class EntryAppendedEvent(_Event):
+    """The host stored an entry that no other event announces (``append_custom_entry``)."""
+
+    type: Literal["entry_appended"] = "entry_appended"
+    entry: JsonDict
 
 
 class SessionChangedEvent(_Event):
@@ -215,6 +290,7 @@ class McpServerStatusEvent(_Event):
 Event = Annotated[
     AgentStartEvent
     | AgentEndEvent
+    | AgentSettledEvent
     | TurnStartEvent
     | TurnEndEvent
     | MessageStartEvent
@@ -234,6 +310,13 @@ Event = Annotated[
     | SessionTreeEvent
     | SessionCompactEvent
     | InputHandledEvent
-    | McpServerStatusEvent,
+    | McpServerStatusEvent
+    | SummarizationRetryScheduledEvent
+    | SummarizationRetryAttemptStartEvent
+    | SummarizationRetryFinishedEvent
+    | BashExecutionUpdateEvent
+    | ThinkingLevelChangedEvent
+    | SessionInfoChangedEvent
+    | EntryAppendedEvent,
     Field(discriminator="type"),
 ]

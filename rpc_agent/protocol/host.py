@@ -107,6 +107,10 @@ class ApprovalRequestParams(Result):
     preview: JsonDict | None = Field(
         default=None, description="edit/write: {path, diff} (nothing is written yet); bash: {command, cwd}"
     )
+    sandbox: Literal["escape"] | None = Field(
+        default=None,
+        description='"escape": the sandbox refused this bash command; allow runs it once outside the sandbox',
+    )
 
 
 class ApprovalResult(_Answer):

@@ -5,8 +5,9 @@ from typing import Literal
 from pydantic import Field
 
 from .base import JsonDict, Params, Result
-from .entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel
+from .entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel, Usage
 from .host import AcceptedCapabilities, ClientCapabilities
+from .sandbox import SandboxRequest, SandboxState
 
 StreamingBehavior = Literal["steer", "followUp"]
 QueueMode = Literal["all", "one-at-a-time"]
@@ -74,6 +75,9 @@ class InitializeParams(Params):
     mcpServers: list[McpServer] | None = Field(
         default=None, description="the client's MCP servers, added to those of the settings files"
     )
+    sandbox: SandboxRequest | None = Field(
+        default=None, description="the kernel sandbox of the agent's commands (over the settings files)"
+    )
 
 
 class ServerInfo(Result):
@@ -110,6 +114,7 @@ class State(Result):
     messageCount: int
     pendingMessageCount: int
     mcpServers: list[McpServerState] = Field(default_factory=list)
+    sandbox: SandboxState = Field(default_factory=SandboxState, description="the sandbox in force")
 
 
 class Capabilities(Result):
@@ -163,6 +168,13 @@ class QueueResult(Result):
 
 class AbortResult(Result):
     aborted: bool = Field(description="false when nothing was running")
+
+
+class ClearQueueResult(Result):
+    """The texts taken off the queues (to put back in the client's editor, say)."""
+
+    steering: list[str]
+    followUp: list[str]
 
 
 # --- reading the conversation ----------------------------------------------------------------
@@ -319,6 +331,7 @@ class NewSessionParams(Params):
     mcpServers: list[McpServer] | None = Field(
         default=None, description="replace the client's MCP servers for the new session"
     )
+    sandbox: SandboxRequest | None = Field(default=None, description="the new session's sandbox")
 
 
 class SwitchSessionParams(Params):
@@ -337,6 +350,10 @@ class SessionChangeResult(Result):
 
 class ListSessionsParams(Params):
     all: bool = Field(default=False, description="every working directory, not only this one")
+    limit: int | None = Field(
+        default=None, ge=1, le=10000, description="at most this many sessions (all of them when absent)"
+    )
+    cursor: str | None = Field(default=None, description="the nextCursor of the previous page")
 
 
 class SessionInfoModel(Result):
@@ -353,6 +370,9 @@ class SessionInfoModel(Result):
 
 class ListSessionsResult(Result):
     sessions: list[SessionInfoModel]
+    nextCursor: str | None = Field(
+        default=None, description="pass it as cursor for the next page; null: this page is the last"
+    )
 
 
 class ForkParams(Params):
@@ -401,6 +421,35 @@ class ThinkingLevelResult(Result):
     level: ThinkingLevel
 
 
+class ThinkingLevelsResult(Result):
+    levels: list[ThinkingLevel] = Field(
+        description="the levels the current model takes, lowest first; only off for a model without reasoning"
+    )
+
+
+class CommandSourceInfo(Result):
+    """Where a command comes from (pi's SourceInfo)."""
+
+    path: str
+    source: str
+    scope: Literal["user", "project", "temporary"]
+    origin: Literal["top-level", "package"]
+    baseDir: str | None = None
+
+
+class SlashCommand(Result):
+    """A command a prompt can run by starting with ``/name`` (pi's RpcSlashCommand)."""
+
+    name: str
+    description: str | None = None
+    source: Literal["extension", "prompt", "skill"]
+    sourceInfo: CommandSourceInfo
+
+
+class CommandsResult(Result):
+    commands: list[SlashCommand]
+
+
 class SetQueueModeParams(Params):
     mode: QueueMode
 
@@ -430,7 +479,12 @@ class CompactParams(Params):
 
 
 class CompactResult(CompactionFields, Result):
-    pass
+    estimatedTokensAfter: int | None = Field(
+        default=None, description="estimate of the context right after the compaction (not a provider count)"
+    )
+    usage: Usage | None = Field(
+        default=None, description="the summary calls' usage; absent when a hook supplied the summary"
+    )
 
 
 class ExportHtmlParams(Params):

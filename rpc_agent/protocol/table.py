@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from . import finding as f
 from . import host as h
 from . import methods as m
 from .base import Ok
@@ -67,6 +68,12 @@ METHODS: tuple[Method, ...] = (
         None,
         m.AbortResult,
         "Abort the run, compaction or summary in progress.",
+    ),
+    Method(
+        "clear_queue",
+        None,
+        m.ClearQueueResult,
+        "Take every queued steering and follow-up message off the queues; returns their texts.",
     ),
     Method(
         "abort_retry",
@@ -133,7 +140,19 @@ METHODS: tuple[Method, ...] = (
         "list_sessions",
         m.ListSessionsParams,
         m.ListSessionsResult,
-        "Sessions of this working directory (or all), most recent first.",
+        "Sessions of this working directory (or all), most recent first; a page at a time with limit and cursor.",
+    ),
+    Method(
+        "search_sessions",
+        f.SearchSessionsParams,
+        f.SearchSessionsResult,
+        "Sessions of this working directory (or all) whose messages, name or labels hold the query, most recently written first, a page at a time.",
+    ),
+    Method(
+        "delete_session",
+        f.DeleteSessionParams,
+        f.DeleteSessionResult,
+        "Delete a session file and the stored images only it used; refuses the live session, one another process has open, and any file that is not a session of this agent's session folders.",
     ),
     Method(
         "fork",
@@ -188,6 +207,18 @@ METHODS: tuple[Method, ...] = (
         None,
         m.ThinkingLevelResult,
         "Switch to the next thinking level.",
+    ),
+    Method(
+        "get_available_thinking_levels",
+        None,
+        m.ThinkingLevelsResult,
+        "The thinking levels the current model takes (only off for a model without reasoning).",
+    ),
+    Method(
+        "get_commands",
+        None,
+        m.CommandsResult,
+        "Commands a prompt can run as /name (pi's extension commands, prompt templates, skills).",
     ),
     Method(
         "set_steering_mode",

@@ -46,9 +46,16 @@ class AssistantEvent:
 
     def step(self) -> AssistantMessageDelta:
         """This step as clients get it in ``message_update``: the same fields, without the
-        live message and the error object."""
-        fields = {name: getattr(self, name) for name in AssistantMessageDelta.model_fields}
+        live message and the error object; a tool call's start names the call (as pi's does)."""
+        fields = {name: getattr(self, name) for name in _STEP_FIELDS}
+        if self.type == "toolcall_start" and self.contentIndex is not None:
+            block = self.partial["content"][self.contentIndex]
+            fields["id"] = block.get("id")
+            fields["toolName"] = block.get("name")
         return trusted(AssistantMessageDelta, **fields)
+
+
+_STEP_FIELDS = ("type", "contentIndex", "delta", "content", "toolCall", "reason")
 
 
 def empty_usage() -> JsonDict:
@@ -84,6 +91,8 @@ class ModelInfo:
         default_factory=lambda: {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0}
     )
     """Dollars per million tokens."""
+    thinkingLevels: tuple[str, ...] | None = None
+    """The thinking levels the model takes (with reasoning); None: every level."""
 
     def to_json(self) -> JsonDict:
         return {

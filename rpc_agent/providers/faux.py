@@ -43,6 +43,18 @@ FAUX_MODELS = [
         id="faux-mini", provider="faux", name="Faux mini (offline)", contextWindow=32_000, maxTokens=8_000
     ),
 ]
+FAUX_UNLISTED = [
+    ModelInfo(
+        id="faux-plain",
+        provider="faux",
+        name="Faux plain (offline, no reasoning)",
+        contextWindow=200_000,
+        maxTokens=32_000,
+        reasoning=False,
+    ),
+]
+"""Models set_model takes by name that the model list and cycle_model leave out: a model
+without reasoning, to show what a client gets for one."""
 
 
 def load_script(path: Path) -> list[JsonDict]:
@@ -93,10 +105,10 @@ class FauxProvider:
         return list(FAUX_MODELS)
 
     def knows_model(self, model_id: str) -> bool:
-        return any(model.id == model_id for model in FAUX_MODELS)
+        return any(model.id == model_id for model in (*FAUX_MODELS, *FAUX_UNLISTED))
 
     def resolve_model(self, model_id: str) -> ModelInfo:
-        for model in FAUX_MODELS:
+        for model in (*FAUX_MODELS, *FAUX_UNLISTED):
             if model.id == model_id:
                 return model
         return ModelInfo(id=model_id, provider="faux", name=model_id, contextWindow=200_000, maxTokens=32_000)

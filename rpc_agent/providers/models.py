@@ -81,12 +81,26 @@ class ModelSpec:
     long_context: tuple[int, dict[str, float]] | None = None
     """(prompt tokens threshold, prices above it) for models with tiered prices."""
     aliases: tuple[str, ...] = ()
+    unsupported_levels: tuple[str, ...] = ()
+    """Levels the model does not take (pi's ``thinkingLevelMap`` nulls: an always-on model has
+    no "off", the newest ones no "minimal")."""
     listed: bool = True
     input: tuple[str, ...] = field(default=("text", "image"))
 
     @property
     def reasoning(self) -> bool:
         return self.thinking != "none"
+
+    @property
+    def thinking_levels(self) -> tuple[str, ...]:
+        """The levels pi offers for the model: budget models up to high; adaptive ones add
+        xhigh where the model has that effort, and max."""
+        if self.thinking == "none":
+            return ("off",)
+        levels = ["off", "minimal", "low", "medium", "high"]
+        if self.thinking == "adaptive":
+            levels += ["xhigh", "max"] if self.xhigh_effort == "xhigh" else ["max"]
+        return tuple(level for level in levels if level not in self.unsupported_levels)
 
     def info(self, model_id: str | None = None) -> ModelInfo:
         return ModelInfo(
@@ -98,6 +112,7 @@ class ModelSpec:
             reasoning=self.reasoning,
             input=list(self.input),
             cost=dict(self.cost),
+            thinkingLevels=self.thinking_levels,
         )
 
 
@@ -114,6 +129,7 @@ _FABLE = _prices(10, 50)
 def _always_thinking(model_id: str, name: str, cost: dict[str, float] = _FABLE, **more: Any) -> ModelSpec:
     """A model that cannot turn thinking off (Fable, Mythos, Opus 5.5): "off" is the lowest
     effort. They share the 1M window, 128k output, effort xhigh and summarized thinking."""
+    more.setdefault("unsupported_levels", ("off",))
     return ModelSpec(
         model_id,
         name,
@@ -129,12 +145,14 @@ def _always_thinking(model_id: str, name: str, cost: dict[str, float] = _FABLE, 
 
 # First entry is the default model.
 MODEL_TABLE: tuple[ModelSpec, ...] = (
-    _always_thinking("claude-opus-5-5", "Claude Opus 5.5", _prices(4, 20)),
+    _always_thinking("claude-opus-5-5", "Claude Opus 5.5", _prices(4, 20),
+                     unsupported_levels=("off", "minimal")),
     ModelSpec("claude-sonnet-5-5", "Claude Sonnet 5.5", _M, _K128, _SONNET_5,
-              off="between_tools", xhigh_effort="xhigh", display_summarized=True),
+              off="between_tools", xhigh_effort="xhigh", display_summarized=True,
+              unsupported_levels=("off", "minimal")),
     ModelSpec("claude-haiku-5-5", "Claude Haiku 5.5", _M, _K128, _prices(0.1, 0.5),
               off="disabled", xhigh_effort="xhigh", display_summarized=True,
-              long_context=(100_000, _prices(0.5, 2.5))),
+              long_context=(100_000, _prices(0.5, 2.5)), unsupported_levels=("minimal",)),
     _always_thinking("claude-fable-5-1", "Claude Fable 5.1"),
     # In the SDK's model list but not yet described on the model pages: Fable-class assumed.
     _always_thinking("claude-fable-5-2", "Claude Fable 5.2"),

@@ -76,11 +76,12 @@ async def serve(config: ServerConfig) -> int:
         if warm_up is not None:
             group.start_soon(warm_up)
         await stop.wait()
-        # EOF, SIGTERM or shutdown: abort the run and let it store what it has (the partial
-        # message, the aborted tool result) and answer, then flush and close the file. The
-        # session is closed only once nothing is running: a run still appending to a closed
-        # session would lose its last entries.
-        agent.abort()
+        # EOF, SIGTERM or shutdown: the path ``abort`` takes, for the run going on and for a
+        # prompt read but not started yet; each stores what it has (the prompt, the partial
+        # message, the aborted tool result) and answers, then the file is flushed and closed.
+        # The session is closed only once nothing is running: a run still appending to a
+        # closed session would lose its last entries.
+        agent.abort(stopping=True)
         agent.abort_bash()
         reader.close()
         with anyio.move_on_after(DRAIN_SECONDS):

@@ -107,11 +107,19 @@ class JsonRpcHost:
     # --- the Host interface -----------------------------------------------------------------
 
     async def request_approval(
-        self, tool_call_id: str, tool_name: str, arguments: JsonDict, preview: JsonDict | None
+        self,
+        tool_call_id: str,
+        tool_name: str,
+        arguments: JsonDict,
+        preview: JsonDict | None,
+        *,
+        sandbox: str | None = None,
     ) -> ApprovalAnswer | None:
         params: JsonDict = {"toolCallId": tool_call_id, "toolName": tool_name, "arguments": arguments}
         if preview is not None:
             params["preview"] = preview
+        if sandbox is not None:
+            params["sandbox"] = sandbox
         answer = await self._ask(
             "approval/request", params, h.ApprovalResult, self.timeouts.approval, "denied"
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
 import anyio.to_thread
@@ -17,21 +18,24 @@ from rpc_agent.errors import AgentError
 from rpc_agent.protocol.base import JsonDict
 
 from .. import __version__
+from ..agent import deletion
 from ..agent.session import AgentSession
 from ..mcp import McpManager, from_wire
 from ..protocol import PROTOCOL_VERSION
+from ..protocol import finding as f
 from ..protocol import host as h
 from ..protocol import methods as m
 from ..protocol.base import Empty, Ok
 from ..protocol.table import METHODS
 from ..providers.base import ModelInfo
-from ..session import files, listing
+from ..session import files, listing, paging, search
 from ..session.store import SessionManager
 from .deferred import Deferred
 from .errors import ERROR_CODES, RpcError
 from .host_methods import configure, set_client_tools
 from .registry import MethodRegistry
 from .replies import RawJson
+from .request_id import CURRENT_REQUEST_ID
 
 if TYPE_CHECKING:
     from .host_bridge import JsonRpcHost
@@ -61,6 +65,8 @@ class Methods:
         self.mcp: McpManager | None = None
         """The session's MCP servers (set by the app once its task group runs)."""
         self.registry = MethodRegistry()
+        self._prompt_tickets: dict[int, int] = {}
+        """Prompts read but not yet started, by id of their params: their ``prompt_ticket``."""
         self.host_bridge: JsonRpcHost | None = None
         self.on_capabilities: Callable[[h.ClientCapabilities], h.AcceptedCapabilities] | None = None
         """Set by the front that can answer the client's capabilities (the host bridge)."""
@@ -89,6 +95,7 @@ class Methods:
                 result=method.result,
                 inline=not inspect.iscoroutinefunction(handler),
                 description=method.description,
+                accepted=self._prompt_accepted if method.name == "prompt" else None,
             )
 
     # --- handlers, one per method of the table ----------------------------------------
@@ -98,6 +105,19 @@ class Methods:
 
     def abort(self, _p: Empty | None) -> m.AbortResult:
         return m.AbortResult(aborted=self.agent.abort())
+
+    def clear_queue(self, _p: Empty | None) -> m.ClearQueueResult:
+        steering, follow_up = self.agent.clear_queue()
+        return m.ClearQueueResult(steering=steering, followUp=follow_up)
+
+    def get_available_thinking_levels(self, _p: Empty | None) -> JsonDict:
+        return {"levels": self.agent.available_thinking_levels()}
+
+    def get_commands(self, _p: Empty | None) -> m.CommandsResult:
+        """None to list: this front has no slash commands, prompt templates or skills (the
+        tree, compaction, names and labels are methods), and a prompt's text reaches the
+        model as written, a leading "/" included."""
+        return m.CommandsResult(commands=[])
 
     def abort_retry(self, _p: Empty | None) -> m.AbortResult:
         return m.AbortResult(aborted=self.agent.abort_retry())
@@ -121,6 +141,8 @@ class Methods:
         return m.ModelsResult(models=[_model(x) for x in self.agent.provider.models()])
 
     def initialize(self, params: m.InitializeParams | None) -> m.InitializeResult:
+        if params is not None and params.sandbox is not None:
+            self.agent.set_sandbox(params.sandbox.mode, params.sandbox.network)
         if params is not None and params.mcpServers is not None and self.mcp is not None:
             self.mcp.update_client_servers(from_wire(params.mcpServers))
         return m.InitializeResult(
@@ -162,10 +184,21 @@ class Methods:
         self.on_shutdown()
         return Ok()
 
+    def _prompt_accepted(self, p: m.PromptParams) -> None:
+        # The prompt's task starts after the lines read with it are handled: an ``abort`` among
+        # them must reach this prompt too.
+        self._prompt_tickets[id(p)] = self.agent.prompt_ticket()
+
     async def prompt(self, p: m.PromptParams) -> m.PromptResult:
+        ticket = self._prompt_tickets.pop(id(p), None)
         images = [image.model_dump(mode="json", exclude_none=True) for image in p.images or []]
         return await self.agent.prompt(
-            p.message, images, p.streamingBehavior, max_turns=p.maxTurns, max_budget_usd=p.maxBudgetUsd
+            p.message,
+            images,
+            p.streamingBehavior,
+            max_turns=p.maxTurns,
+            max_budget_usd=p.maxBudgetUsd,
+            ticket=ticket,
         )
 
     def _queue(self, kind: str, p: m.QueueParams) -> m.QueueResult:
@@ -216,6 +249,8 @@ class Methods:
         return Deferred({"labelEntryId": label_id}, stored)
 
     async def new_session(self, p: m.NewSessionParams | None) -> m.SessionChangeResult:
+        if p is not None and p.sandbox is not None:
+            self.agent.set_sandbox(p.sandbox.mode, p.sandbox.network)
         result = await self.agent.new_session(p.parentSession if p else None)
         await self._restart_mcp(p.mcpServers if p else None)
         return result
@@ -240,21 +275,46 @@ class Methods:
         await self.mcp.restart(p.name if p else None)
         return {"servers": self.mcp.state_json()}
 
-    async def list_sessions(self, p: m.ListSessionsParams | None) -> m.ListSessionsResult:
-        import anyio.to_thread
-
+    def _this_folder(self) -> Path:
         agent = self.agent
+        return (
+            agent.session_dir
+            or agent.manager.session_dir
+            or files.default_session_dir(agent.manager.cwd, agent.home)
+        )
+
+    async def list_sessions(self, p: m.ListSessionsParams | None) -> m.ListSessionsResult:
         if p is not None and p.all:
-            root = files.sessions_root(agent.home)
+            root = files.sessions_root(self.agent.home)
             infos = await anyio.to_thread.run_sync(listing.list_all_sessions, root)
         else:
-            folder = (
-                agent.session_dir
-                or agent.manager.session_dir
-                or files.default_session_dir(agent.manager.cwd, agent.home)
+            infos = await anyio.to_thread.run_sync(listing.list_sessions, self._this_folder())
+        if p is None or (p.limit is None and p.cursor is None):
+            return m.ListSessionsResult(sessions=infos)
+        chosen, next_cursor = paging.page(infos, listing.listing_key, "list", p.limit, p.cursor)
+        return m.ListSessionsResult(sessions=chosen, nextCursor=next_cursor)
+
+    async def search_sessions(self, p: f.SearchSessionsParams) -> f.SearchSessionsResult:
+        if p.all:
+            folders = listing.cwd_folders(files.sessions_root(self.agent.home))
+        else:
+            folders = [self._this_folder()]
+        return await anyio.to_thread.run_sync(search.search_sessions, folders, p.query, p.limit, p.cursor)
+
+    async def delete_session(self, p: f.DeleteSessionParams) -> f.DeleteSessionResult:
+        agent = self.agent
+        live = [agent.manager.session_file] if agent.manager.session_file is not None else []
+        deleted = await anyio.to_thread.run_sync(
+            lambda: deletion.delete_session(
+                Path(p.sessionPath),
+                home=agent.home or files.agent_home(),
+                session_dir=agent.session_dir,
+                live=live,
             )
-            infos = await anyio.to_thread.run_sync(listing.list_sessions, folder)
-        return m.ListSessionsResult(sessions=infos)
+        )
+        return f.DeleteSessionResult(
+            path=str(deleted.path), sessionId=deleted.session_id, blobsRemoved=deleted.blobs_removed
+        )
 
     async def fork(self, p: m.ForkParams) -> m.ForkResult:
         return await self.agent.fork(p.entryId)
@@ -299,7 +359,13 @@ class Methods:
         return Ok()
 
     async def bash(self, p: m.BashParams) -> m.BashResult:
-        return await self.agent.bash(p.command, p.excludeFromContext)
+        request_id = CURRENT_REQUEST_ID.get()
+        update_id = (
+            request_id
+            if isinstance(request_id, str | int | float) and not isinstance(request_id, bool)
+            else None
+        )
+        return await self.agent.bash(p.command, p.excludeFromContext, update_id)
 
     async def compact(self, p: m.CompactParams | None) -> m.CompactResult:
         return await self.agent.compact(p.customInstructions if p else None)

@@ -37,6 +37,9 @@ class MethodSpec:
     description: str
     positional: tuple[str, ...] = field(default=(), repr=False)
     """Keys that positional params (a JSON array) map to, in order: the params model's fields."""
+    accepted: Callable[[Any], None] | None = field(default=None, repr=False)
+    """Called with the params when a request is handed to its task, before the task runs: a
+    request read before an ``abort`` in the same read is known to the agent at that moment."""
 
     def parse_params(self, raw: Any) -> BaseModel | None:
         """Validated params (``raw`` is the request's params member, or absent); RpcError(-32602)."""
@@ -108,6 +111,7 @@ class MethodRegistry:
         result: type[BaseModel] | None,
         inline: bool = False,
         description: str = "",
+        accepted: Callable[[Any], None] | None = None,
     ) -> MethodSpec:
         if name in self._by_name:
             raise ValueError(f"method {name!r} is already registered")
@@ -116,7 +120,7 @@ class MethodRegistry:
         positional: tuple[str, ...] = ()
         if params is not None:
             positional = tuple(info.alias or key for key, info in params.model_fields.items())
-        spec = MethodSpec(name, handler, params, result, inline, description, positional)
+        spec = MethodSpec(name, handler, params, result, inline, description, positional, accepted)
         self._by_name[name] = spec
         return spec
 

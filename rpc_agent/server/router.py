@@ -65,6 +65,7 @@ from .replies import (
     error_response,
     success_response,
 )
+from .request_id import CURRENT_REQUEST_ID
 
 logger = logging.getLogger(__name__)
 
@@ -277,6 +278,8 @@ class Router:
     ) -> None:
         if self._task_group is None:
             raise RuntimeError("async methods need Router.serve() to be running")
+        if spec.accepted is not None:
+            spec.accepted(params)
         token, entry = self._in_flight.start(request_id if deliver is not None else None, spec.name)
         self._task_group.start_soon(
             self._run, spec, params, request_id, deliver, token, entry, name=spec.name
@@ -293,6 +296,7 @@ class Router:
     ) -> None:
         reply: JsonObject | None = None
         parts: list[bytes] | None = None
+        CURRENT_REQUEST_ID.set(request_id)  # this task's own context: no reset needed
         try:
             with entry.scope:
                 outcome = spec.handler(params)

@@ -64,7 +64,10 @@ class BlobStore:
         """Store bytes durably; returns the reference to keep in the session line."""
         digest = hashlib.sha256(data).hexdigest()
         target = self.folder / digest
-        if not target.exists():
+        try:
+            # Reused: a deletion elsewhere keeps a blob touched this recently (deleting.py).
+            os.utime(target)
+        except FileNotFoundError:
             self.folder.mkdir(parents=True, exist_ok=True)
             tmp = self.folder / f".{digest}.{uuid.uuid4().hex[:8]}.tmp"
             with tmp.open("wb") as handle:
@@ -72,6 +75,8 @@ class BlobStore:
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, target)
+        except OSError:
+            pass  # there, only not ours to touch
         return BLOB_PREFIX + digest
 
     def get(self, ref: str) -> bytes | None:

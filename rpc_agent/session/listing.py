@@ -7,28 +7,32 @@ from pathlib import Path
 
 import orjson
 
+from ..protocol.base import JsonDict
 from ..protocol.content import message_text
 from ..protocol.methods import SessionInfoModel
-from .files import read_header
+from .files import is_header, read_header
+from .paging import SortKey, sort_newest_first
 
 
 def _iso_from_ms(value: float) -> str:
     return datetime.fromtimestamp(value / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def session_info(path: Path) -> SessionInfoModel | None:
+def session_info(path: Path, data: bytes | None = None) -> SessionInfoModel | None:
     """Listing metadata for one file, or None when it is not a session.
 
     The message count and session name need the whole file; we scan the raw bytes line by
     line and only parse lines that can matter (messages and session_info), which keeps a
-    listing of many large sessions cheap.
+    listing of many large sessions cheap. ``data``: the file's bytes when the caller has
+    read them already (a search has, and checked the header).
     """
-    header = read_header(path)
+    header = read_header(path) if data is None else header_of(data)
     if header is None:
         return None
     try:
         stat = path.stat()
-        data = path.read_bytes()
+        if data is None:
+            data = path.read_bytes()
     except OSError:
         return None
     message_count = 0
@@ -79,6 +83,16 @@ def session_info(path: Path) -> SessionInfoModel | None:
     )
 
 
+def header_of(data: bytes) -> JsonDict | None:
+    """The header on the first line of a file's bytes, or None when it is not a session."""
+    end = data.find(b"\n")
+    try:
+        header = orjson.loads(data[: end if end >= 0 else len(data)])
+    except orjson.JSONDecodeError:
+        return None
+    return header if is_header(header) else None
+
+
 def list_sessions(folder: Path) -> list[SessionInfoModel]:
     """Sessions in one folder, most recently active first."""
     if not folder.is_dir():
@@ -90,16 +104,26 @@ def list_sessions(folder: Path) -> list[SessionInfoModel]:
         for info in [session_info(child)]
         if info is not None
     ]
-    infos.sort(key=lambda info: info.modified, reverse=True)
+    sort_newest_first(infos, listing_key)
     return infos
+
+
+def listing_key(info: SessionInfoModel) -> SortKey:
+    """What a listing is ordered by (newest activity first), for its cursor."""
+    return (info.modified, info.path)
+
+
+def cwd_folders(root: Path) -> list[Path]:
+    """The folder of every working directory under a sessions root."""
+    if not root.is_dir():
+        return []
+    return [folder for folder in root.iterdir() if folder.is_dir()]
 
 
 def list_all_sessions(root: Path) -> list[SessionInfoModel]:
     """Sessions of every working directory under a sessions root, most recent first."""
-    if not root.is_dir():
-        return []
-    infos = [info for folder in root.iterdir() if folder.is_dir() for info in list_sessions(folder)]
-    infos.sort(key=lambda info: info.modified, reverse=True)
+    infos = [info for folder in cwd_folders(root) for info in list_sessions(folder)]
+    sort_newest_first(infos, listing_key)
     return infos
 
 

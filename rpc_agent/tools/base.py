@@ -8,7 +8,7 @@ starts processes must kill them on cancellation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Protocol
 from pydantic import BaseModel
 
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.sandbox import Sandbox
 
 from .environment import DEFAULT_POLICY
 from .temp_files import UNOWNED, TempFiles
@@ -69,6 +70,8 @@ class ToolContext:
     tool_call_id: str
     on_update: Callable[[ToolOutput], None] = field(default=lambda _output: None)
     """Report partial output (the accumulated result so far, not a delta)."""
+    on_output: Callable[[str], None] | None = None
+    """Every piece of a command's output as it is read (the user's bash streams it whole)."""
     files: FileAccess = field(default_factory=_disk_files)
     commands: CommandRunner | None = None
     """None: ``bash`` runs a local process."""
@@ -81,6 +84,11 @@ class ToolContext:
 
     temp_files: TempFiles = UNOWNED
     """Where files the tool leaves behind are registered, to be removed with their session."""
+    sandbox: Sandbox | None = None
+    """The kernel sandbox the tool's processes run in, and whose paths the file tools keep to
+    (None: no sandbox)."""
+    escape: Callable[[str], Awaitable[bool]] | None = None
+    """Asks the host whether a command the sandbox refused may run once outside it."""
 
     def process_env(self) -> dict[str, str]:
         return dict(self.env) if self.env is not None else DEFAULT_POLICY.environ()

@@ -18,13 +18,16 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 from pydantic import BaseModel, ConfigDict, Field
 
+from rpc_agent.tools import sandboxed
 from rpc_agent.tools._common import BuiltinTool
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
+from rpc_agent.tools.sandboxed import wrap as sandbox_wrap
 from rpc_agent.tools.spawn import open_process
 from rpc_agent.tools.temp_files import TempFiles
 from rpc_agent.tools.truncate import (
@@ -63,8 +66,9 @@ class BashArgs(BaseModel):
 class _Output:
     """Collects a command's output: a bounded tail in memory, the rest in a temp file."""
 
-    def __init__(self, temp_files: TempFiles) -> None:
+    def __init__(self, temp_files: TempFiles, on_text: Callable[[str], None] | None = None) -> None:
         self._temp_files = temp_files
+        self._on_text = on_text
         self.saved_bytes = 0
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._head = bytearray()
@@ -84,13 +88,19 @@ class _Output:
             self._head.extend(data)
         else:
             self._write(data)
-        self._append(self._decoder.decode(data))
+        text = self._decoder.decode(data)
+        self._append(text)
+        if text and self._on_text is not None:
+            self._on_text(text)
         if self._fd is None and (self.total_bytes > DEFAULT_MAX_BYTES or self.newlines >= DEFAULT_MAX_LINES):
             self._spill()
         self.version += 1
 
     def finish(self) -> None:
-        self._append(self._decoder.decode(b"", final=True))
+        text = self._decoder.decode(b"", final=True)
+        self._append(text)
+        if text and self._on_text is not None:
+            self._on_text(text)
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
@@ -270,10 +280,24 @@ class BashTool(BuiltinTool[BashArgs]):
             return await ctx.commands.run(params.command, params.timeout, ctx)
         if not ctx.cwd.is_dir():
             raise ToolError(f"The working directory does not exist: {ctx.cwd}")
+        output = await self._spawn(params, ctx, sandboxed=True)
+        note = sandboxed.refusal_note(output, ctx)
+        if note is None:
+            return output
+        if ctx.escape is not None and await ctx.escape(params.command):
+            # The host let this one command run outside the sandbox.
+            output = await self._spawn(params, ctx, sandboxed=False)
+            return sandboxed.with_note(output, "[Ran outside the sandbox: the user approved it.]")
+        return sandboxed.with_note(output, note)
+
+    async def _spawn(self, params: BashArgs, ctx: ToolContext, *, sandboxed: bool) -> ToolOutput:
         shell = shutil.which("bash") or "/bin/bash"
+        argv, env = [shell, "-c", params.command], ctx.process_env()
+        if sandboxed:
+            argv, env = sandbox_wrap(argv, env, ctx)
         _REAPER.start()  # before the command: the window until ``watch`` stays short
         try:
-            process = open_process([shell, "-c", params.command], cwd=ctx.cwd, env=ctx.process_env())
+            process = open_process(argv, cwd=ctx.cwd, env=env)
         except OSError as exc:
             raise ToolError(f"Could not start bash: {exc}") from None
         _REAPER.watch(process.pid)
@@ -283,7 +307,7 @@ class BashTool(BuiltinTool[BashArgs]):
             _REAPER.forget(process.pid)
 
     async def _execute(self, params: BashArgs, process: Process, ctx: ToolContext) -> ToolOutput:
-        output = _Output(ctx.temp_files)
+        output = _Output(ctx.temp_files, ctx.on_output)
         timed_out = False
         detached = False
         try:

@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
+from rpc_agent.tools import sandboxed
 from rpc_agent.tools._common import (
     BINARY_SAMPLE_BYTES,
     BuiltinTool,
@@ -80,6 +81,7 @@ class EditTool(BuiltinTool[EditArgs]):
         path = ctx.resolve(params.path)
         cwd, files = ctx.cwd, ctx.files
         await anyio.to_thread.run_sync(refuse_session_files, path, ctx)
+        await anyio.to_thread.run_sync(sandboxed.check_write, path, ctx)
         text = await read_for_edit(path, files)
         edited = apply_edit(text, params, path)
         body, new_body, count = edited.body, edited.new_body, edited.count

@@ -24,6 +24,7 @@ import orjson
 from anyio.abc import ByteReceiveStream, Process
 from pydantic import BaseModel, ConfigDict, Field
 
+from rpc_agent.tools import sandboxed
 from rpc_agent.tools._common import (
     BINARY_SAMPLE_BYTES,
     BuiltinTool,
@@ -143,11 +144,12 @@ class GrepTool(BuiltinTool[GrepArgs]):
 
     async def run(self, params: GrepArgs, ctx: ToolContext) -> ToolOutput:
         root = ctx.resolve(params.path or ".")
+        sandboxed.check_read(root, ctx)
         require_exists(root)
         search = _Search(limit=params.limit, context=params.context)
         rg = shutil.which("rg")
         if rg is not None:
-            await self._ripgrep(rg, root, params, search, ctx.process_env())
+            await self._ripgrep(rg, root, params, search, ctx)
         else:
             await anyio.to_thread.run_sync(
                 self._python, root, params, search, anyio.from_thread.check_cancelled
@@ -157,8 +159,9 @@ class GrepTool(BuiltinTool[GrepArgs]):
     # --- ripgrep -----------------------------------------------------------------------------
 
     async def _ripgrep(
-        self, rg: str, root: Path, params: GrepArgs, search: _Search, env: dict[str, str]
+        self, rg: str, root: Path, params: GrepArgs, search: _Search, ctx: ToolContext
     ) -> None:
+        env = ctx.process_env()
         command = [rg, "--json", "--hidden", "--no-require-git", "--sort=path"]
         command += ["--glob", "!.git", "--glob", "!node_modules"]
         if params.ignoreCase:
@@ -171,6 +174,7 @@ class GrepTool(BuiltinTool[GrepArgs]):
             command += ["--glob", params.glob]
         command += ["--regexp", params.pattern, "--", str(root)]
 
+        command, env = sandboxed.wrap(command, env, ctx)
         process = await anyio.open_process(
             command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )

@@ -10,6 +10,7 @@ from typing import Any, overload
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
+from rpc_agent.tools import sandboxed
 from rpc_agent.tools._common import BINARY_SAMPLE_BYTES, BuiltinTool, looks_binary, require_file
 from rpc_agent.tools.access import DiskFiles
 from rpc_agent.tools.base import FileAccess, ToolContext, ToolError, ToolOutput
@@ -59,6 +60,7 @@ class ReadTool(BuiltinTool[ReadArgs]):
 
     async def run(self, params: ReadArgs, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(params.path)
+        sandboxed.check_read(path, ctx)
         if isinstance(ctx.files, DiskFiles):
             return await anyio.to_thread.run_sync(self._read, path, params)
         return await self._read_through(path, params, ctx.files)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
+from rpc_agent.tools import sandboxed
 from rpc_agent.tools._common import BuiltinTool, refuse_session_files, write_file
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 
@@ -30,6 +31,7 @@ class WriteTool(BuiltinTool[WriteArgs]):
         if path.is_dir():
             raise ToolError(f"{path} is a directory; give the path of a file to write.")
         await anyio.to_thread.run_sync(refuse_session_files, path, ctx)
+        await anyio.to_thread.run_sync(sandboxed.check_write, path, ctx)
         existed = path.exists()
         data = params.content.encode("utf-8")
         await write_file(ctx.files, path, params.content)

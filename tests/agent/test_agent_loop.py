@@ -57,7 +57,7 @@ async def test_a_text_reply_emits_the_events_in_order(tmp_path: Path) -> None:
     assert text_of(agent.messages()[-1]) == "Hello there."
     types = recorder.types()
     assert types[0] == "agent_start"
-    assert types[-1] == "agent_end"
+    assert types[-2:] == ["agent_end", "agent_settled"]
     starts = [e["message"]["role"] for e in recorder.events if e["type"] == "message_start"]
     assert starts == ["user", "assistant"]
     assert types.index("turn_start") < types.index("message_update") < types.index("turn_end")

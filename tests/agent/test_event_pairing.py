@@ -64,7 +64,7 @@ def assert_paired(events: list[JsonDict]) -> None:
             if kind == "tool_execution_end":
                 assert event["toolCallId"] == start["toolCallId"]
     assert stack == [], [e["type"] for e in stack]
-    assert events[-1]["type"] == "agent_end"
+    assert [e["type"] for e in events[-2:]] == ["agent_end", "agent_settled"]
 
 
 @pytest.mark.anyio

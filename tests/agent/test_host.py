@@ -33,7 +33,13 @@ class ScriptedHost:
         self.asked: list[tuple[str, JsonDict]] = []
 
     async def request_approval(
-        self, tool_call_id: str, tool_name: str, arguments: JsonDict, preview: JsonDict | None
+        self,
+        tool_call_id: str,
+        tool_name: str,
+        arguments: JsonDict,
+        preview: JsonDict | None,
+        *,
+        sandbox: str | None = None,
     ) -> ApprovalAnswer | None:
         self.asked.append(("approval", {"toolName": tool_name, "preview": preview}))
         return self.approval

@@ -95,6 +95,19 @@ async def test_tool_use_round_trip_runs_the_tool_in_the_cwd(e2e: E2E, fake: Fake
         assert [m["role"] for m in result["messages"]] == ["user", "assistant", "toolResult", "assistant"]
         assert result["messages"][2]["isError"] is False
         assert "made" in text_of(result["messages"][2])
+        # pi 1.5's stream additions: the tool call's start names it; every update has the usage
+        # so far, and the last ones the count the API reported.
+        updates = [e for e in client.events_seen if e["type"] == "message_update"]
+        starts = [
+            u["assistantMessageEvent"]
+            for u in updates
+            if u["assistantMessageEvent"]["type"] == "toolcall_start"
+        ]
+        assert [(s["id"], s["toolName"]) for s in starts] == [("toolu_01", "bash")]
+        assert all("usage" in u for u in updates)
+        assert updates[-1]["usage"]["input"] == result["messages"][-1]["usage"]["input"] > 0
+        (end,) = [e for e in client.events_seen if e["type"] == "tool_execution_end"]
+        assert end["durationMs"] >= 0
     assert (e2e.cwd / "made.txt").read_text() == "made\n"
     second = fake.bodies[1]
     assert roles(second) == ["user", "assistant", "user"]

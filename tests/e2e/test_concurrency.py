@@ -71,7 +71,7 @@ async def test_state_and_tree_answer_while_a_prompt_streams_and_abort_keeps_the_
         last = messages_of(entries)[-1]
         assert last["message"] == partial
         assert last["id"] == state.leafId
-        assert event_types(client.events_seen)[-1] == "agent_end"
+        assert event_types(client.events_seen)[-2:] == ["agent_end", "agent_settled"]
         # Nothing to abort any more; the next prompt runs normally from the aborted answer.
         assert (await client.abort()).aborted is False
         again = await client.call("prompt", {"message": "again"})

@@ -83,7 +83,7 @@ def test_print_stream_json_prints_every_event_then_the_result(e2e: E2E) -> None:
     types = [line["type"] for line in lines]
     assert types[0] == "agent_start"
     assert "message_update" in types
-    assert types[-2:] == ["agent_end", "result"]
+    assert types[-3:] == ["agent_end", "agent_settled", "result"]
     assert lines[-1]["text"] == "streamed"
 
 

@@ -255,7 +255,8 @@ def assert_prompt_p_aborted(e2e: E2E, remaining: list[Any]) -> tuple[Path, list[
         assert answer["result"]["stopReason"] == "aborted"
     else:
         assert answer["error"]["code"] == codes.CANCELLED
-    assert [m["params"]["type"] for m in remaining if m.get("method") == "event"][-1] == "agent_end"
+    kinds = [m["params"]["type"] for m in remaining if m.get("method") == "event"]
+    assert kinds[-2:] == ["agent_end", "agent_settled"]
     session_file, stored = stored_messages(e2e)
     assert [m["role"] for m in stored] == ["user", "assistant"]
     assert stored[1]["stopReason"] == "aborted"

@@ -76,7 +76,7 @@ async def test_prompt_resolves_with_the_run_and_streams_events_in_order(e2e: E2E
             "message_start",
         ]
         assert set(types[first_update : last_update + 1]) == {"message_update"}
-        assert types[last_update + 1 :] == ["message_end", "turn_end", "agent_end"]
+        assert types[last_update + 1 :] == ["message_end", "turn_end", "agent_end", "agent_settled"]
 
         user_start, user_end = events[1], events[2]
         assert user_start["message"]["role"] == "user"
@@ -93,7 +93,7 @@ async def test_prompt_resolves_with_the_run_and_streams_events_in_order(e2e: E2E
         thinking = "".join(d["delta"] for d in deltas if d["type"] == "thinking_delta")
         assert text == "Hello there, friend."
         assert thinking == "let me think"
-        assert events[-1]["messages"] == messages
+        assert events[-2]["messages"] == messages
         assert events[last_update + 2]["message"] == assistant
         assert events[last_update + 2]["toolResults"] == []
 

@@ -38,10 +38,10 @@ async def limited_server(e2e: E2E, script: list[JsonDict]) -> AsyncIterator[RawS
 
 
 def assert_paired(events: list[JsonDict]) -> None:
-    """Every start has its end, and agent_end comes last."""
+    """Every start has its end, and agent_end comes last (with agent_settled after it)."""
     validate_events(events)
     kinds = event_types(events)
-    assert kinds[-1] == "agent_end", kinds
+    assert kinds[-2:] == ["agent_end", "agent_settled"], kinds
     for start, end in PAIRS:
         assert kinds.count(start) == kinds.count(end), (start, kinds)
 

@@ -20,9 +20,14 @@ def _given(**params: Any) -> JsonDict:
 class RpcAgentClient(HostConnection):
     """Spawn the server with ``RpcAgentClient.spawn(...)``; each method below is one request."""
 
-    async def initialize(self, client_name: str = "rpc-agent-client") -> m.InitializeResult:
-        """Handshake; declares the approval callback, hooks and tools registered so far."""
+    async def initialize(
+        self, client_name: str = "rpc-agent-client", *, sandbox: JsonDict | None = None
+    ) -> m.InitializeResult:
+        """Handshake; declares the approval callback, hooks and tools registered so far.
+        ``sandbox``: ``{"mode": "workspace-write", "network": "deny"}`` for the agent's commands."""
         params: JsonDict = {"clientInfo": {"name": client_name}}
+        if sandbox is not None:
+            params["sandbox"] = sandbox
         caps = self.capabilities()
         if caps["approvals"] or caps["hooks"] or caps.get("tools"):
             params["capabilities"] = caps
@@ -56,6 +61,10 @@ class RpcAgentClient(HostConnection):
 
     async def abort(self) -> m.AbortResult:
         return await self._typed(m.AbortResult, "abort")
+
+    async def clear_queue(self) -> m.ClearQueueResult:
+        """Take the queued steering and follow-up messages back; their texts."""
+        return await self._typed(m.ClearQueueResult, "clear_queue")
 
     async def get_messages(self) -> m.MessagesResult:
         return await self._typed(m.MessagesResult, "get_messages")
@@ -109,15 +118,31 @@ class RpcAgentClient(HostConnection):
     async def clone(self) -> m.SessionChangeResult:
         return await self._typed(m.SessionChangeResult, "clone")
 
-    async def new_session(self, parent_session: str | None = None) -> m.SessionChangeResult:
-        params = _given(parentSession=parent_session or None)
+    async def new_session(
+        self, parent_session: str | None = None, *, sandbox: JsonDict | None = None
+    ) -> m.SessionChangeResult:
+        params = _given(parentSession=parent_session or None, sandbox=sandbox)
         return await self._typed(m.SessionChangeResult, "new_session", params or None)
 
     async def switch_session(self, session_path: str) -> m.SessionChangeResult:
         return await self._typed(m.SessionChangeResult, "switch_session", {"sessionPath": session_path})
 
-    async def list_sessions(self, *, all_cwds: bool = False) -> m.ListSessionsResult:
-        return await self._typed(m.ListSessionsResult, "list_sessions", {"all": all_cwds})
+    async def list_sessions(
+        self, *, all_cwds: bool = False, limit: int | None = None, cursor: str | None = None
+    ) -> m.ListSessionsResult:
+        """Every session without ``limit``; with it, a page, and ``nextCursor`` for the next."""
+        params = {"all": all_cwds, **_given(limit=limit, cursor=cursor)}
+        return await self._typed(m.ListSessionsResult, "list_sessions", params)
+
+    async def search_sessions(
+        self, query: str, *, all_cwds: bool = False, limit: int | None = None, cursor: str | None = None
+    ) -> m.SearchSessionsResult:
+        """Sessions whose messages, name or labels hold ``query`` (any case), newest first."""
+        params = {"query": query, "all": all_cwds, **_given(limit=limit, cursor=cursor)}
+        return await self._typed(m.SearchSessionsResult, "search_sessions", params)
+
+    async def delete_session(self, session_path: str) -> m.DeleteSessionResult:
+        return await self._typed(m.DeleteSessionResult, "delete_session", {"sessionPath": session_path})
 
     async def get_fork_messages(self) -> m.ForkMessagesResult:
         return await self._typed(m.ForkMessagesResult, "get_fork_messages")
@@ -131,8 +156,12 @@ class RpcAgentClient(HostConnection):
     async def set_session_name(self, name: str) -> None:
         await self.call("set_session_name", {"name": name})
 
-    async def bash(self, command: str) -> m.BashResult:
-        return await self._typed(m.BashResult, "bash", {"command": command})
+    async def bash(self, command: str, *, exclude_from_context: bool = False) -> m.BashResult:
+        """Output streams meanwhile as ``bash_execution_update`` events naming this request's id."""
+        params: JsonDict = {"command": command}
+        if exclude_from_context:
+            params["excludeFromContext"] = True
+        return await self._typed(m.BashResult, "bash", params)
 
     async def abort_bash(self) -> m.AbortResult:
         return await self._typed(m.AbortResult, "abort_bash")
@@ -159,6 +188,14 @@ class RpcAgentClient(HostConnection):
 
     async def cycle_thinking_level(self) -> m.ThinkingLevelResult:
         return await self._typed(m.ThinkingLevelResult, "cycle_thinking_level")
+
+    async def get_available_thinking_levels(self) -> list[str]:
+        """The levels the current model takes (["off"] for a model without reasoning)."""
+        result = await self._typed(m.ThinkingLevelsResult, "get_available_thinking_levels")
+        return [str(level) for level in result.levels]
+
+    async def get_commands(self) -> m.CommandsResult:
+        return await self._typed(m.CommandsResult, "get_commands")
 
     async def set_steering_mode(self, mode: QueueMode) -> None:
         await self.call("set_steering_mode", {"mode": mode})

@@ -42,6 +42,11 @@ class AcceptedCapabilities(OpenModel):
     tools: list[str]
 
 
+class AgentSettledEvent(ClosedModel):
+    aborted: Annotated[bool, Field(description='the run ended because it was aborted')]
+    type: Literal['agent_settled'] = 'agent_settled'
+
+
 class AgentStartEvent(ClosedModel):
     type: Literal['agent_start'] = 'agent_start'
 
@@ -68,6 +73,12 @@ class ApprovalRequestParams(OpenModel):
             description='edit/write: {path, diff} (nothing is written yet); bash: {command, cwd}'
         ),
     ] = None
+    sandbox: Annotated[
+        Literal['escape'] | None,
+        Field(
+            description='"escape": the sandbox refused this bash command; allow runs it once outside the sandbox'
+        ),
+    ] = None
     toolCallId: str
     toolName: str
 
@@ -81,8 +92,14 @@ class AssistantMessageDelta(ClosedModel):
     content: str | None = None
     contentIndex: int | None = None
     delta: str | None = None
+    id: Annotated[
+        str | None, Field(description="toolcall_start: the tool call's id")
+    ] = None
     reason: str | None = None
     toolCall: dict[str, Any] | None = None
+    toolName: Annotated[
+        str | None, Field(description="toolcall_start: the tool's name")
+    ] = None
     type: Literal['start', 'text_start', 'text_delta', 'text_end', 'thinking_start', 'thinking_delta', 'thinking_end', 'toolcall_start', 'toolcall_delta', 'toolcall_end', 'done', 'error']
 
 
@@ -111,6 +128,14 @@ class BashExecutionMessage(OpenModel):
     role: Literal['bashExecution'] = 'bashExecution'
     timestamp: int
     truncated: bool = False
+
+
+class BashExecutionUpdateEvent(ClosedModel):
+    delta: str
+    id: Annotated[
+        str | int | float | None, Field(description='the id of the bash request')
+    ] = None
+    type: Literal['bash_execution_update'] = 'bash_execution_update'
 
 
 class BashParams(ClosedModel):
@@ -146,6 +171,11 @@ class Capabilities(OpenModel):
     tree: bool = True
 
 
+class ClearQueueResult(OpenModel):
+    followUp: list[str]
+    steering: list[str]
+
+
 class ClientInfo(ClosedModel):
     name: str
     version: str | None = None
@@ -168,24 +198,16 @@ class ClientTool(ClosedModel):
     ] = False
 
 
+class CommandSourceInfo(OpenModel):
+    baseDir: str | None = None
+    origin: Literal['top-level', 'package']
+    path: str
+    scope: Literal['user', 'project', 'temporary']
+    source: str
+
+
 class CompactParams(ClosedModel):
     customInstructions: str | None = None
-
-
-class CompactResult(OpenModel):
-    details: Any = None
-    firstKeptEntryId: str
-    summary: str
-    tokensBefore: int
-
-
-class CompactionEndEvent(ClosedModel):
-    aborted: bool
-    errorMessage: str | None = None
-    reason: Literal['manual', 'threshold', 'overflow']
-    result: CompactResult | None
-    type: Literal['compaction_end'] = 'compaction_end'
-    willRetry: bool
 
 
 class CompactionHookResult(LaxModel):
@@ -234,12 +256,31 @@ class Cost(OpenModel):
     ] = None
 
 
+class DeleteSessionParams(ClosedModel):
+    sessionPath: Annotated[
+        str, Field(description="a session file in this agent's session folders")
+    ]
+
+
+class DeleteSessionResult(OpenModel):
+    blobsRemoved: Annotated[
+        int, Field(description='stored images no other session used')
+    ]
+    path: str
+    sessionId: str
+
+
 class EntriesResult(OpenModel):
     entries: Annotated[
         list[dict[str, Any]],
         Field(description='raw session entries in file order (see the entry schemas)'),
     ]
     leafId: str | None
+
+
+class EntryAppendedEvent(ClosedModel):
+    entry: dict[str, Any]
+    type: Literal['entry_appended'] = 'entry_appended'
 
 
 class EntryIdResult(OpenModel):
@@ -373,6 +414,17 @@ class ListSessionsParams(ClosedModel):
     all: Annotated[
         bool, Field(description='every working directory, not only this one')
     ] = False
+    cursor: Annotated[
+        str | None, Field(description='the nextCursor of the previous page')
+    ] = None
+    limit: Annotated[
+        int | None,
+        Field(
+            description='at most this many sessions (all of them when absent)',
+            ge=1,
+            le=10000,
+        ),
+    ] = None
 
 
 class McpRestartParams(ClosedModel):
@@ -400,11 +452,6 @@ class McpServerStatusEvent(ClosedModel):
 
 class McpServersResult(OpenModel):
     servers: list[McpServerState]
-
-
-class MessageUpdateEvent(ClosedModel):
-    assistantMessageEvent: AssistantMessageDelta
-    type: Literal['message_update'] = 'message_update'
 
 
 class ModelDescription(OpenModel):
@@ -481,6 +528,54 @@ class QueueUpdateEvent(ClosedModel):
     type: Literal['queue_update'] = 'queue_update'
 
 
+class SandboxRequest(ClosedModel):
+    mode: Annotated[
+        Literal['off', 'read-only', 'workspace-write'] | None,
+        Field(
+            description="off: the user's rights; read-only: write only an own temp folder; workspace-write: also the cwd and the additional directories"
+        ),
+    ] = None
+    network: Annotated[
+        Literal['allow', 'deny'] | None,
+        Field(
+            description='deny: no network for commands (the default once a mode is on)'
+        ),
+    ] = None
+
+
+class SandboxState(OpenModel):
+    hideCredentials: Annotated[
+        bool,
+        Field(
+            description='~/.ssh, ~/.aws, ~/.config/gcloud, ~/.netrc hidden ($RPC_AGENT_HOME always)'
+        ),
+    ] = True
+    mechanism: Annotated[
+        Literal['bubblewrap'] | None, Field(description='what enforces it (None: off)')
+    ] = None
+    mode: Literal['off', 'read-only', 'workspace-write'] = 'off'
+    network: Literal['allow', 'deny'] = 'allow'
+
+
+class SearchSessionsParams(ClosedModel):
+    all: Annotated[
+        bool, Field(description='every working directory, not only this one')
+    ] = False
+    cursor: Annotated[
+        str | None, Field(description='the nextCursor of the previous page')
+    ] = None
+    limit: Annotated[
+        int, Field(description='at most this many sessions', ge=1, le=1000)
+    ] = 50
+    query: Annotated[
+        str,
+        Field(
+            description="case-insensitive text to find in user and assistant message text, the session's name and its entries' labels",
+            min_length=1,
+        ),
+    ]
+
+
 class SendCustomMessageParams(ClosedModel):
     content: str | list[dict[str, Any]]
     customType: str
@@ -540,6 +635,13 @@ class SessionHeader(OpenModel):
     version: Annotated[int | None, Field(description='absent in v1 files')] = None
 
 
+class SessionInfoChangedEvent(ClosedModel):
+    name: Annotated[
+        str | None, Field(description='absent when the name was cleared')
+    ] = None
+    type: Literal['session_info_changed'] = 'session_info_changed'
+
+
 class SessionInfoModel(OpenModel):
     created: str
     cwd: str
@@ -550,6 +652,24 @@ class SessionInfoModel(OpenModel):
     name: str | None
     parentSession: str | None
     path: str
+
+
+class SessionSearchHit(OpenModel):
+    entryIds: Annotated[
+        list[str],
+        Field(
+            description='matching messages, and entries whose label matches, in file order (at most 100)'
+        ),
+    ]
+    moreMatches: Annotated[
+        bool,
+        Field(description='the session matches in more entries than entryIds lists'),
+    ]
+    nameMatched: Annotated[bool, Field(description="the session's name matches")]
+    session: SessionInfoModel
+    snippet: Annotated[
+        str, Field(description='one line of text around the first match')
+    ]
 
 
 class SessionTreeEvent(ClosedModel):
@@ -598,6 +718,13 @@ class SetThinkingLevelParams(ClosedModel):
     level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 
 
+class SlashCommand(OpenModel):
+    description: str | None = None
+    name: str
+    source: Literal['extension', 'prompt', 'skill']
+    sourceInfo: CommandSourceInfo
+
+
 class State(OpenModel):
     autoCompaction: bool
     autoRetry: bool
@@ -610,11 +737,37 @@ class State(OpenModel):
     messageCount: int
     model: ModelDescription | None
     pendingMessageCount: int
+    sandbox: Annotated[
+        SandboxState | None, Field(description='the sandbox in force')
+    ] = None
     sessionFile: str | None
     sessionId: str
     sessionName: str | None
     steeringMode: Literal['all', 'one-at-a-time']
     thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
+
+
+class SummarizationRetryAttemptStartEvent(ClosedModel):
+    reason: Annotated[
+        Literal['manual', 'threshold', 'overflow'] | None,
+        Field(description="a compaction's reason"),
+    ] = None
+    source: Literal['compaction', 'branchSummary']
+    type: Literal['summarization_retry_attempt_start'] = (
+        'summarization_retry_attempt_start'
+    )
+
+
+class SummarizationRetryFinishedEvent(ClosedModel):
+    type: Literal['summarization_retry_finished'] = 'summarization_retry_finished'
+
+
+class SummarizationRetryScheduledEvent(ClosedModel):
+    attempt: int
+    delayMs: int
+    errorMessage: str
+    maxAttempts: int
+    type: Literal['summarization_retry_scheduled'] = 'summarization_retry_scheduled'
 
 
 class TextBlock(LaxModel):
@@ -635,8 +788,22 @@ class ThinkingContent(OpenModel):
     type: Literal['thinking'] = 'thinking'
 
 
+class ThinkingLevelChangedEvent(ClosedModel):
+    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
+    type: Literal['thinking_level_changed'] = 'thinking_level_changed'
+
+
 class ThinkingLevelResult(OpenModel):
     level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
+
+
+class ThinkingLevelsResult(OpenModel):
+    levels: Annotated[
+        list[Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']],
+        Field(
+            description='the levels the current model takes, lowest first; only off for a model without reasoning'
+        ),
+    ]
 
 
 class TokenTotals(OpenModel):
@@ -860,6 +1027,38 @@ class ClientCapabilities(ClosedModel):
     ] = None
 
 
+class CommandsResult(OpenModel):
+    commands: list[SlashCommand]
+
+
+class CompactResult(OpenModel):
+    details: Any = None
+    estimatedTokensAfter: Annotated[
+        int | None,
+        Field(
+            description='estimate of the context right after the compaction (not a provider count)'
+        ),
+    ] = None
+    firstKeptEntryId: str
+    summary: str
+    tokensBefore: int
+    usage: Annotated[
+        Usage | None,
+        Field(
+            description="the summary calls' usage; absent when a hook supplied the summary"
+        ),
+    ] = None
+
+
+class CompactionEndEvent(ClosedModel):
+    aborted: bool
+    errorMessage: str | None = None
+    reason: Literal['manual', 'threshold', 'overflow']
+    result: CompactResult | None
+    type: Literal['compaction_end'] = 'compaction_end'
+    willRetry: bool
+
+
 class ContextReplacement(OpenModel):
     content: str | list[UserContent | ThinkingContent | ToolCall]
 
@@ -917,6 +1116,12 @@ class LabelEntry(EntryBase):
 
 
 class ListSessionsResult(OpenModel):
+    nextCursor: Annotated[
+        str | None,
+        Field(
+            description='pass it as cursor for the next page; null: this page is the last'
+        ),
+    ] = None
     sessions: list[SessionInfoModel]
 
 
@@ -933,6 +1138,17 @@ class McpServerStdio(ClosedModel):
     env: list[NameValue] | None = None
     name: Annotated[str, Field(min_length=1)]
     type: Literal['stdio'] | None = None
+
+
+class MessageUpdateEvent(ClosedModel):
+    assistantMessageEvent: AssistantMessageDelta
+    type: Literal['message_update'] = 'message_update'
+    usage: Annotated[
+        Usage | None,
+        Field(
+            description="the answer's usage so far, as the provider last reported it (may stay zero until the end)"
+        ),
+    ] = None
 
 
 class ModeChangeEntry(EntryBase):
@@ -955,6 +1171,21 @@ class NewSessionParams(ClosedModel):
         Field(description="replace the client's MCP servers for the new session"),
     ] = None
     parentSession: str | None = None
+    sandbox: Annotated[
+        SandboxRequest | None, Field(description="the new session's sandbox")
+    ] = None
+
+
+class SearchSessionsResult(OpenModel):
+    nextCursor: Annotated[
+        str | None,
+        Field(
+            description='pass it as cursor for the next page; null: this page is the last'
+        ),
+    ] = None
+    sessions: Annotated[
+        list[SessionSearchHit], Field(description='most recently written first')
+    ]
 
 
 class SessionBeforeTreeResult(LaxModel):
@@ -1019,6 +1250,12 @@ class ThinkingLevelChangeEntry(EntryBase):
 
 
 class ToolExecutionEndEvent(ClosedModel):
+    durationMs: Annotated[
+        int | None,
+        Field(
+            description='how long the tool ran (monotonic clock); absent when it did not run'
+        ),
+    ] = None
     isError: bool
     result: ToolResultPayload
     toolCallId: str
@@ -1110,6 +1347,12 @@ class InitializeParams(ClosedModel):
         ),
     ] = None
     protocolVersion: str | None = None
+    sandbox: Annotated[
+        SandboxRequest | None,
+        Field(
+            description="the kernel sandbox of the agent's commands (over the settings files)"
+        ),
+    ] = None
 
 
 MessageSchema = TypeAliasType(
@@ -1157,6 +1400,12 @@ class TurnEndEvent(ClosedModel):
 class AgentEndEvent(ClosedModel):
     messages: list[MessageSchema]
     type: Literal['agent_end'] = 'agent_end'
+    willRetry: Annotated[
+        bool,
+        Field(
+            description='whether another agent_start follows on its own (pi retries after agent_end; this server retries and recovers from overflow inside the run, so it is false here)'
+        ),
+    ] = False
 
 
 class ContextResult(LaxModel):
@@ -1192,7 +1441,7 @@ EntrySchema = TypeAliasType(
 EventSchema = TypeAliasType(
     "EventSchema",
     Annotated[
-        AgentStartEvent | AgentEndEvent | TurnStartEvent | TurnEndEvent | MessageStartEvent | MessageUpdateEvent | MessageEndEvent | ToolExecutionStartEvent | ToolExecutionUpdateEvent | ToolExecutionEndEvent | QueueUpdateEvent | CompactionStartEvent | CompactionEndEvent | AutoRetryStartEvent | AutoRetryEndEvent | SessionChangedEvent | ApprovalEvent | HostRequestFailedEvent | SessionTreeEvent | SessionCompactEvent | InputHandledEvent | McpServerStatusEvent,
+        AgentStartEvent | AgentEndEvent | AgentSettledEvent | TurnStartEvent | TurnEndEvent | MessageStartEvent | MessageUpdateEvent | MessageEndEvent | ToolExecutionStartEvent | ToolExecutionUpdateEvent | ToolExecutionEndEvent | QueueUpdateEvent | CompactionStartEvent | CompactionEndEvent | AutoRetryStartEvent | AutoRetryEndEvent | SessionChangedEvent | ApprovalEvent | HostRequestFailedEvent | SessionTreeEvent | SessionCompactEvent | InputHandledEvent | McpServerStatusEvent | SummarizationRetryScheduledEvent | SummarizationRetryAttemptStartEvent | SummarizationRetryFinishedEvent | BashExecutionUpdateEvent | ThinkingLevelChangedEvent | SessionInfoChangedEvent | EntryAppendedEvent,
         Field(
             description='A server-to-client notification\'s params (method "event").',
             discriminator='type',

@@ -25,6 +25,8 @@ import type {
   AgentEventOfType,
   AgentEventType,
   BashResult,
+  ClearQueueResult,
+  CommandsResult,
   CompactParams,
   CompactResult,
   CycleModelResult,
@@ -36,7 +38,12 @@ import type {
   ImageContent,
   InitializeParams,
   InitializeResult,
+  ListSessionsParams,
   ListSessionsResult,
+  SearchSessionsParams,
+  SearchSessionsResult,
+  DeleteSessionResult,
+  SandboxRequest,
   MessagesResult,
   MessageUpdateEvent,
   MethodName,
@@ -56,6 +63,7 @@ import type {
   SetThinkingLevelParams,
   State,
   ThinkingLevelResult,
+  ThinkingLevelsResult,
   TreeResult,
   GetTreeParams,
   McpServersResult,
@@ -651,6 +659,11 @@ export class RpcAgentClient {
     return this.call("abort");
   }
 
+  /** Take every queued steering and follow-up message off the queues; resolves with their texts. */
+  clearQueue(): Promise<ClearQueueResult> {
+    return this.call("clear_queue");
+  }
+
   /** Stop waiting for an automatic retry. */
   abortRetry(): Promise<AbortResult> {
     return this.call("abort_retry");
@@ -661,7 +674,10 @@ export class RpcAgentClient {
     return this.call("abort_bash");
   }
 
-  /** Run a shell command; its output joins the context of the next prompt. */
+  /**
+   * Run a shell command; its output joins the context of the next prompt. The output streams
+   * meanwhile as `bash_execution_update` events carrying this request's id.
+   */
   bash(command: string, options: { excludeFromContext?: boolean } = {}): Promise<BashResult> {
     return this.call("bash", { ...options, command });
   }
@@ -717,9 +733,9 @@ export class RpcAgentClient {
     return this.call("clone");
   }
 
-  /** Start a new session. */
-  newSession(parentSession?: string): Promise<SessionChangeResult> {
-    return this.call("new_session", { parentSession });
+  /** Start a new session (optionally with a sandbox of its own for the agent's commands). */
+  newSession(parentSession?: string, sandbox?: SandboxRequest): Promise<SessionChangeResult> {
+    return this.call("new_session", { parentSession, sandbox });
   }
 
   /** Open another session file. */
@@ -727,9 +743,25 @@ export class RpcAgentClient {
     return this.call("switch_session", { sessionPath });
   }
 
-  /** Sessions of this working directory (or of all, with `all: true`), most recent first. */
-  listSessions(options: { all?: boolean } = {}): Promise<ListSessionsResult> {
+  /**
+   * Sessions of this working directory (or of all, with `all: true`), most recent first; with
+   * `limit`, a page, and `nextCursor` to pass as `cursor` for the next.
+   */
+  listSessions(options: ListSessionsParams = {}): Promise<ListSessionsResult> {
     return this.call("list_sessions", options);
+  }
+
+  /** Sessions whose messages, name or labels hold `query` (any case), newest first, a page at a time. */
+  searchSessions(
+    query: string,
+    options: Omit<SearchSessionsParams, "query"> = {},
+  ): Promise<SearchSessionsResult> {
+    return this.call("search_sessions", { ...options, query });
+  }
+
+  /** Delete a session file (never the live one) and the stored images only it used. */
+  deleteSession(sessionPath: string): Promise<DeleteSessionResult> {
+    return this.call("delete_session", { sessionPath });
   }
 
   /** Name the session. */
@@ -770,6 +802,16 @@ export class RpcAgentClient {
   /** Switch to the next thinking level. */
   cycleThinkingLevel(): Promise<ThinkingLevelResult> {
     return this.call("cycle_thinking_level");
+  }
+
+  /** The thinking levels the current model takes (`["off"]` for a model without reasoning). */
+  getAvailableThinkingLevels(): Promise<ThinkingLevelsResult> {
+    return this.call("get_available_thinking_levels");
+  }
+
+  /** Commands a prompt can run as `/name` (none on this server: its features are methods). */
+  getCommands(): Promise<CommandsResult> {
+    return this.call("get_commands");
   }
 
   /** How queued steering messages are delivered. */

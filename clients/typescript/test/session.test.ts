@@ -101,7 +101,7 @@ describe("prompt and events", () => {
 
     const types = events.map((event) => event.type);
     assert.equal(types[0], "agent_start");
-    assert.equal(types.at(-1), "agent_end");
+    assert.deepEqual(types.slice(-2), ["agent_end", "agent_settled"]);
     for (const type of types) assert.ok((AGENT_EVENT_TYPES as readonly string[]).includes(type), type);
     const userEnd = events.find(
       (event) => event.type === "message_end" && event.message.role === "user",
@@ -128,6 +128,31 @@ describe("prompt and events", () => {
     assert.equal(deltas.join(""), final);
     const messages = await client.getMessages();
     assert.ok(messages.messages.some((m) => m.role === "user" && m.content === message));
+  });
+});
+
+describe("pi 1.5's additions: queue, thinking levels, commands, typed events", () => {
+  const server = suiteServer();
+
+  it("clearQueue, getAvailableThinkingLevels and getCommands answer typed; new events are typed", async () => {
+    const { client } = server;
+    assert.deepEqual(await client.clearQueue(), { steering: [], followUp: [] });
+    const { levels } = await client.getAvailableThinkingLevels();
+    assert.equal(levels[0], "off");
+    assert.ok(levels.includes("high"));
+    assert.deepEqual(await client.getCommands(), { commands: [] });
+
+    const changed: string[] = [];
+    const stop = client.onEvent("thinking_level_changed", (event) => changed.push(event.level));
+    await client.setThinkingLevel("low");
+    stop();
+    assert.deepEqual(changed, ["low"]);
+
+    await client.prompt("settle");
+    const settled = await client.waitForEvent("agent_settled", { timeoutMs: 1000 });
+    assert.equal(settled.aborted, false);
+    const end = await client.waitForEvent("agent_end", { timeoutMs: 1000 });
+    assert.equal(end.willRetry, false);
   });
 });
 
@@ -205,6 +230,42 @@ describe("fork", () => {
     assert.deepEqual(texts, ["keep this"]);
     const sessions = await client.listSessions();
     assert.ok(sessions.sessions.length >= 2);
+  });
+});
+
+describe("finding and deleting sessions", () => {
+  const server = suiteServer();
+
+  it("searchSessions finds by message text, listSessions pages, deleteSession removes", async () => {
+    const { client } = server;
+    await client.prompt("the Quokka plan");
+    const first = (await client.getState()).sessionFile!;
+    await client.newSession();
+    await client.prompt("something else");
+    const second = (await client.getState()).sessionFile!;
+
+    const found = await client.searchSessions("QUOKKA", { limit: 10 });
+    assert.deepEqual(
+      found.sessions.map((hit) => hit.session.path),
+      [first],
+    );
+    assert.equal(found.sessions[0]!.entryIds.length, 2);
+    assert.equal(found.sessions[0]!.snippet, "the Quokka plan");
+    assert.equal(found.nextCursor, null);
+
+    const page = await client.listSessions({ limit: 1 });
+    assert.equal(page.sessions.length, 1);
+    const rest = await client.listSessions({ limit: 1, cursor: page.nextCursor! });
+    assert.deepEqual(
+      new Set([...page.sessions, ...rest.sessions].map((info) => info.path)),
+      new Set([first, second]),
+    );
+    assert.equal(rest.nextCursor, null);
+
+    const deleted = await client.deleteSession(first);
+    assert.equal(deleted.path, first);
+    assert.deepEqual((await client.searchSessions("quokka")).sessions, []);
+    await assert.rejects(client.deleteSession(second), /live session/);
   });
 });
 

@@ -19,6 +19,8 @@ export interface Methods {
   append_custom_entry: { params: AppendCustomEntryParams; result: EntryIdResult };
   /** Run a shell command; its output joins the context of the next prompt. */
   bash: { params: BashParams; result: BashResult };
+  /** Take every queued steering and follow-up message off the queues; returns their texts. */
+  clear_queue: { params: undefined; result: ClearQueueResult };
   /** New session file holding the current branch. */
   clone: { params: undefined; result: SessionChangeResult };
   /** Replace old context by a summary. */
@@ -27,6 +29,8 @@ export interface Methods {
   cycle_model: { params: undefined; result: CycleModelResult };
   /** Switch to the next thinking level. */
   cycle_thinking_level: { params: undefined; result: ThinkingLevelResult };
+  /** Delete a session file and the stored images only it used; refuses the live session, one another process has open, and any file that is not a session of this agent's session folders. */
+  delete_session: { params: DeleteSessionParams; result: DeleteSessionResult };
   /** Write the whole session tree as one self-contained HTML page; returns its path. */
   export_html: { params: ExportHtmlParams; result: ExportHtmlResult };
   /** Queue a message delivered when the current run would stop. */
@@ -35,6 +39,10 @@ export interface Methods {
   fork: { params: ForkParams; result: ForkResult };
   /** Models of the current provider. */
   get_available_models: { params: undefined; result: ModelsResult };
+  /** The thinking levels the current model takes (only off for a model without reasoning). */
+  get_available_thinking_levels: { params: undefined; result: ThinkingLevelsResult };
+  /** Commands a prompt can run as /name (pi's extension commands, prompt templates, skills). */
+  get_commands: { params: undefined; result: CommandsResult };
   /** Raw session entries in file order, optionally only those after an entry id. */
   get_entries: { params: GetEntriesParams; result: EntriesResult };
   /** User messages that fork can start from. */
@@ -51,7 +59,7 @@ export interface Methods {
   get_tree: { params: GetTreeParams; result: TreeResult };
   /** Handshake: protocol version, server info, capabilities, the method list and the state. */
   initialize: { params: InitializeParams; result: InitializeResult };
-  /** Sessions of this working directory (or all), most recent first. */
+  /** Sessions of this working directory (or all), most recent first; a page at a time with limit and cursor. */
   list_sessions: { params: ListSessionsParams; result: ListSessionsResult };
   /** Restart one MCP server (or all); resolves once it is ready or has failed. */
   mcp_restart: { params: McpRestartParams; result: McpServersResult };
@@ -63,6 +71,8 @@ export interface Methods {
   new_session: { params: NewSessionParams; result: SessionChangeResult };
   /** Run the agent on a user message; resolves when the run ends. While a run is going, needs streamingBehavior and is queued. */
   prompt: { params: PromptParams; result: PromptResult };
+  /** Sessions of this working directory (or all) whose messages, name or labels hold the query, most recently written first, a page at a time. */
+  search_sessions: { params: SearchSessionsParams; result: SearchSessionsResult };
   /** Append a custom_message (it reaches the model); triggerTurn lets the model answer it. During a run it steers the run: stored when the next turn starts (entryId null). */
   send_custom_message: { params: SendCustomMessageParams; result: EntryIdResult };
   /** Turn automatic compaction on or off. */
@@ -101,14 +111,18 @@ export const METHOD_NAMES = [
   "abort_retry",
   "append_custom_entry",
   "bash",
+  "clear_queue",
   "clone",
   "compact",
   "cycle_model",
   "cycle_thinking_level",
+  "delete_session",
   "export_html",
   "follow_up",
   "fork",
   "get_available_models",
+  "get_available_thinking_levels",
+  "get_commands",
   "get_entries",
   "get_fork_messages",
   "get_last_assistant_text",
@@ -123,6 +137,7 @@ export const METHOD_NAMES = [
   "navigate_tree",
   "new_session",
   "prompt",
+  "search_sessions",
   "send_custom_message",
   "set_auto_compaction",
   "set_auto_retry",
@@ -150,12 +165,15 @@ export type AgentEventOfType<T extends AgentEventType> = Extract<AgentEvent, { t
 /** Every event type, sorted. */
 export const AGENT_EVENT_TYPES = [
   "agent_end",
+  "agent_settled",
   "agent_start",
   "approval",
   "auto_retry_end",
   "auto_retry_start",
+  "bash_execution_update",
   "compaction_end",
   "compaction_start",
+  "entry_appended",
   "host_request_failed",
   "input_handled",
   "mcp_server_status",
@@ -165,7 +183,12 @@ export const AGENT_EVENT_TYPES = [
   "queue_update",
   "session_changed",
   "session_compact",
+  "session_info_changed",
   "session_tree",
+  "summarization_retry_attempt_start",
+  "summarization_retry_finished",
+  "summarization_retry_scheduled",
+  "thinking_level_changed",
   "tool_execution_end",
   "tool_execution_start",
   "tool_execution_update",
@@ -250,6 +273,7 @@ export type EntrySchema =
 export type EventSchema =
   | AgentStartEvent
   | AgentEndEvent
+  | AgentSettledEvent
   | TurnStartEvent
   | TurnEndEvent
   | MessageStartEvent
@@ -269,7 +293,14 @@ export type EventSchema =
   | SessionTreeEvent
   | SessionCompactEvent
   | InputHandledEvent
-  | McpServerStatusEvent;
+  | McpServerStatusEvent
+  | SummarizationRetryScheduledEvent
+  | SummarizationRetryAttemptStartEvent
+  | SummarizationRetryFinishedEvent
+  | BashExecutionUpdateEvent
+  | ThinkingLevelChangedEvent
+  | SessionInfoChangedEvent
+  | EntryAppendedEvent;
 
 export interface AbortResult {
   /**
@@ -292,6 +323,10 @@ export interface AcceptedCapabilities {
 export interface AgentEndEvent {
   messages: MessageSchema[];
   type: "agent_end";
+  /**
+   * whether another agent_start follows on its own (pi retries after agent_end; this server retries and recovers from overflow inside the run, so it is false here)
+   */
+  willRetry?: boolean;
 }
 /**
  * pi 1.5's record of the system prompt and tools at one point of the conversation.
@@ -489,6 +524,17 @@ export interface CompactionSummaryMessage {
   tokensBefore?: number | null;
   [k: string]: unknown;
 }
+/**
+ * The run is over and nothing more follows on its own (no retry, compaction or queued
+ * message): the moment a client waits for after a prompt.
+ */
+export interface AgentSettledEvent {
+  /**
+   * the run ended because it was aborted
+   */
+  aborted: boolean;
+  type: "agent_settled";
+}
 export interface AgentStartEvent {
   type: "agent_start";
 }
@@ -517,6 +563,10 @@ export interface ApprovalRequestParams {
   preview?: {
     [k: string]: unknown;
   } | null;
+  /**
+   * "escape": the sandbox refused this bash command; allow runs it once outside the sandbox
+   */
+  sandbox?: "escape" | null;
   toolCallId: string;
   toolName: string;
   [k: string]: unknown;
@@ -532,10 +582,18 @@ export interface AssistantMessageDelta {
   content?: string | null;
   contentIndex?: number | null;
   delta?: string | null;
+  /**
+   * toolcall_start: the tool call's id
+   */
+  id?: string | null;
   reason?: string | null;
   toolCall?: {
     [k: string]: unknown;
   } | null;
+  /**
+   * toolcall_start: the tool's name
+   */
+  toolName?: string | null;
   type:
     | "start"
     | "text_start"
@@ -562,6 +620,18 @@ export interface AutoRetryStartEvent {
   errorMessage: string;
   maxAttempts: number;
   type: "auto_retry_start";
+}
+/**
+ * Output of the user's ``bash`` command as it is read, every byte of it (the result may
+ * keep only the tail).
+ */
+export interface BashExecutionUpdateEvent {
+  delta: string;
+  /**
+   * the id of the bash request
+   */
+  id?: string | number | null;
+  type: "bash_execution_update";
 }
 export interface BashParams {
   command: string;
@@ -631,6 +701,14 @@ export interface Capabilities {
   tree?: boolean;
   [k: string]: unknown;
 }
+/**
+ * The texts taken off the queues (to put back in the client's editor, say).
+ */
+export interface ClearQueueResult {
+  followUp: string[];
+  steering: string[];
+  [k: string]: unknown;
+}
 export interface ClientCapabilities {
   /**
    * the client answers approval/request
@@ -663,14 +741,47 @@ export interface ClientInfo {
   name: string;
   version?: string | null;
 }
+/**
+ * Where a command comes from (pi's SourceInfo).
+ */
+export interface CommandSourceInfo {
+  baseDir?: string | null;
+  origin: "top-level" | "package";
+  path: string;
+  scope: "user" | "project" | "temporary";
+  source: string;
+  [k: string]: unknown;
+}
+export interface CommandsResult {
+  commands: SlashCommand[];
+  [k: string]: unknown;
+}
+/**
+ * A command a prompt can run by starting with ``/name`` (pi's RpcSlashCommand).
+ */
+export interface SlashCommand {
+  description?: string | null;
+  name: string;
+  source: "extension" | "prompt" | "skill";
+  sourceInfo: CommandSourceInfo;
+  [k: string]: unknown;
+}
 export interface CompactParams {
   customInstructions?: string | null;
 }
 export interface CompactResult {
   details?: unknown;
+  /**
+   * estimate of the context right after the compaction (not a provider count)
+   */
+  estimatedTokensAfter?: number | null;
   firstKeptEntryId: string;
   summary: string;
   tokensBefore: number;
+  /**
+   * the summary calls' usage; absent when a hook supplied the summary
+   */
+  usage?: Usage | null;
   [k: string]: unknown;
 }
 export interface CompactionEndEvent {
@@ -777,6 +888,21 @@ export interface ModelDescription {
   reasoning: boolean;
   [k: string]: unknown;
 }
+export interface DeleteSessionParams {
+  /**
+   * a session file in this agent's session folders
+   */
+  sessionPath: string;
+}
+export interface DeleteSessionResult {
+  /**
+   * stored images no other session used
+   */
+  blobsRemoved: number;
+  path: string;
+  sessionId: string;
+  [k: string]: unknown;
+}
 export interface EntriesResult {
   /**
    * raw session entries in file order (see the entry schemas)
@@ -786,6 +912,15 @@ export interface EntriesResult {
   }[];
   leafId: string | null;
   [k: string]: unknown;
+}
+/**
+ * The host stored an entry that no other event announces (``append_custom_entry``).
+ */
+export interface EntryAppendedEvent {
+  entry: {
+    [k: string]: unknown;
+  };
+  type: "entry_appended";
 }
 export interface EntryIdResult {
   entryId: string | null;
@@ -866,6 +1001,10 @@ export interface MessageStartEvent {
 export interface MessageUpdateEvent {
   assistantMessageEvent: AssistantMessageDelta;
   type: "message_update";
+  /**
+   * the answer's usage so far, as the provider last reported it (may stay zero until the end)
+   */
+  usage?: Usage | null;
 }
 export interface MessageEndEvent {
   /**
@@ -899,6 +1038,10 @@ export interface ToolResultPayload {
   details?: unknown;
 }
 export interface ToolExecutionEndEvent {
+  /**
+   * how long the tool ran (monotonic clock); absent when it did not run
+   */
+  durationMs?: number | null;
   isError: boolean;
   result: ToolResultPayload;
   toolCallId: string;
@@ -967,6 +1110,48 @@ export interface McpServerStatusEvent {
   toolCount: number;
   transport: "stdio" | "http" | "sse";
   type: "mcp_server_status";
+}
+/**
+ * A compaction's or branch summary's model call failed transiently: it is retried after
+ * ``delayMs`` (the same retry settings as a turn's).
+ */
+export interface SummarizationRetryScheduledEvent {
+  attempt: number;
+  delayMs: number;
+  errorMessage: string;
+  maxAttempts: number;
+  type: "summarization_retry_scheduled";
+}
+/**
+ * The wait is over: the summary call is sent again.
+ */
+export interface SummarizationRetryAttemptStartEvent {
+  /**
+   * a compaction's reason
+   */
+  reason?: ("manual" | "threshold" | "overflow") | null;
+  source: "compaction" | "branchSummary";
+  type: "summarization_retry_attempt_start";
+}
+/**
+ * The summary call that was retried ended (answered, failed for good, or aborted).
+ */
+export interface SummarizationRetryFinishedEvent {
+  type: "summarization_retry_finished";
+}
+export interface ThinkingLevelChangedEvent {
+  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
+  type: "thinking_level_changed";
+}
+/**
+ * The session's display name changed.
+ */
+export interface SessionInfoChangedEvent {
+  /**
+   * absent when the name was cleared
+   */
+  name?: string | null;
+  type: "session_info_changed";
 }
 export interface ExportHtmlParams {
   outputPath?: string | null;
@@ -1061,6 +1246,10 @@ export interface InitializeParams {
    */
   mcpServers?: (McpServerHttp | McpServerStdio)[] | null;
   protocolVersion?: string | null;
+  /**
+   * the kernel sandbox of the agent's commands (over the settings files)
+   */
+  sandbox?: SandboxRequest | null;
 }
 /**
  * An MCP server reached over streamable HTTP (ACP's shape).
@@ -1084,6 +1273,16 @@ export interface McpServerStdio {
   env?: NameValue[];
   name: string;
   type?: "stdio" | null;
+}
+export interface SandboxRequest {
+  /**
+   * off: the user's rights; read-only: write only an own temp folder; workspace-write: also the cwd and the additional directories
+   */
+  mode?: ("off" | "read-only" | "workspace-write") | null;
+  /**
+   * deny: no network for commands (the default once a mode is on)
+   */
+  network?: ("allow" | "deny") | null;
 }
 export interface InitializeResult {
   capabilities: Capabilities;
@@ -1114,6 +1313,7 @@ export interface State {
   messageCount: number;
   model: ModelDescription | null;
   pendingMessageCount: number;
+  sandbox?: SandboxState;
   sessionFile: string | null;
   sessionId: string;
   sessionName: string | null;
@@ -1127,6 +1327,22 @@ export interface McpServerState {
   status: "starting" | "ready" | "failed" | "stopped";
   toolCount: number;
   transport: "stdio" | "http" | "sse";
+  [k: string]: unknown;
+}
+/**
+ * the sandbox in force
+ */
+export interface SandboxState {
+  /**
+   * ~/.ssh, ~/.aws, ~/.config/gcloud, ~/.netrc hidden ($RPC_AGENT_HOME always)
+   */
+  hideCredentials?: boolean;
+  /**
+   * what enforces it (None: off)
+   */
+  mechanism?: "bubblewrap" | null;
+  mode?: "off" | "read-only" | "workspace-write";
+  network?: "allow" | "deny";
   [k: string]: unknown;
 }
 export interface InputResult {
@@ -1147,8 +1363,20 @@ export interface ListSessionsParams {
    * every working directory, not only this one
    */
   all?: boolean;
+  /**
+   * the nextCursor of the previous page
+   */
+  cursor?: string | null;
+  /**
+   * at most this many sessions (all of them when absent)
+   */
+  limit?: number | null;
 }
 export interface ListSessionsResult {
+  /**
+   * pass it as cursor for the next page; null: this page is the last
+   */
+  nextCursor?: string | null;
   sessions: SessionInfoModel[];
   [k: string]: unknown;
 }
@@ -1205,6 +1433,10 @@ export interface NewSessionParams {
    */
   mcpServers?: (McpServerHttp | McpServerStdio)[] | null;
   parentSession?: string | null;
+  /**
+   * the new session's sandbox
+   */
+  sandbox?: SandboxRequest | null;
 }
 /**
  * A result with nothing more to say than that it worked.
@@ -1247,6 +1479,68 @@ export interface QueueParams {
 }
 export interface QueueResult {
   pendingMessageCount: number;
+  [k: string]: unknown;
+}
+export interface SandboxState1 {
+  /**
+   * ~/.ssh, ~/.aws, ~/.config/gcloud, ~/.netrc hidden ($RPC_AGENT_HOME always)
+   */
+  hideCredentials?: boolean;
+  /**
+   * what enforces it (None: off)
+   */
+  mechanism?: "bubblewrap" | null;
+  mode?: "off" | "read-only" | "workspace-write";
+  network?: "allow" | "deny";
+  [k: string]: unknown;
+}
+export interface SearchSessionsParams {
+  /**
+   * every working directory, not only this one
+   */
+  all?: boolean;
+  /**
+   * the nextCursor of the previous page
+   */
+  cursor?: string | null;
+  /**
+   * at most this many sessions
+   */
+  limit?: number;
+  /**
+   * case-insensitive text to find in user and assistant message text, the session's name and its entries' labels
+   */
+  query: string;
+}
+export interface SearchSessionsResult {
+  /**
+   * pass it as cursor for the next page; null: this page is the last
+   */
+  nextCursor?: string | null;
+  /**
+   * most recently written first
+   */
+  sessions: SessionSearchHit[];
+  [k: string]: unknown;
+}
+export interface SessionSearchHit {
+  /**
+   * matching messages, and entries whose label matches, in file order (at most 100)
+   */
+  entryIds: string[];
+  /**
+   * the session matches in more entries than entryIds lists
+   */
+  moreMatches: boolean;
+  /**
+   * the session's name matches
+   */
+  nameMatched: boolean;
+  session: SessionInfoModel;
+  /**
+   * one line of text around the first match
+   */
+  snippet: string;
   [k: string]: unknown;
 }
 export interface SendCustomMessageParams {
@@ -1379,6 +1673,13 @@ export interface TextBlock {
 }
 export interface ThinkingLevelResult {
   level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
+  [k: string]: unknown;
+}
+export interface ThinkingLevelsResult {
+  /**
+   * the levels the current model takes, lowest first; only off for a model without reasoning
+   */
+  levels: ("off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max")[];
   [k: string]: unknown;
 }
 export interface ToolCallHookResult {

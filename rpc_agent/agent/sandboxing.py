@@ -1,0 +1,87 @@
+"""A session's sandbox: the policy in force, the commands' own temp folder, and the host's
+say on running one refused command outside it.
+
+The policy comes from the settings (flags, settings files) and may be replaced by the client
+(``initialize``/``new_session`` params, the ACP config option); a mode that cannot be provided
+here is refused with the reason, never dropped in silence.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from ..sandbox import Sandbox, SandboxPolicy, SandboxUnavailableError, bwrap
+from ..session.files import agent_home
+from .host import Host
+
+
+def require_available(policy: SandboxPolicy) -> None:
+    """Raise SandboxUnavailableError when ``policy`` needs a sandbox that cannot run here."""
+    if not policy.active:
+        return
+    reason = bwrap.unavailable_reason()
+    if reason is not None:
+        raise SandboxUnavailableError(f"the sandbox mode {policy.mode!r} was asked for, but {reason}")
+
+
+class SessionSandbox:
+    def __init__(self, policy: SandboxPolicy, home: Path | None) -> None:
+        self.policy = policy
+        self._home = home
+        self._temp: Path | None = None
+
+    def set(self, policy: SandboxPolicy) -> None:
+        require_available(policy)
+        self.policy = policy
+
+    def for_tools(self, cwd: Path, additional: tuple[Path, ...] = ()) -> Sandbox | None:
+        """The sandbox the next tool call runs in (None when the mode is ``off``)."""
+        if not self.policy.active:
+            return None
+        if self._temp is None or not self._temp.is_dir():
+            self._temp = Path(tempfile.mkdtemp(prefix="rpc-agent-sandbox-"))
+        user_home = os.environ.get("HOME")
+        return Sandbox.build(
+            self.policy,
+            cwd=cwd,
+            additional=additional,
+            agent_home=self._home or agent_home(),
+            home=Path(user_home) if user_home else None,
+            temp_dir=self._temp,
+        )
+
+    def state_json(self) -> dict[str, Any]:
+        policy = self.policy
+        return {
+            "mode": policy.mode,
+            "network": policy.network,
+            "hideCredentials": policy.hide_credentials,
+            "mechanism": "bubblewrap" if policy.active else None,
+        }
+
+    def close(self) -> None:
+        """Remove the commands' temp folder (with the session)."""
+        temp, self._temp = self._temp, None
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
+
+
+def escape_asker(
+    host: Host, call_id: str, cwd: Path, policy: SandboxPolicy
+) -> Callable[[str], Awaitable[bool]] | None:
+    """How a refused command asks to run once outside the sandbox: an ``approval/request`` with
+    ``sandbox: "escape"`` to a host that declared approvals (None: nobody to ask)."""
+    if not host.capabilities.approvals:
+        return None
+
+    async def ask(command: str) -> bool:
+        preview = {"command": command, "cwd": str(cwd), "sandbox": policy.describe()}
+        answer = await host.request_approval(call_id, "bash", {"command": command}, preview, sandbox="escape")
+        return answer is not None and answer.decision in ("allow", "allow_always")
+
+    return ask

@@ -1,0 +1,142 @@
+"""The sandbox through the server: flags and params set it, get_state reports it, a refused
+command says so, the host may let one command out, and a mode that cannot run stops the start."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import anyio
+import pytest
+
+from rpc_agent.sandbox import bwrap
+from rpc_agent.server import errors as codes
+
+from .conftest import E2E, expect_error, text_of
+
+pytestmark = [pytest.mark.anyio]
+
+needs_bwrap = pytest.mark.skipif(
+    bwrap.unavailable_reason() is not None,
+    reason=f"no sandbox here: {bwrap.unavailable_reason()} (CI installs bubblewrap)",
+)
+
+JsonDict = dict[str, Any]
+
+
+def bash_call(command: str) -> JsonDict:
+    return {"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}
+
+
+@needs_bwrap
+@pytest.mark.in_process
+async def test_the_flag_sets_the_mode_and_a_refusal_says_so(e2e: E2E) -> None:
+    outside = e2e.root / "outside.txt"
+    script = [bash_call(f"echo x > {outside}; echo y > inside.txt"), {"text": "done"}]
+    async with e2e.server("--sandbox", "workspace-write", script=script) as client:
+        state = await client.call("get_state")
+        assert state["sandbox"] == {
+            "mode": "workspace-write",
+            "network": "deny",
+            "hideCredentials": True,
+            "mechanism": "bubblewrap",
+        }
+        result = await client.call("prompt", {"message": "go"})
+    tool_result = result["messages"][2]
+    assert not outside.exists()
+    assert (e2e.cwd / "inside.txt").read_text() == "y\n"
+    assert f"[Sandbox: writing {outside} was refused (sandbox workspace-write, network deny)" in text_of(
+        tool_result
+    )
+    assert tool_result["details"]["sandboxDenied"] is True
+
+
+@needs_bwrap
+@pytest.mark.in_process
+async def test_initialize_and_new_session_choose_the_sandbox(e2e: E2E) -> None:
+    async with e2e.server() as client:
+        assert (await client.call("get_state"))["sandbox"]["mode"] == "off"
+        await client.initialize(sandbox={"mode": "read-only"})
+        state = await client.call("get_state")
+        assert (state["sandbox"]["mode"], state["sandbox"]["network"]) == ("read-only", "deny")
+        await client.new_session(sandbox={"mode": "workspace-write", "network": "allow"})
+        state = await client.call("get_state")
+        assert (state["sandbox"]["mode"], state["sandbox"]["network"]) == ("workspace-write", "allow")
+        await expect_error(client.call("new_session", {"sandbox": {"mode": "all"}}), codes.INVALID_PARAMS)
+
+
+@needs_bwrap
+@pytest.mark.in_process
+async def test_the_users_bash_obeys_the_sandbox(e2e: E2E) -> None:
+    outside = e2e.root / "user-outside.txt"
+    async with e2e.server("--sandbox", "read-only") as client:
+        result = await client.call("bash", {"command": f"echo x > {outside}"})
+    assert not outside.exists()
+    assert "Read-only file system" in result["output"]
+
+
+@needs_bwrap
+@pytest.mark.in_process
+async def test_an_approved_escape_runs_the_command_once_outside(e2e: E2E) -> None:
+    outside = e2e.root / "escaped.txt"
+    asked: list[JsonDict] = []
+    script = [bash_call(f"echo out > {outside}"), {"text": "done"}]
+    async with e2e.server("--sandbox", "workspace-write", script=script) as client:
+
+        def approve(params: JsonDict) -> str:
+            asked.append(params)
+            return "allow"
+
+        client.on_approval(approve)
+        await client.initialize()
+        result = await client.call("prompt", {"message": "go"})
+    # The approval policy asks for the bash call first; the sandbox's refusal asks again.
+    assert [a.get("sandbox") for a in asked] == [None, "escape"]
+    assert asked[1]["arguments"] == {"command": f"echo out > {outside}"}
+    assert asked[1]["preview"]["sandbox"] == "sandbox workspace-write, network deny"
+    assert outside.read_text() == "out\n"
+    assert "[Ran outside the sandbox: the user approved it.]" in text_of(result["messages"][2])
+
+
+@needs_bwrap
+@pytest.mark.in_process
+async def test_a_denied_escape_keeps_the_refusal(e2e: E2E) -> None:
+    outside = e2e.root / "kept-in.txt"
+    script = [bash_call(f"echo out > {outside}"), {"text": "done"}]
+    async with e2e.server("--sandbox", "workspace-write", "--approval", "never", script=script) as client:
+        client.on_approval(lambda params: "deny")
+        await client.initialize()
+        result = await client.call("prompt", {"message": "go"})
+    assert not outside.exists()
+    assert "[Sandbox: writing" in text_of(result["messages"][2])
+
+
+async def test_a_mode_that_cannot_run_stops_the_start_with_the_reason(e2e: E2E) -> None:
+    # No bwrap on PATH: asked for explicitly, the sandbox is never dropped in silence.
+    empty = e2e.root / "empty-bin"
+    empty.mkdir()
+    with anyio.fail_after(60):
+        done = await anyio.run_process(
+            [sys.executable, "-m", "rpc_agent", *e2e.argv("--sandbox", "workspace-write")],
+            env={**os.environ, **e2e.env(), "PATH": str(empty)},
+            check=False,
+        )
+    assert done.returncode == 2
+    stderr = done.stderr.decode()
+    assert (
+        "the sandbox mode 'workspace-write' was asked for, but bubblewrap (bwrap) is not installed" in stderr
+    )
+
+
+@needs_bwrap
+@pytest.mark.in_process
+def test_print_mode_runs_the_commands_in_the_sandbox(e2e: E2E) -> None:
+    from .test_headless import run
+
+    outside = e2e.root / "headless-outside.txt"
+    script = [bash_call(f"echo x > {outside}; echo y > inside.txt"), {"text": "All done."}]
+    done = run(e2e, "-p", "go", "--sandbox", "workspace-write", "--output-format", "json", script=script)
+    assert done.returncode == 0, done.stderr
+    assert not outside.exists()
+    assert (e2e.cwd / "inside.txt").read_text() == "y\n"
