@@ -57,6 +57,7 @@ async def navigate_tree(session: AgentCore, params: m.NavigateTreeParams) -> m.N
         preparation = prepare_branch_summary(manager, old_leaf, new_leaf)
         if preparation.entries:
             try:
+                calls = SummaryCalls(session.settings.retry, session.emit, "branchSummary")
                 with anyio.CancelScope() as scope:
                     session.op_scope = scope
                     summary, details = await generate_branch_summary(
@@ -65,14 +66,17 @@ async def navigate_tree(session: AgentCore, params: m.NavigateTreeParams) -> m.N
                         preparation.entries,
                         custom_instructions=params.customInstructions,
                         replace_instructions=params.replaceInstructions,
-                        calls=SummaryCalls(session.settings.retry, session.emit, "branchSummary"),
+                        calls=calls,
                     )
             finally:
                 session.op_scope = None
             if scope.cancelled_caught:
                 return m.NavigateTreeResult(cancelled=True, leafId=old_leaf)
             details["fromLeafId"] = old_leaf
-            summary_entry_id = await manager.branch_with_summary(new_leaf, summary, details)
+            # Its usage is stored with it, as pi does: the session's totals count it.
+            summary_entry_id = await manager.branch_with_summary(
+                new_leaf, summary, details, usage=calls.usage
+            )
     if summary_entry_id is None:
         await (manager.branch(new_leaf) if new_leaf is not None else manager.reset_leaf())
     await record_after_navigation(session)
