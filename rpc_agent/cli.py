@@ -213,9 +213,10 @@ def command() -> int:
     tuning = Tuning(wanted())
     tuning.start_up()
     try:
-        return main(started=tuning.started)
+        code = main(started=tuning.started)
     finally:
         tuning.end()
+    return tuning.leave(code)
 
 
 def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | None = None) -> int:

@@ -332,6 +332,7 @@ class AgentSession:
                 if self._starts.aborted(ticket):
                     # Aborted between the request and here: the prompt is still stored, with
                     # its (empty) aborted answer, as an abort a moment later would leave it.
+                    self._abort_requested = True
                     scope.cancel()
                 if first:
                     await hooks.before_agent_start(self.host, ctx, first[0].text, first[0].images)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from rpc_agent.protocol.base import JsonDict
 
-from ..agent.host import ApprovalAnswer, ClientToolAnswer, HostCapabilities
+from ..agent.host import ApprovalAnswer, ApprovalQuestion, ClientToolAnswer, HostCapabilities
 from ..protocol import events as ev
 from ..protocol import host as h
 from ..validation import describe
@@ -106,20 +106,16 @@ class JsonRpcHost:
 
     # --- the Host interface -----------------------------------------------------------------
 
-    async def request_approval(
-        self,
-        tool_call_id: str,
-        tool_name: str,
-        arguments: JsonDict,
-        preview: JsonDict | None,
-        *,
-        sandbox: str | None = None,
-    ) -> ApprovalAnswer | None:
-        params: JsonDict = {"toolCallId": tool_call_id, "toolName": tool_name, "arguments": arguments}
-        if preview is not None:
-            params["preview"] = preview
-        if sandbox is not None:
-            params["sandbox"] = sandbox
+    async def request_approval(self, question: ApprovalQuestion) -> ApprovalAnswer | None:
+        params: JsonDict = {
+            "toolCallId": question.tool_call_id,
+            "toolName": question.tool_name,
+            "arguments": question.arguments,
+        }
+        if question.preview is not None:
+            params["preview"] = question.preview
+        if question.sandbox is not None:
+            params["sandbox"] = question.sandbox
         answer = await self._ask(
             "approval/request", params, h.ApprovalResult, self.timeouts.approval, "denied"
         )
