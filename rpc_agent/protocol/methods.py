@@ -8,6 +8,9 @@ from .base import JsonDict, Params, Result
 from .entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel, Usage
 from .host import AcceptedCapabilities, ClientCapabilities
 from .sandbox import SandboxRequest, SandboxState
+from .stats import ContextUsage as ContextUsage
+from .stats import SessionStats as SessionStats
+from .stats import TokenTotals as TokenTotals
 
 StreamingBehavior = Literal["steer", "followUp"]
 QueueMode = Literal["all", "one-at-a-time"]
@@ -195,43 +198,6 @@ class EntriesResult(Result):
 
 class LastAssistantTextResult(Result):
     text: str | None
-
-
-class TokenTotals(Result):
-    input: int
-    output: int
-    cacheRead: int
-    cacheWrite: int
-    total: int
-
-
-class ContextUsage(Result):
-    """How full the model's context window is on the current branch, as pi reports it."""
-
-    tokens: int | None = Field(
-        description="the last answer's reported size plus an estimate of what follows it (all of it "
-        "estimated after a later context edit); null after a compaction until an answer came back"
-    )
-    contextWindow: int
-    percent: float | None
-
-
-class SessionStats(Result):
-    """Totals over every entry of the file (other branches and compacted history included):
-    assistant messages, usage entries, tool results and summaries that carry usage."""
-
-    sessionFile: str | None
-    sessionId: str
-    userMessages: int
-    assistantMessages: int
-    toolCalls: int
-    toolResults: int
-    totalMessages: int
-    tokens: TokenTotals
-    cost: float
-    contextUsage: ContextUsage | None = Field(
-        default=None, description="absent when the model's window is unknown"
-    )
 
 
 # --- the tree ------------------------------------------------------------------------------
