@@ -98,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="model id (default: the provider's first model)")
     parser.add_argument(
         "--thinking",
-        choices=["off", "minimal", "low", "medium", "high", "xhigh"],
+        choices=["off", "minimal", "low", "medium", "high", "xhigh", "max"],  # THINKING_LEVELS
         help="thinking level (default: from the session, else off)",
     )
     parser.add_argument(

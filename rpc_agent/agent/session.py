@@ -47,8 +47,10 @@ from .pairing import EventPairing
 from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
 from .sandboxing import SessionSandbox
+from .selection import opening_level, record_before_prompt
 from .settings import AgentSettings
 from .starts import PromptStarts
+from .stats import session_stats
 from .structured import check_output_schema
 from .user_bash import UserBash
 
@@ -140,7 +142,7 @@ class AgentSession:
         context = manager.context_settings()
         chosen = model_id or (context.model.modelId if context.model else None)
         self.model: ModelInfo = provider.resolve_model(chosen) if chosen else provider.models()[0]
-        self.thinking_level = thinking_level or context.thinkingLevel or "off"
+        self.thinking_level = thinking_level or opening_level(context, self.settings)
         self.checkpoints = Checkpointing(self)
         """Workspace states per entry (``agent/checkpointing.py``)."""
 
@@ -344,6 +346,7 @@ class AgentSession:
         failure: BaseException | None = None
         try:
             await self._user_bash.flush(self.manager)
+            await record_before_prompt(self)
             with anyio.CancelScope() as scope:
                 self._run_scope = scope
                 if self._starts.aborted(ticket):
@@ -464,7 +467,7 @@ class AgentSession:
         return views.last_assistant_text(self.manager)
 
     def session_stats(self) -> m.SessionStats:
-        return views.session_stats(self.manager)
+        return session_stats(self.manager, self.model.contextWindow)
 
     def tree(self, params: m.GetTreeParams | None = None) -> JsonDict:
         return views.tree(self.manager, params)

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import SettingsError
+from ..protocol.entries import ThinkingLevel
 from ..sandbox import SandboxPolicy, tighter
 from ..sandbox.policy import chosen
 from ..settings_files import read_each
@@ -68,6 +69,8 @@ class AgentSettings:
     ``initialize``/``new_session``. Assigned whole, never changed in place (sessions built from
     one AgentSettings share its lists)."""
     checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
+    default_thinking_level: str | None = None
+    """The level of a session that records none (settings ``defaultThinkingLevel``, as pi's)."""
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
     """The kernel sandbox of the commands the agent runs (``rpc_agent.sandbox``)."""
 
@@ -146,6 +149,7 @@ class SettingsFile(_FileSection):
     approvalTimeoutSeconds: float | None = Field(default=None, gt=0)
     hookTimeoutSeconds: float | None = Field(default=None, gt=0)
     toolTimeoutSeconds: float | None = Field(default=None, gt=0)
+    defaultThinkingLevel: ThinkingLevel | None = None
     sandbox: SandboxFile | None = None
     """The user's file sets it; a project's file may only tighten it (see ``load_settings``)."""
 
@@ -180,6 +184,7 @@ def _apply(settings: AgentSettings, source: SettingsFile) -> None:
         cp.maxFileSizeBytes if cp.maxFileSizeBytes is not None else checkpoints.max_file_size
     )
     checkpoints.max_files = cp.maxFiles if cp.maxFiles is not None else checkpoints.max_files
+    settings.default_thinking_level = source.defaultThinkingLevel or settings.default_thinking_level
 
 
 def settings_paths(home: Path, cwd: Path) -> list[Path]:

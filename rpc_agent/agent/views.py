@@ -33,41 +33,6 @@ def last_assistant_text(manager: SessionManager) -> str | None:
     return None
 
 
-def session_stats(manager: SessionManager) -> m.SessionStats:
-    counts = {"user": 0, "assistant": 0, "toolResult": 0}
-    tool_calls = 0
-    total = 0
-    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
-    cost = 0.0
-    for entry in manager.entries:
-        if entry.get("type") != "message":
-            continue
-        message = entry.get("message") or {}
-        role = message.get("role")
-        total += 1
-        if role in counts:
-            counts[role] += 1
-        if role == "assistant":
-            tool_calls += sum(
-                1 for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"
-            )
-            usage = message.get("usage") or {}
-            for key in tokens:
-                tokens[key] += int(usage.get(key) or 0)
-            cost += float((usage.get("cost") or {}).get("total") or 0)
-    return m.SessionStats(
-        sessionFile=str(manager.session_file) if manager.session_file else None,
-        sessionId=manager.session_id,
-        userMessages=counts["user"],
-        assistantMessages=counts["assistant"],
-        toolCalls=tool_calls,
-        toolResults=counts["toolResult"],
-        totalMessages=total,
-        tokens=m.TokenTotals(total=sum(tokens.values()), **tokens),
-        cost=round(cost, 6),
-    )
-
-
 def tree(manager: SessionManager, params: m.GetTreeParams | None = None) -> JsonDict:
     """The flat tree as plain dicts (for fronts that want objects, not JSON bytes)."""
     p = params or m.GetTreeParams()

@@ -9,6 +9,9 @@ from .checkpoints import RestoreFilesResult
 from .entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel, Usage
 from .host import AcceptedCapabilities, ClientCapabilities
 from .sandbox import SandboxRequest, SandboxState
+from .stats import ContextUsage as ContextUsage
+from .stats import SessionStats as SessionStats
+from .stats import TokenTotals as TokenTotals
 
 StreamingBehavior = Literal["steer", "followUp"]
 QueueMode = Literal["all", "one-at-a-time"]
@@ -214,26 +217,6 @@ class EntriesResult(Result):
 
 class LastAssistantTextResult(Result):
     text: str | None
-
-
-class TokenTotals(Result):
-    input: int
-    output: int
-    cacheRead: int
-    cacheWrite: int
-    total: int
-
-
-class SessionStats(Result):
-    sessionFile: str | None
-    sessionId: str
-    userMessages: int
-    assistantMessages: int
-    toolCalls: int
-    toolResults: int
-    totalMessages: int
-    tokens: TokenTotals
-    cost: float
 
 
 # --- the tree ------------------------------------------------------------------------------

@@ -114,7 +114,15 @@ async def test_prompt_resolves_with_the_run_and_streams_events_in_order(e2e: E2E
         assert header["cwd"] == str(e2e.cwd)
         stored = messages_of(entries)
         assert [e["id"] for e in stored] == [user_end["entryId"], assistant_end["entryId"]]
-        assert stored[0]["parentId"] is None
+        # Before them, as pi starts a session: its model, then its thinking level.
+        first_model, first_level = entries[0], entries[1]
+        assert (first_model["type"], first_model["parentId"], first_model["provider"]) == (
+            "model_change",
+            None,
+            "faux",
+        )
+        assert (first_level["type"], first_level["parentId"]) == ("thinking_level_change", first_model["id"])
+        assert stored[0]["parentId"] == first_level["id"]
         assert stored[1]["parentId"] == stored[0]["id"]
         assert stored[1]["message"] == assistant
         assert state.leafId == assistant_end["entryId"]

@@ -8,7 +8,7 @@ from . import types as m
 from ._connection import JsonDict
 from ._host import HostConnection
 
-ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 QueueMode = Literal["all", "one-at-a-time"]
 
 

@@ -155,7 +155,7 @@ class BashResult(OpenModel):
 
 
 class BranchSummaryMessage(OpenModel):
-    fromId: str
+    fromId: str | None
     role: Literal['branchSummary'] = 'branchSummary'
     summary: str
     timestamp: int
@@ -255,12 +255,29 @@ class CompactionSummaryMessage(OpenModel):
     ] = None
 
 
+class ContextUsage(OpenModel):
+    contextWindow: int
+    percent: float | None
+    tokens: Annotated[
+        int | None,
+        Field(
+            description="the last answer's reported size plus an estimate of what follows it (all of it estimated after a later context edit); null after a compaction until an answer came back"
+        ),
+    ]
+
+
 class Cost(OpenModel):
     cacheRead: float = 0
     cacheWrite: float = 0
     input: float = 0
     output: float = 0
     total: float = 0
+    totalFromProvider: Annotated[
+        bool | None,
+        Field(
+            description='pi 1.5: the total is what the provider billed, not an estimate'
+        ),
+    ] = None
 
 
 class DeleteSessionParams(ClosedModel):
@@ -796,7 +813,7 @@ class SetSessionNameParams(ClosedModel):
 
 
 class SetThinkingLevelParams(ClosedModel):
-    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 
 
 class SkippedFile(OpenModel):
@@ -830,7 +847,7 @@ class State(OpenModel):
     sessionId: str
     sessionName: str | None
     steeringMode: Literal['all', 'one-at-a-time']
-    thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+    thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 
 
 class SummarizationRetryAttemptStartEvent(ClosedModel):
@@ -875,17 +892,17 @@ class ThinkingContent(OpenModel):
 
 
 class ThinkingLevelChangedEvent(ClosedModel):
-    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
     type: Literal['thinking_level_changed'] = 'thinking_level_changed'
 
 
 class ThinkingLevelResult(OpenModel):
-    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 
 
 class ThinkingLevelsResult(OpenModel):
     levels: Annotated[
-        list[Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']],
+        list[Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']],
         Field(
             description='the levels the current model takes, lowest first; only off for a model without reasoning'
         ),
@@ -902,8 +919,18 @@ class TokenTotals(OpenModel):
 
 class ToolCall(OpenModel):
     arguments: dict[str, Any]
+    argumentsError: Annotated[
+        str | None,
+        Field(
+            description="pi 1.5: why the model's arguments text was not a JSON object"
+        ),
+    ] = None
     id: str
     name: str
+    namespace: Annotated[
+        str | None, Field(description="pi 1.5: a namespaced tool's namespace")
+    ] = None
+    thoughtSignature: str | None = None
     type: Literal['toolCall'] = 'toolCall'
 
 
@@ -930,11 +957,21 @@ class ToolCallResult(LaxModel):
     isError: bool = False
 
 
+class ToolDeclaration(OpenModel):
+    description: str = ''
+    name: str
+    parameters: dict[str, Any] | None = None
+
+
 class ToolExecutionStartEvent(ClosedModel):
     args: dict[str, Any]
     toolCallId: str
     toolName: str
     type: Literal['tool_execution_start'] = 'tool_execution_start'
+
+
+class ToolReference(OpenModel):
+    name: str
 
 
 class ToolResultHookResult(LaxModel):
@@ -1015,9 +1052,15 @@ class TurnStartEvent(ClosedModel):
 class Usage(OpenModel):
     cacheRead: int = 0
     cacheWrite: int = 0
+    cacheWrite1h: Annotated[
+        int | None, Field(description='pi 1.5: the part of cacheWrite kept an hour')
+    ] = None
     cost: Cost | None = None
     input: int = 0
     output: int = 0
+    reasoning: Annotated[
+        int | None, Field(description='pi 1.5: thinking tokens, a part of output')
+    ] = None
     totalTokens: int = 0
 
 
@@ -1043,11 +1086,23 @@ class EntryBase(OpenModel):
 class AssistantMessage(OpenModel):
     api: str = 'anthropic-messages'
     content: list[AssistantContent]
+    durationMs: float | None = None
+    endTurn: bool | None = None
     errorMessage: str | None = None
     model: str
     provider: str
+    providerThinkingLevel: str | None = None
+    rawStopReason: str | None = None
+    responseId: str | None = None
+    responseModel: str | None = None
     role: Literal['assistant'] = 'assistant'
-    stopReason: Literal['stop', 'length', 'toolUse', 'error', 'aborted'] = 'stop'
+    stopReason: Literal['stop', 'length', 'toolUse', 'error', 'aborted', 'pending', 'deferred'] = (
+        'stop'
+    )
+    thinkingLevel: Annotated[
+        Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] | None,
+        Field(description='pi 1.5: the thinking level requested for this response'),
+    ] = None
     timestamp: int
     usage: Usage | None = None
 
@@ -1063,6 +1118,9 @@ class BranchSummaryEntry(EntryBase):
     fromId: str
     summary: str
     type: Literal['branch_summary'] = 'branch_summary'
+    usage: Annotated[
+        Usage | None, Field(description="pi 1.5: usage of the summary's model call")
+    ] = None
 
 
 class CheckpointEvent(ClosedModel):
@@ -1126,13 +1184,8 @@ class CompactionEndEvent(ClosedModel):
     willRetry: bool
 
 
-class CompactionEntry(EntryBase):
-    details: Any = None
-    firstKeptEntryId: str
-    fromHook: bool | None = None
-    summary: str
-    tokensBefore: int
-    type: Literal['compaction'] = 'compaction'
+class ContextReplacement(OpenModel):
+    content: str | list[UserContent | ThinkingContent | ToolCall]
 
 
 class CustomEntry(EntryBase):
@@ -1164,7 +1217,7 @@ class CustomMessageEntry(EntryBase):
 
 class CycleModelResult(OpenModel):
     model: ModelDescription
-    thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+    thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 
 
 class FileChangesResult(OpenModel):
@@ -1329,6 +1382,10 @@ class SessionInitEntry(EntryBase):
 
 class SessionStats(OpenModel):
     assistantMessages: int
+    contextUsage: Annotated[
+        ContextUsage | None,
+        Field(description="absent when the model's window is unknown"),
+    ] = None
     cost: float
     sessionFile: str | None
     sessionId: str
@@ -1345,6 +1402,21 @@ class SwitchSessionParams(ClosedModel):
         Field(description="replace the client's MCP servers for the opened session"),
     ] = None
     sessionPath: str
+
+
+class SystemMessage(OpenModel):
+    content: Annotated[
+        str | list[TextContent],
+        Field(
+            description='instructions; on the first system message, the base prompt',
+            validate_default=True,
+        ),
+    ] = ''
+    role: Literal['system'] = 'system'
+    sections: dict[str, str | None] | None = None
+    timestamp: int = 0
+    toolsAdded: list[ToolDeclaration] | None = None
+    toolsRemoved: list[ToolReference] | None = None
 
 
 class ThinkingLevelChangeEntry(EntryBase):
@@ -1377,11 +1449,18 @@ class ToolExecutionUpdateEvent(ClosedModel):
 class ToolResultMessage(OpenModel):
     content: list[UserContent]
     details: Any = None
+    durationMs: float | None = None
     isError: bool = False
+    nestedCalls: Annotated[
+        Any, Field(description='pi 1.5: calls the tool made to other tools')
+    ] = None
     role: Literal['toolResult'] = 'toolResult'
     timestamp: int
     toolCallId: str
     toolName: str
+    usage: Annotated[
+        Usage | None, Field(description="pi 1.5: usage of the tool's own model calls")
+    ] = None
 
 
 class TtsrInjectionEntry(EntryBase):
@@ -1389,10 +1468,43 @@ class TtsrInjectionEntry(EntryBase):
     type: Literal['ttsr_injection'] = 'ttsr_injection'
 
 
+class UsageEntry(EntryBase):
+    kind: str
+    model: str
+    note: str | None = None
+    provider: str
+    type: Literal['usage'] = 'usage'
+    usage: Usage
+
+
 class UserMessage(OpenModel):
     content: str | list[UserContent]
     role: Literal['user'] = 'user'
     timestamp: Annotated[int, Field(description='Unix time in milliseconds')]
+
+
+class CompactionEntry(EntryBase):
+    details: Any = None
+    firstKeptEntryId: str
+    fromHook: bool | None = None
+    summary: str
+    systemMessage: Annotated[
+        SystemMessage | None,
+        Field(
+            description='pi 1.5: the system prompt and tools at this point; it leads the context'
+        ),
+    ] = None
+    tokensBefore: int
+    type: Literal['compaction'] = 'compaction'
+    usage: Annotated[
+        Usage | None, Field(description="pi 1.5: usage of the summary's model calls")
+    ] = None
+
+
+class ContextEditEntry(EntryBase):
+    replacement: ContextReplacement | None
+    targetId: str
+    type: Literal['context_edit'] = 'context_edit'
 
 
 class ForkResult(OpenModel):
@@ -1440,7 +1552,7 @@ class InitializeParams(ClosedModel):
 MessageSchema = TypeAliasType(
     "MessageSchema",
     Annotated[
-        UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
+        SystemMessage | UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
         Field(
             description='A message as stored and as returned by get_messages.',
             discriminator='role',
@@ -1533,7 +1645,7 @@ class MessageEntry(EntryBase):
 EntrySchema = TypeAliasType(
     "EntrySchema",
     Annotated[
-        MessageEntry | ThinkingLevelChangeEntry | ModelChangeEntry | CompactionEntry | BranchSummaryEntry | CustomEntry | CustomMessageEntry | LabelEntry | SessionInfoEntry | TtsrInjectionEntry | SessionInitEntry | ModeChangeEntry,
+        MessageEntry | ThinkingLevelChangeEntry | ModelChangeEntry | CompactionEntry | BranchSummaryEntry | CustomEntry | CustomMessageEntry | UsageEntry | ContextEditEntry | LabelEntry | SessionInfoEntry | TtsrInjectionEntry | SessionInitEntry | ModeChangeEntry,
         Field(
             description='One line of a session file after the header; unknown types are kept as they are.',
             discriminator='type',

@@ -255,6 +255,7 @@ export type ErrorCodeName = keyof typeof ErrorCodes;
  * A message as stored and as returned by get_messages.
  */
 export type MessageSchema =
+  | SystemMessage
   | UserMessage
   | AssistantMessage
   | ToolResultMessage
@@ -275,6 +276,8 @@ export type EntrySchema =
   | BranchSummaryEntry
   | CustomEntry
   | CustomMessageEntry
+  | UsageEntry
+  | ContextEditEntry
   | LabelEntry
   | SessionInfoEntry
   | TtsrInjectionEntry
@@ -349,6 +352,48 @@ export interface AgentEndEvent {
    */
   willRetry?: boolean;
 }
+/**
+ * pi 1.5's record of the system prompt and tools at one point of the conversation.
+ *
+ * The first one holds every prompt section and tool; later ones patch ``sections`` by name
+ * (null removes one) and list the tools added or removed. A compaction keeps the replayed
+ * state as its ``systemMessage``.
+ */
+export interface SystemMessage {
+  /**
+   * instructions; on the first system message, the base prompt
+   */
+  content?: string | TextContent[];
+  role: "system";
+  sections?: {
+    [k: string]: string | null;
+  } | null;
+  timestamp?: number;
+  toolsAdded?: ToolDeclaration[] | null;
+  toolsRemoved?: ToolReference[] | null;
+  [k: string]: unknown;
+}
+export interface TextContent {
+  text: string;
+  textSignature?: string | null;
+  type: "text";
+  [k: string]: unknown;
+}
+/**
+ * A tool as a system message declares it to the model (pi 1.5).
+ */
+export interface ToolDeclaration {
+  description?: string;
+  name: string;
+  parameters?: {
+    [k: string]: unknown;
+  };
+  [k: string]: unknown;
+}
+export interface ToolReference {
+  name: string;
+  [k: string]: unknown;
+}
 export interface UserMessage {
   content: string | UserContent[];
   role: "user";
@@ -356,12 +401,6 @@ export interface UserMessage {
    * Unix time in milliseconds
    */
   timestamp: number;
-  [k: string]: unknown;
-}
-export interface TextContent {
-  text: string;
-  textSignature?: string | null;
-  type: "text";
   [k: string]: unknown;
 }
 export interface ImageContent {
@@ -376,11 +415,21 @@ export interface ImageContent {
 export interface AssistantMessage {
   api?: string;
   content: AssistantContent[];
+  durationMs?: number | null;
+  endTurn?: boolean | null;
   errorMessage?: string | null;
   model: string;
   provider: string;
+  providerThinkingLevel?: string | null;
+  rawStopReason?: string | null;
+  responseId?: string | null;
+  responseModel?: string | null;
   role: "assistant";
-  stopReason?: "stop" | "length" | "toolUse" | "error" | "aborted";
+  stopReason?: "stop" | "length" | "toolUse" | "error" | "aborted" | "pending" | "deferred";
+  /**
+   * pi 1.5: the thinking level requested for this response
+   */
+  thinkingLevel?: ("off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max") | null;
   timestamp: number;
   usage?: Usage;
   [k: string]: unknown;
@@ -396,17 +445,34 @@ export interface ToolCall {
   arguments: {
     [k: string]: unknown;
   };
+  /**
+   * pi 1.5: why the model's arguments text was not a JSON object
+   */
+  argumentsError?: string | null;
   id: string;
   name: string;
+  /**
+   * pi 1.5: a namespaced tool's namespace
+   */
+  namespace?: string | null;
+  thoughtSignature?: string | null;
   type: "toolCall";
   [k: string]: unknown;
 }
 export interface Usage {
   cacheRead?: number;
   cacheWrite?: number;
+  /**
+   * pi 1.5: the part of cacheWrite kept an hour
+   */
+  cacheWrite1h?: number | null;
   cost?: Cost;
   input?: number;
   output?: number;
+  /**
+   * pi 1.5: thinking tokens, a part of output
+   */
+  reasoning?: number | null;
   totalTokens?: number;
   [k: string]: unknown;
 }
@@ -416,16 +482,29 @@ export interface Cost {
   input?: number;
   output?: number;
   total?: number;
+  /**
+   * pi 1.5: the total is what the provider billed, not an estimate
+   */
+  totalFromProvider?: boolean | null;
   [k: string]: unknown;
 }
 export interface ToolResultMessage {
   content: UserContent[];
   details?: unknown;
+  durationMs?: number | null;
   isError?: boolean;
+  /**
+   * pi 1.5: calls the tool made to other tools
+   */
+  nestedCalls?: unknown;
   role: "toolResult";
   timestamp: number;
   toolCallId: string;
   toolName: string;
+  /**
+   * pi 1.5: usage of the tool's own model calls
+   */
+  usage?: Usage | null;
   [k: string]: unknown;
 }
 export interface BashExecutionMessage {
@@ -453,7 +532,7 @@ export interface CustomMessage {
   [k: string]: unknown;
 }
 export interface BranchSummaryMessage {
-  fromId: string;
+  fromId: string | null;
   role: "branchSummary";
   summary: string;
   timestamp: number;
@@ -610,6 +689,10 @@ export interface BranchSummaryEntry extends EntryBase {
   fromId: string;
   summary: string;
   type: "branch_summary";
+  /**
+   * pi 1.5: usage of the summary's model call
+   */
+  usage?: Usage | null;
   [k: string]: unknown;
 }
 export interface EntryBase {
@@ -780,13 +863,24 @@ export interface CompactionEndEvent {
   type: "compaction_end";
   willRetry: boolean;
 }
+/**
+ * ``firstKeptEntryId`` equal to the entry's own id keeps nothing (pi 1.5's retain-none).
+ */
 export interface CompactionEntry extends EntryBase {
   details?: unknown;
   firstKeptEntryId: string;
   fromHook?: boolean | null;
   summary: string;
+  /**
+   * pi 1.5: the system prompt and tools at this point; it leads the context
+   */
+  systemMessage?: SystemMessage | null;
   tokensBefore: number;
   type: "compaction";
+  /**
+   * pi 1.5: usage of the summary's model calls
+   */
+  usage?: Usage | null;
   [k: string]: unknown;
 }
 export interface CompactionHookResult {
@@ -799,8 +893,35 @@ export interface CompactionStartEvent {
   reason: "manual" | "threshold" | "overflow";
   type: "compaction_start";
 }
+/**
+ * pi 1.5: a later change to what an earlier entry gives the model's context: a null
+ * ``replacement`` leaves it out, else its content is replaced (role and fields kept). The
+ * latest edit of an entry on the current branch wins; the entry itself never changes.
+ */
+export interface ContextEditEntry extends EntryBase {
+  replacement: ContextReplacement | null;
+  targetId: string;
+  type: "context_edit";
+  [k: string]: unknown;
+}
+export interface ContextReplacement {
+  content: string | (UserContent | ThinkingContent | ToolCall)[];
+  [k: string]: unknown;
+}
 export interface ContextResult {
   messages?: MessageSchema[] | null;
+}
+/**
+ * How full the model's context window is on the current branch, as pi reports it.
+ */
+export interface ContextUsage {
+  contextWindow: number;
+  percent: number | null;
+  /**
+   * the last answer's reported size plus an estimate of what follows it (all of it estimated after a later context edit); null after a compaction until an answer came back
+   */
+  tokens: number | null;
+  [k: string]: unknown;
 }
 export interface CustomEntry extends EntryBase {
   customType: string;
@@ -821,7 +942,7 @@ export interface CustomMessageEntry extends EntryBase {
 }
 export interface CycleModelResult {
   model: ModelDescription;
-  thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
   [k: string]: unknown;
 }
 export interface ModelDescription {
@@ -931,6 +1052,19 @@ export interface ModelChangeEntry extends EntryBase {
   provider?: string | null;
   role?: string | null;
   type: "model_change";
+  [k: string]: unknown;
+}
+/**
+ * pi 1.5: model usage outside the conversation (cache warming...), counted in the
+ * session's totals and never part of the context. Unknown ``kind`` values are usage too.
+ */
+export interface UsageEntry extends EntryBase {
+  kind: string;
+  model: string;
+  note?: string | null;
+  provider: string;
+  type: "usage";
+  usage: Usage;
   [k: string]: unknown;
 }
 export interface LabelEntry extends EntryBase {
@@ -1113,7 +1247,7 @@ export interface SummarizationRetryFinishedEvent {
   type: "summarization_retry_finished";
 }
 export interface ThinkingLevelChangedEvent {
-  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
   type: "thinking_level_changed";
 }
 /**
@@ -1367,7 +1501,7 @@ export interface State {
   sessionId: string;
   sessionName: string | null;
   steeringMode: "all" | "one-at-a-time";
-  thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
   [k: string]: unknown;
 }
 export interface McpServerState {
@@ -1705,8 +1839,16 @@ export interface SessionHeader {
   version?: number | null;
   [k: string]: unknown;
 }
+/**
+ * Totals over every entry of the file (other branches and compacted history included):
+ * assistant messages, usage entries, tool results and summaries that carry usage.
+ */
 export interface SessionStats {
   assistantMessages: number;
+  /**
+   * absent when the model's window is unknown
+   */
+  contextUsage?: ContextUsage | null;
   cost: number;
   sessionFile: string | null;
   sessionId: string;
@@ -1754,7 +1896,7 @@ export interface SetSessionNameParams {
   name: string;
 }
 export interface SetThinkingLevelParams {
-  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
 }
 export interface SwitchSessionParams {
   /**
@@ -1768,14 +1910,14 @@ export interface TextBlock {
   type: "text";
 }
 export interface ThinkingLevelResult {
-  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
   [k: string]: unknown;
 }
 export interface ThinkingLevelsResult {
   /**
    * the levels the current model takes, lowest first; only off for a model without reasoning
    */
-  levels: ("off" | "minimal" | "low" | "medium" | "high" | "xhigh")[];
+  levels: ("off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max")[];
   [k: string]: unknown;
 }
 export interface ToolCallHookResult {
