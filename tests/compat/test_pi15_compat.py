@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from rpc_agent.session import SessionManager, build_session_context
-from rpc_agent_client import RpcAgentClient
+from rpc_agent_client import RpcAgentClient, types
 
 JsonDict = dict[str, Any]
 
@@ -168,10 +168,10 @@ async def test_get_messages_after_navigation_is_pi_s_context_and_pi_reopens_our_
     assert seen["appendedByAgent"] == ""
 
 
-def pi_stats(stats: Any) -> JsonDict:
+def pi_stats(stats: types.SessionStats) -> JsonDict:
     """Our get_session_stats in the shape pi's getSessionStats has (without contextUsage,
     which needs a model pi can load offline)."""
-    data = stats.model_dump(mode="json")
+    data: JsonDict = stats.model_dump(mode="json")
     data.pop("contextUsage", None)
     data.pop("sessionFile", None)
     data.pop("sessionId", None)
