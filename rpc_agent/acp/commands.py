@@ -23,6 +23,7 @@ from rpc_agent.protocol.base import JsonDict
 from ..agent.session import AgentSession
 from ..mcp import McpManager
 from ..protocol import methods as m
+from . import rewind
 from .prompt import PromptBlock
 from .session import AcpSession
 from .sessions import Sessions
@@ -31,6 +32,12 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     ("tree", "Show the conversation tree; /tree <entry-id> moves to that entry", "entry id (optional)"),
     ("compact", "Summarize older messages to free context", "custom instructions (optional)"),
     ("fork", "Copy this conversation (current branch) into a new session", None),
+    (
+        "rewind",
+        "Go back to before the last prompt (or to an entry) with the files as they were then",
+        "entry id (optional), force",
+    ),
+    ("changes", "Show the files the last prompt (or an entry) changed, with diffs", "entry id (optional)"),
     ("name", "Name this session", "session name"),
     ("label", "Label an entry of the tree (no label clears it)", "entry id and label"),
     ("mcp", "Show the MCP servers: status, tool count, last error", None),
@@ -43,7 +50,8 @@ COMMANDS: list[tuple[str, str, str | None]] = [
 """Name, description and input hint of each command."""
 
 
-def announce_commands(session: AcpSession) -> None:
+def announce(session: AcpSession) -> None:
+    """What a client learns about a session it now knows: its commands, then its usage."""
     commands = [
         AvailableCommand(
             name=name,
@@ -54,6 +62,7 @@ def announce_commands(session: AcpSession) -> None:
     ]
     update = AvailableCommandsUpdate(session_update="available_commands_update", available_commands=commands)
     session.push(update)  # held back until the client has the answer naming the session
+    session.push(session.status.usage())
 
 
 def slash_command(prompt: list[PromptBlock]) -> str | None:
@@ -85,12 +94,16 @@ async def run_command(sessions: Sessions, session: AcpSession, command: str) -> 
                     f"\n\nEditor text: {result.editorText}" if result.editorText else ""
                 )
             return format_tree(agent.tree())
+        if name == "rewind":
+            return await rewind.rewind(agent, rest)
+        if name == "changes":
+            return await rewind.changes(agent, rest)
         if name == "compact":
             compacted = await agent.compact(rest or None)
             return f"Compacted {compacted.tokensBefore} tokens into a summary."
         if name == "fork":
             fork = await sessions.fork(session, announced=True)
-            announce_commands(fork)
+            announce(fork)
             return f"Forked into session {fork.id}; load it to continue there."
         if name == "name":
             if not rest:

@@ -12,6 +12,7 @@ from ..providers.base import ToolSpec
 from ..session import guard
 from ..tools.base import Tool, tool_schema
 from .loop import Authorize, RunContext
+from .structured import TOOL_NAME, StructuredRun
 from .system_prompt import build_system_prompt
 
 if TYPE_CHECKING:
@@ -38,19 +39,30 @@ def authorizer(session: AgentCore) -> Authorize | None:
 
 
 def additional_directories(session: AgentCore) -> tuple[Path, ...]:
-    """The session's additional directories (writable under workspace-write), where the front
-    keeps them."""
-    folders = getattr(session, "additional_directories", None) or ()
-    return tuple(Path(folder) for folder in folders)
+    """The session's additional directories (writable under workspace-write): its settings'
+    ``additional_directories`` (see ``agent.workspace``)."""
+    return tuple(Path(folder) for folder in session.settings.additional_directories)
 
 
-def run_context(session: AgentCore, *, max_turns: int | None, max_budget_usd: float | None) -> RunContext:
-    """The context of one run; limits given for this prompt win over the session's."""
+def run_context(
+    session: AgentCore,
+    *,
+    max_turns: int | None,
+    max_budget_usd: float | None,
+    output_schema: JsonDict | None = None,
+) -> RunContext:
+    """The context of one run; limits given for this prompt win over the session's. With an
+    output schema the run also offers the final-answer tool (``agent.structured``)."""
+    structured = StructuredRun(output_schema) if output_schema is not None else None
     tools = session.run_tools()
+    if structured is not None:
+        tools = [*(t for t in tools if t.name != TOOL_NAME), structured.tool()]
     specs = tool_specs(tools)
     cwd = Path(session.manager.cwd)
     sandbox = session.sandbox.for_tools(cwd, additional_directories(session))
-    system_prompt = session.system_prompt_override or build_system_prompt(cwd, specs)
+    system_prompt = session.system_prompt_override or build_system_prompt(
+        cwd, specs, additional_directories=session.settings.additional_directories
+    )
     if session.append_system_prompt:
         system_prompt = f"{system_prompt}\n\n{session.append_system_prompt}"
     return RunContext(
@@ -76,4 +88,6 @@ def run_context(session: AgentCore, *, max_turns: int | None, max_budget_usd: fl
         host=session.host,
         max_turns=max_turns if max_turns is not None else session.max_turns,
         max_budget_usd=max_budget_usd if max_budget_usd is not None else session.max_budget_usd,
+        structured=structured,
+        checkpoints=session.checkpoints,
     )

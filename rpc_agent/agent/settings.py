@@ -32,6 +32,17 @@ class CompactionSettings:
 
 
 @dataclass(slots=True)
+class CheckpointSettings:
+    """Workspace checkpoints (``rpc_agent.checkpoints``): on by default."""
+
+    enabled: bool = True
+    max_file_size: int = 10 * 1024 * 1024
+    """Files larger than this (bytes) are left out of snapshots, and said so."""
+    max_files: int = 100_000
+    """A working directory with more files is not checkpointed (an event says why)."""
+
+
+@dataclass(slots=True)
 class AgentSettings:
     steering_mode: str = "one-at-a-time"
     follow_up_mode: str = "one-at-a-time"
@@ -51,6 +62,13 @@ class AgentSettings:
     approval_timeout: float = 300.0
     hook_timeout: float = 30.0
     tool_timeout: float = 600.0
+    additional_directories: list[str] = field(default_factory=list)
+    """Workspace roots besides the cwd (absolute, checked by ``agent.workspace``): the model is
+    told of them and file tools may work there (the sandbox makes them writable too); the cwd
+    stays the base of relative paths. Per session: ACP ``additionalDirectories``, JSON-RPC
+    ``initialize``/``new_session``. Assigned whole, never changed in place (sessions built from
+    one AgentSettings share its lists)."""
+    checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
     default_thinking_level: str | None = None
     """The level of a session that records none (settings ``defaultThinkingLevel``, as pi's)."""
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
@@ -95,6 +113,12 @@ class ShellEnvironmentFile(_FileSection):
         return EnvironmentPolicy(self.inherit, tuple(self.exclude), tuple(self.include), dict(self.set_))
 
 
+class CheckpointsFile(_FileSection):
+    enabled: bool | None = None
+    maxFileSizeBytes: int | None = Field(default=None, ge=0)
+    maxFiles: int | None = Field(default=None, ge=0)
+
+
 class SandboxFile(_FileSection):
     """``sandbox``: see :mod:`rpc_agent.sandbox.policy` for the modes."""
 
@@ -111,6 +135,7 @@ class SettingsFile(_FileSection):
     """
 
     compaction: CompactionFile = Field(default_factory=CompactionFile)
+    checkpoints: CheckpointsFile = Field(default_factory=CheckpointsFile)
     retry: RetryFile = Field(default_factory=RetryFile)
     steeringMode: Literal["all", "one-at-a-time"] | None = None
     followUpMode: Literal["all", "one-at-a-time"] | None = None
@@ -153,6 +178,12 @@ def _apply(settings: AgentSettings, source: SettingsFile) -> None:
     settings.approval_timeout = source.approvalTimeoutSeconds or settings.approval_timeout
     settings.hook_timeout = source.hookTimeoutSeconds or settings.hook_timeout
     settings.tool_timeout = source.toolTimeoutSeconds or settings.tool_timeout
+    cp, checkpoints = source.checkpoints, settings.checkpoints
+    checkpoints.enabled = cp.enabled if cp.enabled is not None else checkpoints.enabled
+    checkpoints.max_file_size = (
+        cp.maxFileSizeBytes if cp.maxFileSizeBytes is not None else checkpoints.max_file_size
+    )
+    checkpoints.max_files = cp.maxFiles if cp.maxFiles is not None else checkpoints.max_files
     settings.default_thinking_level = source.defaultThinkingLevel or settings.default_thinking_level
 
 

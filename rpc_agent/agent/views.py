@@ -13,6 +13,7 @@ import orjson
 
 from rpc_agent.protocol.base import JsonDict
 
+from ..checkpoints.engine import SessionCheckpoints, changes_by_entry
 from ..protocol import methods as m
 from ..protocol.content import message_text
 from ..session import guard
@@ -54,12 +55,22 @@ def fork_messages(manager: SessionManager) -> list[m.ForkMessage]:
     ]
 
 
-async def export_html(manager: SessionManager, output_path: str | None) -> str:
+async def export_html(
+    manager: SessionManager, output_path: str | None, checkpoints: SessionCheckpoints | None = None
+) -> str:
     """The whole tree as one self-contained page (see ``rpc_agent.export``, imported here: only
-    this request needs the page's code)."""
+    this request needs the page's code), with the files each turn changed when checkpointed."""
     from .. import export
 
-    data = export.page_data(manager)  # here, on the loop: the manager is not thread-safe
+    changed: JsonDict = {}
+    if checkpoints is not None:
+        parents = {e["id"]: e.get("parentId") for e in manager.entries if isinstance(e.get("id"), str)}
+        changed = await anyio.to_thread.run_sync(
+            changes_by_entry,
+            checkpoints,
+            lambda e: parents.get(e) if isinstance(parents.get(e), str) else None,
+        )
+    data = export.page_data(manager, changed)  # here, on the loop: the manager is not thread-safe
     target = Path(output_path).expanduser() if output_path else export.default_output_path(manager)
     # Never over a session file: the live one under any name, or any other session.
     await anyio.to_thread.run_sync(lambda: guard.check_write_target(target, live=manager.session_file))

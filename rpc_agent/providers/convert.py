@@ -421,4 +421,15 @@ def build_params(request: ProviderRequest, *, cache: bool = True) -> JsonDict:
     if request.tools:
         params["tools"] = convert_tools(request.tools)
     params.update(thinking)
+    forced = request.tool_choice
+    if forced and any(tool.name == forced for tool in request.tools) and not _thinks(params):
+        params["tool_choice"] = {"type": "tool", "name": forced}
     return params
+
+
+def _thinks(params: JsonDict) -> bool:
+    """Whether the call may think: the API refuses a forced tool_choice with thinking on."""
+    thinking = params.get("thinking")
+    if thinking is not None:
+        return bool(thinking.get("type") != "disabled")
+    return "output_config" in params  # adaptive models think unless told not to

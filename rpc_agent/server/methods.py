@@ -20,8 +20,10 @@ from rpc_agent.protocol.base import JsonDict
 from .. import __version__
 from ..agent import deletion
 from ..agent.session import AgentSession
+from ..agent.workspace import check_directories
 from ..mcp import McpManager, from_wire
 from ..protocol import PROTOCOL_VERSION
+from ..protocol import checkpoints as c
 from ..protocol import finding as f
 from ..protocol import host as h
 from ..protocol import methods as m
@@ -140,7 +142,13 @@ class Methods:
     def get_available_models(self, _p: Empty | None) -> m.ModelsResult:
         return m.ModelsResult(models=[_model(x) for x in self.agent.provider.models()])
 
+    def _roots(self, paths: list[str] | None) -> list[str] | None:
+        return None if paths is None else check_directories(paths, self.agent.manager.cwd)
+
     def initialize(self, params: m.InitializeParams | None) -> m.InitializeResult:
+        roots = self._roots(params.additionalDirectories if params else None)
+        if roots is not None:
+            self.agent.settings.additional_directories = roots
         if params is not None and params.sandbox is not None:
             self.agent.set_sandbox(params.sandbox.mode, params.sandbox.network)
         if params is not None and params.mcpServers is not None and self.mcp is not None:
@@ -198,6 +206,7 @@ class Methods:
             p.streamingBehavior,
             max_turns=p.maxTurns,
             max_budget_usd=p.maxBudgetUsd,
+            output_schema=p.outputSchema,
             ticket=ticket,
         )
 
@@ -234,9 +243,16 @@ class Methods:
                 root=p.rootId, max_depth=p.maxDepth, keep=p.filter, since=p.since, columns=columns
             ),
         )
+        changed = self.agent.checkpoints.files_changed_map()
         if columns:
-            return {"leafId": leaf, "nodes": [], "columns": RawJson(nodes), "cursor": cursor}
-        return {"leafId": leaf, "nodes": RawJson(nodes), "cursor": cursor}
+            return {
+                "leafId": leaf,
+                "nodes": [],
+                "columns": RawJson(nodes),
+                "cursor": cursor,
+                "filesChanged": changed,
+            }
+        return {"leafId": leaf, "nodes": RawJson(nodes), "cursor": cursor, "filesChanged": changed}
 
     async def navigate_tree(self, p: m.NavigateTreeParams) -> m.NavigateTreeResult:
         return await self.agent.navigate_tree(p)
@@ -249,9 +265,12 @@ class Methods:
         return Deferred({"labelEntryId": label_id}, stored)
 
     async def new_session(self, p: m.NewSessionParams | None) -> m.SessionChangeResult:
+        roots = self._roots(p.additionalDirectories if p else None)
         if p is not None and p.sandbox is not None:
             self.agent.set_sandbox(p.sandbox.mode, p.sandbox.network)
         result = await self.agent.new_session(p.parentSession if p else None)
+        if roots is not None:
+            self.agent.settings.additional_directories = roots
         await self._restart_mcp(p.mcpServers if p else None)
         return result
 
@@ -317,10 +336,17 @@ class Methods:
         )
 
     async def fork(self, p: m.ForkParams) -> m.ForkResult:
-        return await self.agent.fork(p.entryId)
+        return await self.agent.fork(p.entryId, restore_files=p.restoreFiles, force=p.force)
 
-    async def clone(self, _p: Empty | None) -> m.SessionChangeResult:
-        return await self.agent.clone()
+    async def clone(self, p: m.CloneParams | None) -> m.SessionChangeResult:
+        p = p or m.CloneParams()
+        return await self.agent.clone(restore_files=p.restoreFiles, force=p.force)
+
+    async def restore_files(self, p: c.RestoreFilesParams) -> c.RestoreFilesResult:
+        return await self.agent.restore_files(p)
+
+    async def get_file_changes(self, p: c.GetFileChangesParams) -> c.FileChangesResult:
+        return await self.agent.file_changes(p.entryId, p.since)
 
     async def set_session_name(self, p: m.SetSessionNameParams) -> Ok:
         await self.agent.set_session_name(p.name)

@@ -34,6 +34,9 @@ class AbortResult(OpenModel):
 class AcceptedCapabilities(OpenModel):
     approvalPolicy: Literal['never', 'writes', 'all']
     approvals: bool
+    elicitation: Annotated[
+        bool, Field(description="MCP servers' questions go to the client")
+    ] = False
     hooks: list[str]
     rejected: Annotated[
         list[str] | None,
@@ -171,6 +174,17 @@ class Capabilities(OpenModel):
     tree: bool = True
 
 
+class CheckpointFailedEvent(ClosedModel):
+    entryId: str | None = None
+    error: str
+    type: Literal['checkpoint_failed'] = 'checkpoint_failed'
+
+
+class CheckpointSkippedEvent(ClosedModel):
+    reason: str
+    type: Literal['checkpoint_skipped'] = 'checkpoint_skipped'
+
+
 class ClearQueueResult(OpenModel):
     followUp: list[str]
     steering: list[str]
@@ -195,6 +209,16 @@ class ClientTool(ClosedModel):
         Field(
             description="true: the tool changes nothing (the 'writes' approval policy does not ask)"
         ),
+    ] = False
+
+
+class CloneParams(ClosedModel):
+    force: Annotated[
+        bool,
+        Field(description='with restoreFiles: overwrite files someone else changed'),
+    ] = False
+    restoreFiles: Annotated[
+        bool, Field(description="make the working directory the leaf's state")
     ] = False
 
 
@@ -270,6 +294,34 @@ class DeleteSessionResult(OpenModel):
     sessionId: str
 
 
+class ElicitationRequestParams(OpenModel):
+    elicitationId: Annotated[
+        str | None, Field(description="url: the server's id of this request")
+    ] = None
+    message: str
+    mode: Literal['form', 'url']
+    requestedSchema: Annotated[
+        dict[str, Any] | None,
+        Field(description='form: a flat JSON Schema object of primitive properties'),
+    ] = None
+    server: Annotated[str, Field(description='the MCP server that asks')]
+    toolCallId: Annotated[
+        str | None, Field(description='the tool call during which the server asked')
+    ] = None
+    url: Annotated[
+        str | None,
+        Field(description="url: where the user goes, outside the agent's sight"),
+    ] = None
+
+
+class ElicitationResult(LaxModel):
+    action: Literal['accept', 'decline', 'cancel']
+    content: Annotated[
+        dict[str, str | int | float | bool | list[str] | None] | None,
+        Field(description='accept in form mode: the values, as the schema asks'),
+    ] = None
+
+
 class EntriesResult(OpenModel):
     entries: Annotated[
         list[dict[str, Any]],
@@ -295,6 +347,21 @@ class ExportHtmlResult(OpenModel):
     path: str
 
 
+class FileChange(OpenModel):
+    path: str
+    status: Literal['added', 'modified', 'deleted']
+
+
+class FileDiff(OpenModel):
+    binary: bool = False
+    diff: Annotated[
+        str, Field(description="unified diff (git's format); empty for a binary file")
+    ]
+    path: str
+    status: Literal['added', 'modified', 'deleted']
+    truncated: Annotated[bool, Field(description='the diff was cut at 256 KiB')] = False
+
+
 class ForkMessage(OpenModel):
     entryId: str
     text: str
@@ -308,21 +375,28 @@ class ForkParams(ClosedModel):
     entryId: Annotated[
         str, Field(description='a user message; the new session ends just before it')
     ]
-
-
-class ForkResult(OpenModel):
-    cancelled: bool = False
-    leafId: str | None
-    sessionFile: str | None
-    sessionId: str
-    text: Annotated[
-        str, Field(description="the user message's text, to edit and resubmit")
-    ]
+    force: Annotated[
+        bool,
+        Field(description='with restoreFiles: overwrite files someone else changed'),
+    ] = False
+    restoreFiles: Annotated[
+        bool, Field(description="make the working directory that message's state")
+    ] = False
 
 
 class GetEntriesParams(ClosedModel):
     since: Annotated[
         str | None, Field(description='entry id cursor: only entries after it')
+    ] = None
+
+
+class GetFileChangesParams(ClosedModel):
+    entryId: str
+    since: Annotated[
+        str | None,
+        Field(
+            description="compare with this entry's state (default: the entry's parent)"
+        ),
     ] = None
 
 
@@ -370,7 +444,7 @@ class HookEvent(OpenModel):
 
 
 class HostRequestFailedEvent(ClosedModel):
-    fallback: Literal['denied', 'no_change', 'tool_error']
+    fallback: Literal['denied', 'no_change', 'tool_error', 'declined']
     message: str
     method: str
     reason: Literal['timeout', 'aborted', 'error', 'invalid_result', 'closed']
@@ -477,19 +551,17 @@ class NameValue(ClosedModel):
 
 class NavigateTreeParams(ClosedModel):
     customInstructions: str | None = None
+    force: Annotated[
+        bool,
+        Field(description='with restoreFiles: overwrite files someone else changed'),
+    ] = False
     label: str | None = None
     replaceInstructions: bool = False
+    restoreFiles: Annotated[
+        bool, Field(description="make the working directory the target's state")
+    ] = False
     summarize: bool = False
     targetId: str
-
-
-class NavigateTreeResult(OpenModel):
-    cancelled: bool
-    editorText: Annotated[
-        str | None, Field(description='text of the selected user message, to edit')
-    ] = None
-    leafId: str | None
-    summaryEntryId: str | None = None
 
 
 class Ok(OpenModel):
@@ -505,6 +577,12 @@ class PromptParams(ClosedModel):
         int | None, Field(description='stop this run after N model calls', ge=1)
     ] = None
     message: str
+    outputSchema: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="a JSON Schema the run's final answer must match: the model answers by calling a structured_output tool with it as input schema, re-asked a few times when the answer does not validate; the answer comes back as structuredOutput (an invalid schema is refused)"
+        ),
+    ] = None
     streamingBehavior: Annotated[
         Literal['steer', 'followUp'] | None,
         Field(
@@ -526,6 +604,33 @@ class QueueUpdateEvent(ClosedModel):
     followUp: list[str]
     steering: list[str]
     type: Literal['queue_update'] = 'queue_update'
+
+
+class RestoreFilesParams(ClosedModel):
+    checkpointId: Annotated[
+        str | None,
+        Field(
+            description='a state returned by an earlier restore (undoes that restore)'
+        ),
+    ] = None
+    dryRun: Annotated[
+        bool, Field(description='report what would change; write nothing')
+    ] = False
+    entryId: Annotated[
+        str | None,
+        Field(
+            description='the entry whose state to restore (one of entryId or checkpointId)'
+        ),
+    ] = None
+    force: Annotated[
+        bool,
+        Field(
+            description='overwrite files someone else changed since the last checkpoint'
+        ),
+    ] = False
+    paths: Annotated[
+        list[str] | None, Field(description='only these files (default: all)')
+    ] = None
 
 
 class SandboxRequest(ClosedModel):
@@ -603,13 +708,6 @@ class SessionBeforeForkResult(LaxModel):
 
 class SessionBeforeSwitchResult(LaxModel):
     cancel: bool | None = None
-
-
-class SessionChangeResult(OpenModel):
-    cancelled: bool = False
-    leafId: str | None
-    sessionFile: str | None
-    sessionId: str
 
 
 class SessionChangedEvent(ClosedModel):
@@ -716,6 +814,11 @@ class SetSessionNameParams(ClosedModel):
 
 class SetThinkingLevelParams(ClosedModel):
     level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
+
+
+class SkippedFile(OpenModel):
+    path: str
+    reason: str
 
 
 class SlashCommand(OpenModel):
@@ -922,6 +1025,12 @@ class TreeResult(OpenModel):
         int | None,
         Field(description='pass as since to get only what changed after this result'),
     ] = None
+    filesChanged: Annotated[
+        dict[str, int] | None,
+        Field(
+            description='entry id -> how many files its checkpoint changed (entries that changed none are left out)'
+        ),
+    ] = None
     leafId: str | None
     nodes: Annotated[
         list[TreeNode],
@@ -1014,9 +1123,25 @@ class BranchSummaryEntry(EntryBase):
     ] = None
 
 
+class CheckpointEvent(ClosedModel):
+    checkpointId: str
+    entryId: str
+    filesChanged: Annotated[
+        int, Field(description="files that differ from the parent entry's state")
+    ]
+    skipped: list[SkippedFile] | None = None
+    type: Literal['checkpoint'] = 'checkpoint'
+
+
 class ClientCapabilities(ClosedModel):
     approvals: Annotated[
         bool | None, Field(description='the client answers approval/request')
+    ] = None
+    elicitation: Annotated[
+        bool | None,
+        Field(
+            description='the client answers elicitation/request (an MCP server asking the user for input)'
+        ),
     ] = None
     hooks: Annotated[
         list[str] | None,
@@ -1095,6 +1220,21 @@ class CycleModelResult(OpenModel):
     thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 
 
+class FileChangesResult(OpenModel):
+    entryId: str
+    files: list[FileDiff]
+    fromCheckpointId: str | None
+    toCheckpointId: str
+
+
+class FilesRestoredEvent(ClosedModel):
+    checkpointId: Annotated[str, Field(description='the disk before the restore')]
+    entryId: str | None
+    files: list[FileChange]
+    skipped: list[SkippedFile] | None = None
+    type: Literal['files_restored'] = 'files_restored'
+
+
 class InitializeResult(OpenModel):
     capabilities: Capabilities
     client: Annotated[
@@ -1166,6 +1306,12 @@ class ModelChangeEntry(EntryBase):
 
 
 class NewSessionParams(ClosedModel):
+    additionalDirectories: Annotated[
+        list[str] | None,
+        Field(
+            description='replace the workspace roots besides the cwd (absolute folders) for the new session'
+        ),
+    ] = None
     mcpServers: Annotated[
         list[McpServerHttp | McpServerStdio] | None,
         Field(description="replace the client's MCP servers for the new session"),
@@ -1174,6 +1320,25 @@ class NewSessionParams(ClosedModel):
     sandbox: Annotated[
         SandboxRequest | None, Field(description="the new session's sandbox")
     ] = None
+
+
+class RestoreFilesResult(OpenModel):
+    checkpointId: Annotated[
+        str,
+        Field(
+            description='the state of the disk before the restore: restore it to undo'
+        ),
+    ]
+    conflicts: Annotated[
+        list[str] | None,
+        Field(description='files changed by someone else since the last checkpoint'),
+    ] = None
+    dryRun: bool
+    files: Annotated[
+        list[FileChange],
+        Field(description='what was (or, on a dry run, would be) changed'),
+    ]
+    skipped: list[SkippedFile] | None = None
 
 
 class SearchSessionsResult(OpenModel):
@@ -1194,6 +1359,16 @@ class SessionBeforeTreeResult(LaxModel):
     label: str | None = None
     replaceInstructions: bool | None = None
     summary: TreeSummary | None = None
+
+
+class SessionChangeResult(OpenModel):
+    cancelled: bool = False
+    leafId: str | None
+    restore: Annotated[
+        RestoreFilesResult | None, Field(description='what restoreFiles changed')
+    ] = None
+    sessionFile: str | None
+    sessionId: str
 
 
 class SessionInfoEntry(EntryBase):
@@ -1332,7 +1507,26 @@ class ContextEditEntry(EntryBase):
     type: Literal['context_edit'] = 'context_edit'
 
 
+class ForkResult(OpenModel):
+    cancelled: bool = False
+    leafId: str | None
+    restore: Annotated[
+        RestoreFilesResult | None, Field(description='what restoreFiles changed')
+    ] = None
+    sessionFile: str | None
+    sessionId: str
+    text: Annotated[
+        str, Field(description="the user message's text, to edit and resubmit")
+    ]
+
+
 class InitializeParams(ClosedModel):
+    additionalDirectories: Annotated[
+        list[str] | None,
+        Field(
+            description='workspace roots besides the cwd (absolute folders): the model is told of them; the cwd stays the base of relative paths'
+        ),
+    ] = None
     capabilities: Annotated[
         ClientCapabilities | None,
         Field(
@@ -1377,6 +1571,18 @@ class MessagesResult(OpenModel):
     messages: list[MessageSchema]
 
 
+class NavigateTreeResult(OpenModel):
+    cancelled: bool
+    editorText: Annotated[
+        str | None, Field(description='text of the selected user message, to edit')
+    ] = None
+    leafId: str | None
+    restore: Annotated[
+        RestoreFilesResult | None, Field(description='what restoreFiles changed')
+    ] = None
+    summaryEntryId: str | None = None
+
+
 class PromptResult(OpenModel):
     errorMessage: str | None = None
     messages: Annotated[
@@ -1388,7 +1594,18 @@ class PromptResult(OpenModel):
             description='true when the prompt was queued (streamingBehavior) instead of run'
         ),
     ]
-    stopReason: str | None = None
+    stopReason: Annotated[
+        str | None,
+        Field(
+            description='how the run ended: stop, length, error, aborted, max_turns, max_budget, handled, or invalid_output (an outputSchema run that never produced a matching answer)'
+        ),
+    ] = None
+    structuredOutput: Annotated[
+        Any,
+        Field(
+            description='with outputSchema: the final answer, valid against the schema'
+        ),
+    ] = None
 
 
 class TurnEndEvent(ClosedModel):
@@ -1441,7 +1658,7 @@ EntrySchema = TypeAliasType(
 EventSchema = TypeAliasType(
     "EventSchema",
     Annotated[
-        AgentStartEvent | AgentEndEvent | AgentSettledEvent | TurnStartEvent | TurnEndEvent | MessageStartEvent | MessageUpdateEvent | MessageEndEvent | ToolExecutionStartEvent | ToolExecutionUpdateEvent | ToolExecutionEndEvent | QueueUpdateEvent | CompactionStartEvent | CompactionEndEvent | AutoRetryStartEvent | AutoRetryEndEvent | SessionChangedEvent | ApprovalEvent | HostRequestFailedEvent | SessionTreeEvent | SessionCompactEvent | InputHandledEvent | McpServerStatusEvent | SummarizationRetryScheduledEvent | SummarizationRetryAttemptStartEvent | SummarizationRetryFinishedEvent | BashExecutionUpdateEvent | ThinkingLevelChangedEvent | SessionInfoChangedEvent | EntryAppendedEvent,
+        AgentStartEvent | AgentEndEvent | AgentSettledEvent | TurnStartEvent | TurnEndEvent | MessageStartEvent | MessageUpdateEvent | MessageEndEvent | ToolExecutionStartEvent | ToolExecutionUpdateEvent | ToolExecutionEndEvent | QueueUpdateEvent | CompactionStartEvent | CompactionEndEvent | AutoRetryStartEvent | AutoRetryEndEvent | SessionChangedEvent | ApprovalEvent | HostRequestFailedEvent | SessionTreeEvent | SessionCompactEvent | InputHandledEvent | McpServerStatusEvent | SummarizationRetryScheduledEvent | SummarizationRetryAttemptStartEvent | SummarizationRetryFinishedEvent | BashExecutionUpdateEvent | ThinkingLevelChangedEvent | SessionInfoChangedEvent | EntryAppendedEvent | CheckpointEvent | CheckpointFailedEvent | CheckpointSkippedEvent | FilesRestoredEvent,
         Field(
             description='A server-to-client notification\'s params (method "event").',
             discriminator='type',

@@ -19,6 +19,8 @@ import type {
   ApprovalRequestParams,
   ApprovalResult,
   ClientTool,
+  ElicitationRequestParams,
+  ElicitationResult,
   EntryIdResult,
   SetClientToolsResult,
   ToolCallResult,
@@ -26,6 +28,7 @@ import type {
   AgentEventType,
   BashResult,
   ClearQueueResult,
+  CloneParams,
   CommandsResult,
   CompactParams,
   CompactResult,
@@ -33,6 +36,8 @@ import type {
   EntriesResult,
   ExportHtmlParams,
   ExportHtmlResult,
+  FileChangesResult,
+  ForkParams,
   ForkMessagesResult,
   ForkResult,
   ImageContent,
@@ -51,6 +56,8 @@ import type {
   ModelDescription,
   ModelsResult,
   NavigateTreeParams,
+  RestoreFilesParams,
+  RestoreFilesResult,
   NavigateTreeResult,
   Ok,
   PromptParams,
@@ -162,6 +169,11 @@ export type ApprovalCallback = (
   request: ApprovalRequestParams,
   signal: AbortSignal,
 ) => ApprovalResult | ApprovalResult["decision"] | Promise<ApprovalResult | ApprovalResult["decision"]>;
+/** An elicitation callback (an MCP server asks the user): `{action, content?}`, or an action. */
+export type ElicitationCallback = (
+  request: ElicitationRequestParams,
+  signal: AbortSignal,
+) => ElicitationResult | ElicitationResult["action"] | Promise<ElicitationResult | ElicitationResult["action"]>;
 /** A client tool: returns text, content blocks, or a full `{content, isError?, details?}`. */
 export type ToolFunction = (
   args: JsonObject,
@@ -421,6 +433,16 @@ export class RpcAgentClient {
     return this;
   }
 
+  /** Answer elicitation/request, an MCP server asking the user for input (declared by the next
+   * initialize(); without it the servers' questions are declined). */
+  onElicitation(callback: ElicitationCallback): this {
+    this.handlers.set("elicitation/request", async (params, signal) => {
+      const answer = await callback(params as unknown as ElicitationRequestParams, signal);
+      return typeof answer === "string" ? { action: answer } : answer;
+    });
+    return this;
+  }
+
   /** Answer `hook/<name>` with pi's result object for that hook (undefined: no change). */
   onHook(name: string, handler: RequestHandler): this {
     this.handlers.set(`hook/${name}`, async (params, signal) => (await handler(params, signal)) ?? {});
@@ -438,7 +460,12 @@ export class RpcAgentClient {
   capabilities(): NonNullable<InitializeParams["capabilities"]> {
     const hooks = [...this.handlers.keys()].filter((k) => k.startsWith("hook/")).map((k) => k.slice(5));
     const tools = [...this.tools.values()].map((t) => t.spec);
-    return { approvals: this.handlers.has("approval/request"), hooks, ...(tools.length ? { tools } : {}) };
+    return {
+      approvals: this.handlers.has("approval/request"),
+      hooks,
+      ...(tools.length ? { tools } : {}),
+      ...(this.handlers.has("elicitation/request") ? { elicitation: true } : {}),
+    };
   }
 
   private async callTool(params: JsonObject, signal: AbortSignal): Promise<ToolCallResult> {
@@ -620,7 +647,8 @@ export class RpcAgentClient {
   /** Handshake: protocol version, server info, capabilities, method list and state. */
   initialize(params: InitializeParams = {}): Promise<InitializeResult> {
     const capabilities = this.capabilities();
-    const declared = capabilities.approvals || (capabilities.hooks?.length ?? 0) > 0 || capabilities.tools;
+    const declared =
+      capabilities.approvals || (capabilities.hooks?.length ?? 0) > 0 || capabilities.tools || capabilities.elicitation;
     return this.call("initialize", {
       protocolVersion: PROTOCOL_VERSION,
       clientInfo: { name: "rpc-agent-client" },
@@ -708,7 +736,8 @@ export class RpcAgentClient {
     return this.call("get_tree", params);
   }
 
-  /** Move the leaf to any entry, optionally summarizing the branch left behind. */
+  /** Move the leaf to any entry, optionally summarizing the branch left behind; with
+   * `restoreFiles`, the working directory becomes the target's state. */
   navigateTree(targetId: string, options: Omit<NavigateTreeParams, "targetId"> = {}): Promise<NavigateTreeResult> {
     return this.call("navigate_tree", { ...options, targetId });
   }
@@ -719,8 +748,8 @@ export class RpcAgentClient {
   }
 
   /** New session file from the path before a user message; its result holds that message's text. */
-  fork(entryId: string): Promise<ForkResult> {
-    return this.call("fork", { entryId });
+  fork(entryId: string, options: Omit<ForkParams, "entryId"> = {}): Promise<ForkResult> {
+    return this.call("fork", { ...options, entryId });
   }
 
   /** User messages that fork can start from. */
@@ -729,13 +758,28 @@ export class RpcAgentClient {
   }
 
   /** New session file holding the current branch. */
-  clone(): Promise<SessionChangeResult> {
-    return this.call("clone");
+  clone(options: CloneParams = {}): Promise<SessionChangeResult> {
+    return this.call("clone", options);
   }
 
-  /** Start a new session (optionally with a sandbox of its own for the agent's commands). */
-  newSession(parentSession?: string, sandbox?: SandboxRequest): Promise<SessionChangeResult> {
-    return this.call("new_session", { parentSession, sandbox });
+  /** Make some or all files what they were at an entry (or a checkpoint) without moving the leaf. */
+  restoreFiles(params: RestoreFilesParams): Promise<RestoreFilesResult> {
+    return this.call("restore_files", params);
+  }
+
+  /** The files an entry changed (against its parent's state, or `since` another entry), with diffs. */
+  getFileChanges(entryId: string, since?: string): Promise<FileChangesResult> {
+    return this.call("get_file_changes", { entryId, since });
+  }
+
+  /** Start a new session (optionally with a sandbox of its own for the agent's commands, and
+   * `additionalDirectories` replacing the workspace roots besides the cwd). */
+  newSession(
+    parentSession?: string,
+    sandbox?: SandboxRequest,
+    options: { additionalDirectories?: string[] } = {},
+  ): Promise<SessionChangeResult> {
+    return this.call("new_session", { parentSession, sandbox, ...options });
   }
 
   /** Open another session file. */

@@ -22,7 +22,7 @@ export interface Methods {
   /** Take every queued steering and follow-up message off the queues; returns their texts. */
   clear_queue: { params: undefined; result: ClearQueueResult };
   /** New session file holding the current branch. */
-  clone: { params: undefined; result: SessionChangeResult };
+  clone: { params: CloneParams; result: SessionChangeResult };
   /** Replace old context by a summary. */
   compact: { params: CompactParams; result: CompactResult };
   /** Switch to the next available model. */
@@ -45,6 +45,8 @@ export interface Methods {
   get_commands: { params: undefined; result: CommandsResult };
   /** Raw session entries in file order, optionally only those after an entry id. */
   get_entries: { params: GetEntriesParams; result: EntriesResult };
+  /** The files an entry changed (against its parent's state, or since another entry), with unified diffs. */
+  get_file_changes: { params: GetFileChangesParams; result: FileChangesResult };
   /** User messages that fork can start from. */
   get_fork_messages: { params: undefined; result: ForkMessagesResult };
   /** Text of the last assistant message on the current branch. */
@@ -71,6 +73,8 @@ export interface Methods {
   new_session: { params: NewSessionParams; result: SessionChangeResult };
   /** Run the agent on a user message; resolves when the run ends. While a run is going, needs streamingBehavior and is queued. */
   prompt: { params: PromptParams; result: PromptResult };
+  /** Make some or all files what they were at an entry (or a checkpoint) without moving the leaf; refused with the list of files someone else changed unless force; dryRun writes nothing. */
+  restore_files: { params: RestoreFilesParams; result: RestoreFilesResult };
   /** Sessions of this working directory (or all) whose messages, name or labels hold the query, most recently written first, a page at a time. */
   search_sessions: { params: SearchSessionsParams; result: SearchSessionsResult };
   /** Append a custom_message (it reaches the model); triggerTurn lets the model answer it. During a run it steers the run: stored when the next turn starts (entryId null). */
@@ -124,6 +128,7 @@ export const METHOD_NAMES = [
   "get_available_thinking_levels",
   "get_commands",
   "get_entries",
+  "get_file_changes",
   "get_fork_messages",
   "get_last_assistant_text",
   "get_messages",
@@ -137,6 +142,7 @@ export const METHOD_NAMES = [
   "navigate_tree",
   "new_session",
   "prompt",
+  "restore_files",
   "search_sessions",
   "send_custom_message",
   "set_auto_compaction",
@@ -171,9 +177,13 @@ export const AGENT_EVENT_TYPES = [
   "auto_retry_end",
   "auto_retry_start",
   "bash_execution_update",
+  "checkpoint",
+  "checkpoint_failed",
+  "checkpoint_skipped",
   "compaction_end",
   "compaction_start",
   "entry_appended",
+  "files_restored",
   "host_request_failed",
   "input_handled",
   "mcp_server_status",
@@ -202,6 +212,8 @@ export const ErrorCodes = {
   AGENT_BUSY: -32001,
   /** The operation was aborted or the server shut down before it finished. */
   CANCELLED: -32009,
+  /** A checkpoint or file restore failed (git, a full disk); the message says why. */
+  CHECKPOINT_FAILED: -32012,
   /** No entry with that id in the current session. */
   ENTRY_NOT_FOUND: -32002,
   /** Unexpected server-side failure; the message says what happened (details on stderr). */
@@ -218,6 +230,8 @@ export const ErrorCodes = {
   NOTHING_TO_COMPACT: -32011,
   /** The method exists but its machinery is not available in this build or setup yet. */
   NOT_AVAILABLE: -32010,
+  /** The entry has no workspace state (it is older than checkpoints in this session). */
+  NO_CHECKPOINT: -32013,
   /** The line is not valid JSON (the response's id is null). */
   PARSE_ERROR: -32700,
   /** Writing the session file failed; later writes fail too until it is reopened. */
@@ -226,6 +240,8 @@ export const ErrorCodes = {
   PROVIDER_ERROR: -32008,
   /** The model provider is missing its configuration (for example an API key). */
   PROVIDER_NOT_CONFIGURED: -32007,
+  /** Files changed since the last checkpoint by someone else; data.files lists them. Pass force to restore. */
+  RESTORE_CONFLICT: -32014,
   /** Another process holds the session file's lock. */
   SESSION_LOCKED: -32004,
   /** The session file does not exist. */
@@ -300,7 +316,11 @@ export type EventSchema =
   | BashExecutionUpdateEvent
   | ThinkingLevelChangedEvent
   | SessionInfoChangedEvent
-  | EntryAppendedEvent;
+  | EntryAppendedEvent
+  | CheckpointEvent
+  | CheckpointFailedEvent
+  | CheckpointSkippedEvent
+  | FilesRestoredEvent;
 
 export interface AbortResult {
   /**
@@ -312,6 +332,10 @@ export interface AbortResult {
 export interface AcceptedCapabilities {
   approvalPolicy: "never" | "writes" | "all";
   approvals: boolean;
+  /**
+   * MCP servers' questions go to the client
+   */
+  elicitation?: boolean;
   hooks: string[];
   /**
    * declared items the server did not accept, and why
@@ -702,6 +726,39 @@ export interface Capabilities {
   [k: string]: unknown;
 }
 /**
+ * A snapshot of the working directory was stored as the state of ``entryId``.
+ */
+export interface CheckpointEvent {
+  checkpointId: string;
+  entryId: string;
+  /**
+   * files that differ from the parent entry's state
+   */
+  filesChanged: number;
+  skipped?: SkippedFile[];
+  type: "checkpoint";
+}
+export interface SkippedFile {
+  path: string;
+  reason: string;
+  [k: string]: unknown;
+}
+/**
+ * A snapshot could not be taken (the turn goes on without it).
+ */
+export interface CheckpointFailedEvent {
+  entryId?: string | null;
+  error: string;
+  type: "checkpoint_failed";
+}
+/**
+ * This working directory is not checkpointed (home, root, too many files).
+ */
+export interface CheckpointSkippedEvent {
+  reason: string;
+  type: "checkpoint_skipped";
+}
+/**
  * The texts taken off the queues (to put back in the client's editor, say).
  */
 export interface ClearQueueResult {
@@ -714,6 +771,10 @@ export interface ClientCapabilities {
    * the client answers approval/request
    */
   approvals?: boolean | null;
+  /**
+   * the client answers elicitation/request (an MCP server asking the user for input)
+   */
+  elicitation?: boolean | null;
   /**
    * hook names the client answers as hook/<name>
    */
@@ -740,6 +801,16 @@ export interface ClientTool {
 export interface ClientInfo {
   name: string;
   version?: string | null;
+}
+export interface CloneParams {
+  /**
+   * with restoreFiles: overwrite files someone else changed
+   */
+  force?: boolean;
+  /**
+   * make the working directory the leaf's state
+   */
+  restoreFiles?: boolean;
 }
 /**
  * Where a command comes from (pi's SourceInfo).
@@ -903,6 +974,42 @@ export interface DeleteSessionResult {
   sessionId: string;
   [k: string]: unknown;
 }
+export interface ElicitationRequestParams {
+  /**
+   * url: the server's id of this request
+   */
+  elicitationId?: string | null;
+  message: string;
+  mode: "form" | "url";
+  /**
+   * form: a flat JSON Schema object of primitive properties
+   */
+  requestedSchema?: {
+    [k: string]: unknown;
+  } | null;
+  /**
+   * the MCP server that asks
+   */
+  server: string;
+  /**
+   * the tool call during which the server asked
+   */
+  toolCallId?: string | null;
+  /**
+   * url: where the user goes, outside the agent's sight
+   */
+  url?: string | null;
+  [k: string]: unknown;
+}
+export interface ElicitationResult {
+  action: "accept" | "decline" | "cancel";
+  /**
+   * accept in form mode: the values, as the schema asks
+   */
+  content?: {
+    [k: string]: string | number | boolean | string[] | null;
+  } | null;
+}
 export interface EntriesResult {
   /**
    * raw session entries in file order (see the entry schemas)
@@ -1064,7 +1171,7 @@ export interface SessionChangedEvent {
  * A request to the client gave no usable answer: the server went on without it.
  */
 export interface HostRequestFailedEvent {
-  fallback: "denied" | "no_change" | "tool_error";
+  fallback: "denied" | "no_change" | "tool_error" | "declined";
   message: string;
   method: string;
   reason: "timeout" | "aborted" | "error" | "invalid_result" | "closed";
@@ -1153,11 +1260,47 @@ export interface SessionInfoChangedEvent {
   name?: string | null;
   type: "session_info_changed";
 }
+export interface FilesRestoredEvent {
+  /**
+   * the disk before the restore
+   */
+  checkpointId: string;
+  entryId: string | null;
+  files: FileChange[];
+  skipped?: SkippedFile[];
+  type: "files_restored";
+}
+export interface FileChange {
+  path: string;
+  status: "added" | "modified" | "deleted";
+  [k: string]: unknown;
+}
 export interface ExportHtmlParams {
   outputPath?: string | null;
 }
 export interface ExportHtmlResult {
   path: string;
+  [k: string]: unknown;
+}
+export interface FileChangesResult {
+  entryId: string;
+  files: FileDiff[];
+  fromCheckpointId: string | null;
+  toCheckpointId: string;
+  [k: string]: unknown;
+}
+export interface FileDiff {
+  binary?: boolean;
+  /**
+   * unified diff (git's format); empty for a binary file
+   */
+  diff: string;
+  path: string;
+  status: "added" | "modified" | "deleted";
+  /**
+   * the diff was cut at 256 KiB
+   */
+  truncated?: boolean;
   [k: string]: unknown;
 }
 export interface ForkMessage {
@@ -1174,10 +1317,22 @@ export interface ForkParams {
    * a user message; the new session ends just before it
    */
   entryId: string;
+  /**
+   * with restoreFiles: overwrite files someone else changed
+   */
+  force?: boolean;
+  /**
+   * make the working directory that message's state
+   */
+  restoreFiles?: boolean;
 }
 export interface ForkResult {
   cancelled?: boolean;
   leafId: string | null;
+  /**
+   * what restoreFiles changed
+   */
+  restore?: RestoreFilesResult | null;
   sessionFile: string | null;
   sessionId: string;
   /**
@@ -1186,9 +1341,33 @@ export interface ForkResult {
   text: string;
   [k: string]: unknown;
 }
+export interface RestoreFilesResult {
+  /**
+   * the state of the disk before the restore: restore it to undo
+   */
+  checkpointId: string;
+  /**
+   * files changed by someone else since the last checkpoint
+   */
+  conflicts?: string[];
+  dryRun: boolean;
+  /**
+   * what was (or, on a dry run, would be) changed
+   */
+  files: FileChange[];
+  skipped?: SkippedFile[];
+  [k: string]: unknown;
+}
 export interface GetEntriesParams {
   /**
    * entry id cursor: only entries after it
+   */
+  since?: string | null;
+}
+export interface GetFileChangesParams {
+  entryId: string;
+  /**
+   * compare with this entry's state (default: the entry's parent)
    */
   since?: string | null;
 }
@@ -1236,6 +1415,10 @@ export interface ImageBlock {
   type: "image";
 }
 export interface InitializeParams {
+  /**
+   * workspace roots besides the cwd (absolute folders): the model is told of them; the cwd stays the base of relative paths
+   */
+  additionalDirectories?: string[] | null;
   /**
    * what the client answers: approvals, hooks (pi's event names), its own tools
    */
@@ -1412,8 +1595,16 @@ export interface ModelsResult {
 }
 export interface NavigateTreeParams {
   customInstructions?: string | null;
+  /**
+   * with restoreFiles: overwrite files someone else changed
+   */
+  force?: boolean;
   label?: string | null;
   replaceInstructions?: boolean;
+  /**
+   * make the working directory the target's state
+   */
+  restoreFiles?: boolean;
   summarize?: boolean;
   targetId: string;
 }
@@ -1424,10 +1615,18 @@ export interface NavigateTreeResult {
    */
   editorText?: string | null;
   leafId: string | null;
+  /**
+   * what restoreFiles changed
+   */
+  restore?: RestoreFilesResult | null;
   summaryEntryId?: string | null;
   [k: string]: unknown;
 }
 export interface NewSessionParams {
+  /**
+   * replace the workspace roots besides the cwd (absolute folders) for the new session
+   */
+  additionalDirectories?: string[] | null;
   /**
    * replace the client's MCP servers for the new session
    */
@@ -1456,6 +1655,12 @@ export interface PromptParams {
   maxTurns?: number | null;
   message: string;
   /**
+   * a JSON Schema the run's final answer must match: the model answers by calling a structured_output tool with it as input schema, re-asked a few times when the answer does not validate; the answer comes back as structuredOutput (an invalid schema is refused)
+   */
+  outputSchema?: {
+    [k: string]: unknown;
+  } | null;
+  /**
    * required while the agent is streaming: queue as steer or followUp
    */
   streamingBehavior?: ("steer" | "followUp") | null;
@@ -1470,7 +1675,14 @@ export interface PromptResult {
    * true when the prompt was queued (streamingBehavior) instead of run
    */
   queued: boolean;
+  /**
+   * how the run ended: stop, length, error, aborted, max_turns, max_budget, handled, or invalid_output (an outputSchema run that never produced a matching answer)
+   */
   stopReason?: string | null;
+  /**
+   * with outputSchema: the final answer, valid against the schema
+   */
+  structuredOutput?: unknown;
   [k: string]: unknown;
 }
 export interface QueueParams {
@@ -1480,6 +1692,28 @@ export interface QueueParams {
 export interface QueueResult {
   pendingMessageCount: number;
   [k: string]: unknown;
+}
+export interface RestoreFilesParams {
+  /**
+   * a state returned by an earlier restore (undoes that restore)
+   */
+  checkpointId?: string | null;
+  /**
+   * report what would change; write nothing
+   */
+  dryRun?: boolean;
+  /**
+   * the entry whose state to restore (one of entryId or checkpointId)
+   */
+  entryId?: string | null;
+  /**
+   * overwrite files someone else changed since the last checkpoint
+   */
+  force?: boolean;
+  /**
+   * only these files (default: all)
+   */
+  paths?: string[] | null;
 }
 export interface SandboxState1 {
   /**
@@ -1582,6 +1816,10 @@ export interface TreeSummary {
 export interface SessionChangeResult {
   cancelled?: boolean;
   leafId: string | null;
+  /**
+   * what restoreFiles changed
+   */
+  restore?: RestoreFilesResult | null;
   sessionFile: string | null;
   sessionId: string;
   [k: string]: unknown;
@@ -1752,6 +1990,12 @@ export interface TreeResult {
    * pass as since to get only what changed after this result
    */
   cursor?: number | null;
+  /**
+   * entry id -> how many files its checkpoint changed (entries that changed none are left out)
+   */
+  filesChanged?: {
+    [k: string]: number;
+  } | null;
   leafId: string | null;
   /**
    * depth-first, children oldest first; flat, never nested (empty with format columns)
