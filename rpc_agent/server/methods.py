@@ -147,10 +147,10 @@ class Methods:
 
     def initialize(self, params: m.InitializeParams | None) -> m.InitializeResult:
         roots = self._roots(params.additionalDirectories if params else None)
+        if params is not None and params.sandbox is not None:  # may refuse: before any change
+            self.agent.set_sandbox(params.sandbox.mode, params.sandbox.network)
         if roots is not None:
             self.agent.settings.additional_directories = roots
-        if params is not None and params.sandbox is not None:
-            self.agent.set_sandbox(params.sandbox.mode, params.sandbox.network)
         if params is not None and params.mcpServers is not None and self.mcp is not None:
             self.mcp.update_client_servers(from_wire(params.mcpServers))
         return m.InitializeResult(
