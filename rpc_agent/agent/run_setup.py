@@ -12,6 +12,7 @@ from ..providers.base import ToolSpec
 from ..session import guard
 from ..tools.base import Tool, tool_schema
 from .loop import Authorize, RunContext
+from .structured import TOOL_NAME, StructuredRun
 from .system_prompt import build_system_prompt
 
 if TYPE_CHECKING:
@@ -43,9 +44,19 @@ def additional_directories(session: AgentCore) -> tuple[Path, ...]:
     return tuple(Path(folder) for folder in session.settings.additional_directories)
 
 
-def run_context(session: AgentCore, *, max_turns: int | None, max_budget_usd: float | None) -> RunContext:
-    """The context of one run; limits given for this prompt win over the session's."""
+def run_context(
+    session: AgentCore,
+    *,
+    max_turns: int | None,
+    max_budget_usd: float | None,
+    output_schema: JsonDict | None = None,
+) -> RunContext:
+    """The context of one run; limits given for this prompt win over the session's. With an
+    output schema the run also offers the final-answer tool (``agent.structured``)."""
+    structured = StructuredRun(output_schema) if output_schema is not None else None
     tools = session.run_tools()
+    if structured is not None:
+        tools = [*(t for t in tools if t.name != TOOL_NAME), structured.tool()]
     specs = tool_specs(tools)
     cwd = Path(session.manager.cwd)
     sandbox = session.sandbox.for_tools(cwd, additional_directories(session))
@@ -77,4 +88,6 @@ def run_context(session: AgentCore, *, max_turns: int | None, max_budget_usd: fl
         host=session.host,
         max_turns=max_turns if max_turns is not None else session.max_turns,
         max_budget_usd=max_budget_usd if max_budget_usd is not None else session.max_budget_usd,
+        structured=structured,
+        checkpoints=session.checkpoints,
     )
