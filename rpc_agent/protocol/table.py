@@ -153,7 +153,7 @@ METHODS: tuple[Method, ...] = (
         "delete_session",
         f.DeleteSessionParams,
         f.DeleteSessionResult,
-        "Delete a session file and the stored images only it used; refuses the live session, one another process has open, and any file that is not a session of this agent's session folders.",
+        "Delete a session file, its file checkpoints and the stored images only it used; refuses the live session, one another process has open, and any file that is not a session of this agent's session folders.",
     ),
     Method(
         "fork",
