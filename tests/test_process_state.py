@@ -7,6 +7,7 @@ child interpreter, which nothing else has touched.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import json
 import os
@@ -109,14 +110,18 @@ def test_the_command_takes_its_measures_and_gives_the_collector_back(
     monkeypatch.delenv("RPC_AGENT_NO_TUNING", raising=False)
     monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
     frozen_before = gc.get_freeze_count()
+    exits: list[int] = []
+    monkeypatch.setattr(os, "_exit", exits.append)  # the command ends its process at once,
+    monkeypatch.setattr(atexit, "_run_exitfuncs", lambda: None)  # after the exit functions
     try:
-        assert cli.command() == 0
+        cli.command()
     finally:
         gc.unfreeze()  # what start-up froze is this test process's: give it back to the collector
     ((enabled, frozen, new),) = seen
     assert (enabled, new) == (True, [])
     assert frozen > frozen_before
     assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
+    assert exits == [0]
 
 
 def test_no_tuning_leaves_the_command_s_process_alone(
@@ -136,6 +141,9 @@ def test_no_tuning_leaves_the_command_s_process_alone(
     monkeypatch.setenv("RPC_AGENT_NO_TUNING", "1")
     monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
     frozen_before = gc.get_freeze_count()
+    exits: list[int] = []
+    monkeypatch.setattr(os, "_exit", exits.append)
     assert cli.command() == 0
     assert seen == [(True, frozen_before)]
+    assert exits == []  # the usual exit, teardown and all
     assert "PYDANTIC_DISABLE_PLUGINS" not in os.environ

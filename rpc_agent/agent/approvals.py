@@ -11,7 +11,7 @@ from rpc_agent.protocol.base import JsonDict
 
 from ..protocol import events as ev
 from ..tools.base import Tool, ToolError
-from .host import Host
+from .host import ApprovalQuestion, Host
 from .policy import ApprovalPolicy, preview
 
 
@@ -43,7 +43,7 @@ class ApprovalGate:
         answer = None
         if host.capabilities.approvals:
             answer = await host.request_approval(
-                call_id, tool.name, arguments, preview(tool.name, arguments, cwd)
+                ApprovalQuestion(call_id, tool.name, arguments, preview(tool.name, arguments, cwd))
             )
         if answer is None or not host.capabilities.approvals:
             reason = (

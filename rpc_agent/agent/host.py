@@ -23,6 +23,18 @@ HOOK_NAMES: tuple[str, ...] = get_args(HookName)
 ApprovalDecision = Literal["allow", "allow_always", "deny"]
 
 
+@dataclass(frozen=True, slots=True)
+class ApprovalQuestion:
+    """What the agent asks its host about one tool call; ``sandbox`` "escape" asks to run a
+    command the sandbox refused once outside it."""
+
+    tool_call_id: str
+    tool_name: str
+    arguments: JsonDict
+    preview: JsonDict | None = None
+    sandbox: str | None = None
+
+
 @dataclass(slots=True)
 class ApprovalAnswer:
     decision: ApprovalDecision
@@ -53,6 +65,8 @@ class HostCapabilities:
     approvals: bool = False
     hooks: set[str] = field(default_factory=set)
     tools: list[ClientToolSpec] = field(default_factory=list)
+    elicitation: bool = False
+    """The host answers MCP servers' questions for the user (``elicitation/request``)."""
 
 
 class Host(Protocol):
@@ -60,17 +74,8 @@ class Host(Protocol):
 
     capabilities: HostCapabilities
 
-    async def request_approval(
-        self,
-        tool_call_id: str,
-        tool_name: str,
-        arguments: JsonDict,
-        preview: JsonDict | None,
-        *,
-        sandbox: str | None = None,
-    ) -> ApprovalAnswer | None:
-        """The host's decision, or None when it gave none (treated as a denial); ``sandbox``
-        "escape" asks to run a command the sandbox refused once outside it."""
+    async def request_approval(self, question: ApprovalQuestion) -> ApprovalAnswer | None:
+        """The host's decision, or None when it gave none (treated as a denial)."""
         ...
 
     async def run_hook(self, name: str, event: JsonDict) -> BaseModel | None:
@@ -88,15 +93,7 @@ class NoHost:
     def __init__(self) -> None:
         self.capabilities = HostCapabilities()
 
-    async def request_approval(
-        self,
-        tool_call_id: str,
-        tool_name: str,
-        arguments: JsonDict,
-        preview: JsonDict | None,
-        *,
-        sandbox: str | None = None,
-    ) -> ApprovalAnswer | None:
+    async def request_approval(self, question: ApprovalQuestion) -> ApprovalAnswer | None:
         return ApprovalAnswer("deny", "no client is connected to approve this tool call")
 
     async def run_hook(self, name: str, event: JsonDict) -> BaseModel | None:

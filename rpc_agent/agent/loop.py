@@ -37,7 +37,8 @@ from .host import Host
 from .queue import MessageQueue, QueuedMessage
 from .sandboxing import escape_asker
 from .settings import AgentSettings
-from .structured import StructuredRun
+from .structured import INVALID_OUTPUT, StructuredRun
+from .structured import TOOL_NAME as STRUCTURED_TOOL
 
 Emit = Callable[[BaseModel], None]
 Authorize = Callable[[str, str, JsonDict], Awaitable[bool]]
@@ -174,8 +175,16 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
             raise
         ctx.emit(trusted(ev.TurnEndEvent, message=assistant, toolResults=tool_results))
         outcome.stop_reason = assistant.get("stopReason")
-        if ctx.structured is not None and ctx.structured.settle(ctx, outcome, calls):
-            return
+        if ctx.structured is not None:
+            verdict = ctx.structured.settle(calls)
+            if verdict.ends:
+                outcome.stop_reason = "stop" if verdict.error is None else INVALID_OUTPUT
+                outcome.error_message = verdict.error
+                return
+            if verdict.force_tool:
+                ctx.tool_choice = STRUCTURED_TOOL
+            if verdict.remind:
+                ctx.extra_first.append(verdict.reminder())
         if _limit_reached(ctx, outcome, turns, bool(calls or ctx.extra_first)):
             return
         pending = _dequeue(ctx, ctx.queue.take_steering, ctx.settings.steering_mode)
@@ -465,7 +474,7 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
             temp_files=ctx.temp_files,
             sandbox=ctx.sandbox,
             escape=(
-                escape_asker(ctx.host, call_id, Path(ctx.cwd), ctx.sandbox.policy)
+                escape_asker(ctx.host, call_id, Path(ctx.cwd), ctx.sandbox.policy, ctx.emit)
                 if ctx.sandbox is not None and ctx.host is not None
                 else None
             ),

@@ -14,7 +14,8 @@ string) is wrapped as ``{"answer": <schema>}`` for the model and unwrapped for t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -22,9 +23,6 @@ from rpc_agent.protocol.base import JsonDict
 
 from ..errors import InvalidRequestError
 from ..tools.base import ToolContext, ToolError, ToolOutput
-
-if TYPE_CHECKING:
-    from .loop import RunContext, RunOutcome
 
 TOOL_NAME = "structured_output"
 MAX_REASKS = 3
@@ -123,32 +121,42 @@ class StructuredRun:
         self.value, self.done = value, True
         return None
 
-    def settle(self, ctx: RunContext, outcome: RunOutcome, calls: list[JsonDict]) -> bool:
-        """After a turn: True when the run ends here (answered, or out of re-asks).
+    def settle(self, calls: list[JsonDict]) -> Verdict:
+        """After a turn: whether the run ends here (answered, or out of re-asks), and if not,
+        how the next turn is asked.
 
         A turn without a call of the tool and without other calls is re-asked with a reminder
         (stored before the next call) and the tool forced where the provider allows it.
         """
         if self.done:
-            outcome.stop_reason = "stop"
-            outcome.error_message = None
-            return True
+            return Verdict(ends=True)
         if self._invalid_this_turn or not calls:
             self.misses += 1
         if not calls:
             self.last_error = self.last_error or "the model ended its turn without calling structured_output"
         self._invalid_this_turn = False
         if self.misses > MAX_REASKS:
-            outcome.stop_reason = INVALID_OUTPUT
-            outcome.error_message = (
-                f"no answer matching the output schema after {self.misses} attempts: {self.last_error}"
+            return Verdict(
+                ends=True,
+                error=f"no answer matching the output schema after {self.misses} attempts: {self.last_error}",
             )
-            return True
-        if self.misses:
-            ctx.tool_choice = TOOL_NAME
-        if not calls:
-            ctx.extra_first.append({"customType": TOOL_NAME, "content": REMINDER, "display": True})
-        return False
+        return Verdict(ends=False, force_tool=self.misses > 0, remind=not calls)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the loop does after a turn of a run that must answer in a schema."""
+
+    ends: bool
+    error: str | None = None
+    """Why the run ends without a valid answer (its stop reason is ``invalid_output``)."""
+    force_tool: bool = False
+    """Force the final-answer tool on the next call (``tool_choice``)."""
+    remind: bool = False
+    """Store the reminder to call the tool before the next call."""
+
+    def reminder(self) -> JsonDict:
+        return {"customType": TOOL_NAME, "content": REMINDER, "display": True}
 
 
 class StructuredOutputTool:

@@ -36,6 +36,22 @@ class TempFiles:
         return len(self._paths)
 
 
-UNOWNED = TempFiles()
-"""Files made by tools run outside a session (tests, scripts): removed at exit."""
-atexit.register(UNOWNED.remove_all)
+class UnownedTempFiles(TempFiles):
+    """Files made by tools run outside a session (tests, scripts): removed at exit.
+
+    The exit function is registered with the first such file, not on import: a program that
+    imports the tools and leaves no file has nothing registered in its name.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._registered = False
+
+    def add(self, path: str) -> None:
+        if not self._registered:
+            atexit.register(self.remove_all)
+            self._registered = True
+        super().add(path)
+
+
+UNOWNED = UnownedTempFiles()

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from rpc_agent.agent.host import ApprovalAnswer, ClientToolAnswer, HostCapabilities
+from rpc_agent.agent.host import ApprovalAnswer, ApprovalQuestion, ClientToolAnswer, HostCapabilities
 from rpc_agent.agent.policy import parse_rules
 from rpc_agent.agent.session import AgentSession
 from rpc_agent.agent.settings import AgentSettings
@@ -32,16 +32,8 @@ class ScriptedHost:
         self.approval = approval
         self.asked: list[tuple[str, JsonDict]] = []
 
-    async def request_approval(
-        self,
-        tool_call_id: str,
-        tool_name: str,
-        arguments: JsonDict,
-        preview: JsonDict | None,
-        *,
-        sandbox: str | None = None,
-    ) -> ApprovalAnswer | None:
-        self.asked.append(("approval", {"toolName": tool_name, "preview": preview}))
+    async def request_approval(self, question: ApprovalQuestion) -> ApprovalAnswer | None:
+        self.asked.append(("approval", {"toolName": question.tool_name, "preview": question.preview}))
         return self.approval
 
     async def run_hook(self, name: str, event: JsonDict) -> BaseModel | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import inspect
 import itertools
 import os
 import sys
@@ -232,29 +231,22 @@ class Connection:
     # --- server-to-client requests ---------------------------------------------------
 
     def _answer_server_request(self, message: JsonDict) -> None:
-        request_id = message.get("id")
-        handler = self._handlers.get(str(message.get("method")))
-        if handler is None or self._group is None:
-            self._reply(
-                {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "Method not found"}}
-            )
+        if self._group is None:
             return
+        request_id = message.get("id")
         scope = anyio.CancelScope()
         self._answering[request_id] = scope
-        self._group.start_soon(self._run_handler, handler, message, scope)
+        self._group.start_soon(self._run_handler, message, scope)
 
-    async def _run_handler(self, handler: Handler, message: JsonDict, scope: anyio.CancelScope) -> None:
-        request_id = message.get("id")
+    async def _run_handler(self, message: JsonDict, scope: anyio.CancelScope) -> None:
+        """Answer through jsonrpcserver (``_serving``); a request the server cancelled gets
+        no answer."""
+        from ._serving import answer
+
         reply: JsonDict | None = None
         with scope:
-            try:
-                value = handler(message.get("params") or {})
-                if inspect.isawaitable(value):
-                    value = await value
-                reply = {"jsonrpc": "2.0", "id": request_id, "result": value}
-            except Exception as exc:
-                reply = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": str(exc)}}
-        self._answering.pop(request_id, None)
+            reply = await answer(message, self._handlers)
+        self._answering.pop(message.get("id"), None)
         if reply is not None and not scope.cancelled_caught:
             self._reply(reply)
 
