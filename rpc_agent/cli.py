@@ -98,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="model id (default: the provider's first model)")
     parser.add_argument(
         "--thinking",
-        choices=["off", "minimal", "low", "medium", "high", "xhigh"],
+        choices=["off", "minimal", "low", "medium", "high", "xhigh", "max"],  # THINKING_LEVELS
         help="thinking level (default: from the session, else off)",
     )
     parser.add_argument(
@@ -118,6 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
         '"retry": {"maxRetries": 3, "baseDelayMs": 2000}}); these flags override both',
     )
     tuning.add_argument("--no-auto-compaction", action="store_true", help="never compact on its own")
+    tuning.add_argument(
+        "--no-checkpoints",
+        action="store_true",
+        help="do not snapshot the working directory per entry (settings: checkpoints.enabled)",
+    )
     tuning.add_argument(
         "--reserve-tokens", type=int, metavar="N", help="compact when context > window - N (16384)"
     )
@@ -192,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSettings:
     from .agent.settings import (
+        CheckpointsFile,
         CompactionFile,
         RetryFile,
         SandboxFile,
@@ -211,6 +217,7 @@ def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSetti
             maxRetries=args.max_retries,
             baseDelayMs=args.retry_base_delay_ms,
         ),
+        checkpoints=CheckpointsFile(enabled=False if getattr(args, "no_checkpoints", False) else None),
         approval=getattr(args, "approval", None),
         maxTurns=getattr(args, "max_turns", None),
         maxBudgetUsd=getattr(args, "max_budget_usd", None),
@@ -279,9 +286,16 @@ def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | Non
     if argv[:1] == ["export"]:
         if started is not None:
             started()
+        from .checkpoints.rewind import export_changes
         from .export.command import main as export_main
 
-        return export_main(argv[1:])
+        return export_main(argv[1:], export_changes)
+    if argv[:1] == ["rewind"]:
+        if started is not None:
+            started()
+        from .checkpoints.rewind import main as rewind_main
+
+        return rewind_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command is not None:
         from . import login

@@ -23,6 +23,7 @@ from rpc_agent.protocol.base import JsonDict
 from ..agent.session import AgentSession
 from ..mcp import McpManager
 from ..protocol import methods as m
+from . import rewind
 from .prompt import PromptBlock
 from .session import AcpSession
 from .sessions import Sessions
@@ -31,6 +32,12 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     ("tree", "Show the conversation tree; /tree <entry-id> moves to that entry", "entry id (optional)"),
     ("compact", "Summarize older messages to free context", "custom instructions (optional)"),
     ("fork", "Copy this conversation (current branch) into a new session", None),
+    (
+        "rewind",
+        "Go back to before the last prompt (or to an entry) with the files as they were then",
+        "entry id (optional), force",
+    ),
+    ("changes", "Show the files the last prompt (or an entry) changed, with diffs", "entry id (optional)"),
     ("name", "Name this session", "session name"),
     ("label", "Label an entry of the tree (no label clears it)", "entry id and label"),
     ("mcp", "Show the MCP servers: status, tool count, last error", None),
@@ -87,6 +94,10 @@ async def run_command(sessions: Sessions, session: AcpSession, command: str) -> 
                     f"\n\nEditor text: {result.editorText}" if result.editorText else ""
                 )
             return format_tree(agent.tree())
+        if name == "rewind":
+            return await rewind.rewind(agent, rest)
+        if name == "changes":
+            return await rewind.changes(agent, rest)
         if name == "compact":
             compacted = await agent.compact(rest or None)
             return f"Compacted {compacted.tokensBefore} tokens into a summary."

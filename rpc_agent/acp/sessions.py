@@ -41,7 +41,7 @@ from ..session.store import SessionManager
 from ..session.workspaces import WorkspaceIndex
 from . import permissions
 from .elicitation import editor_completion, editor_elicitation
-from .fs import file_access
+from .fs import file_access, restored_to_editor
 from .session import AcpSession, Flush
 from .terminal import EditorTerminal
 from .updates import EventTranslator, Update
@@ -155,6 +155,7 @@ class Sessions:
 
         agent.authorize = authorize
         agent.files = file_access(self.client_capabilities, self.client, session.id)
+        agent.checkpoints.on_restored = restored_to_editor(self.client_capabilities, self.client, session.id)
         if self.client_capabilities.terminal:
 
             def show_terminal(call_id: str, terminal_id: str) -> None:
@@ -280,6 +281,7 @@ class Sessions:
             roots = list(source.agent.settings.additional_directories)
         fork = await self.open(new, servers, announced=announced, roots=roots)
         await self.record_workspace(fork, new.cwd)
+        await fork.agent.checkpoints.carry_to(source.agent.checkpoints.current_engine(), new)
         if source.agent.model.id != fork.agent.model.id:
             fork.agent.model = source.agent.model
         fork.agent.thinking_level = source.agent.thinking_level

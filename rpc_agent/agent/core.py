@@ -21,6 +21,7 @@ from ..session.store import SessionManager
 from ..tools.base import CommandRunner, FileAccess, Tool
 from ..tools.temp_files import TempFiles
 from .approvals import ApprovalGate
+from .checkpointing import Checkpointing
 from .host import Host
 from .loop import Authorize, RunContext
 from .queue import MessageQueue, QueuedMessage
@@ -60,6 +61,7 @@ class AgentCore(Protocol):
     op_scope: anyio.CancelScope | None
     run_context: RunContext | None
     gate: ApprovalGate
+    checkpoints: Checkpointing
 
     @property
     def tools(self) -> list[Tool]: ...

@@ -1,10 +1,9 @@
 """Deleting a session for a front (``delete_session``, ACP ``session/delete``): the session
 store's deletion with what lives above the store freed as well.
 
-The session layer deletes the file and its unused blobs; the file checkpoints of issue 20 are
-kept by a layer above it, so their freeing is handed in from here, the one place both fronts
-go through. Until that store is on this branch, ``FREE_CHECKPOINTS`` is None: the seam the
-merge fills with ``rpc_agent.checkpoints.free_session_checkpoints``.
+The session layer deletes the file and its unused blobs; the file checkpoints are kept by a
+layer above it (``rpc_agent.checkpoints``), so their freeing is handed in from here, the one
+place both fronts go through.
 """
 
 from __future__ import annotations
@@ -12,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from ..checkpoints import free_session_checkpoints
 from ..session import deleting
 
-FREE_CHECKPOINTS: Callable[[Path], None] | None = None
+FREE_CHECKPOINTS: Callable[[Path], None] | None = free_session_checkpoints
 """Frees a deleted session file's checkpoints (see the module doc)."""
 
 

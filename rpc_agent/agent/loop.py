@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import BaseModel, ValidationError
@@ -29,7 +29,7 @@ from ..providers.base import ModelInfo, Provider, ProviderRequest, ToolSpec, emp
 from ..sandbox import Sandbox
 from ..session.blobs import stage_images
 from ..session.store import PendingAppend, SessionManager
-from ..tools.base import CommandRunner, FileAccess, Tool, ToolContext, ToolError, ToolOutput
+from ..tools.base import CommandRunner, FileAccess, Tool, ToolContext, ToolError, ToolOutput, is_read_only
 from ..tools.temp_files import UNOWNED, TempFiles
 from ..validation import describe
 from . import hooks
@@ -39,6 +39,9 @@ from .sandboxing import escape_asker
 from .settings import AgentSettings
 from .structured import INVALID_OUTPUT, StructuredRun
 from .structured import TOOL_NAME as STRUCTURED_TOOL
+
+if TYPE_CHECKING:
+    from .checkpointing import Checkpointing
 
 Emit = Callable[[BaseModel], None]
 Authorize = Callable[[str, str, JsonDict], Awaitable[bool]]
@@ -96,6 +99,8 @@ class RunContext:
     max_budget_usd: float | None = None
     """Per-prompt limit of the cost of the run's model calls."""
     extra_first: list[JsonDict] = field(default_factory=list)
+    checkpoints: Checkpointing | None = None
+    """Snapshots after user messages and tools that may change files; None: none."""
     """Custom messages (before_agent_start) stored right after the prompt's first messages."""
     structured: StructuredRun | None = None
     """The answer in a schema this run must end with (``agent.structured``); None: any answer."""
@@ -150,7 +155,9 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
     turns = 0
     while True:
         for queued in pending:
-            await append_and_announce(ctx, user_message(queued.text, queued.images))
+            entry_id = await append_and_announce(ctx, user_message(queued.text, queued.images))
+            if ctx.checkpoints is not None:
+                ctx.checkpoints.entry_appended(entry_id)
         pending = []
         while ctx.extra_first:
             await _append_custom_message(ctx, ctx.extra_first.pop(0))
@@ -429,8 +436,10 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
     name = str(call.get("name"))
     call_id = str(call.get("id"))
     arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
-    ctx.emit(trusted(ev.ToolExecutionStartEvent, toolCallId=call_id, toolName=name, args=arguments))
     tool = next((t for t in ctx.tools if t.name == name), None)
+    if ctx.checkpoints is not None and tool is not None and not is_read_only(tool):
+        await ctx.checkpoints.barrier()  # the state before this tool is stored first
+    ctx.emit(trusted(ev.ToolExecutionStartEvent, toolCallId=call_id, toolName=name, args=arguments))
     output: ToolOutput
     last_update = 0.0
     duration_ms: int | None = None
@@ -525,5 +534,8 @@ async def _store_tool_result(
             durationMs=duration_ms,
         )
     )
-    await append_and_announce(ctx, result)
+    entry_id = await append_and_announce(ctx, result)
+    if ctx.checkpoints is not None:
+        tool = next((t for t in ctx.tools if t.name == name), None)
+        ctx.checkpoints.entry_appended(entry_id, may_change=tool is not None and not is_read_only(tool))
     return result

@@ -89,4 +89,5 @@ def run_context(
         max_turns=max_turns if max_turns is not None else session.max_turns,
         max_budget_usd=max_budget_usd if max_budget_usd is not None else session.max_budget_usd,
         structured=structured,
+        checkpoints=session.checkpoints,
     )

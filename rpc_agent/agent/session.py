@@ -27,6 +27,7 @@ from rpc_agent.protocol.base import JsonDict
 
 from ..errors import AgentBusyError, PersistenceError
 from ..io.background import Background
+from ..protocol import checkpoints as c
 from ..protocol import events as ev
 from ..protocol import methods as m
 from ..protocol.base import trusted
@@ -38,6 +39,7 @@ from ..tools.base import CommandRunner, FileAccess, Tool
 from ..tools.temp_files import TempFiles
 from . import compaction_runner, custom_entries, hooks, model_choice, navigation, run_setup, switching, views
 from .approvals import ApprovalGate
+from .checkpointing import Checkpointing
 from .compaction_runner import auto_compact, needs_compaction
 from .host import Host, NoHost
 from .loop import Authorize, RunContext, RunOutcome, answer_aborted, error_message, run_turns, user_message
@@ -45,8 +47,10 @@ from .pairing import EventPairing
 from .policy import ApprovalPolicy, parse_rules
 from .queue import MessageQueue, QueuedMessage
 from .sandboxing import SessionSandbox
+from .selection import opening_level, record_before_prompt
 from .settings import AgentSettings
 from .starts import PromptStarts
+from .stats import session_stats
 from .structured import check_output_schema
 from .user_bash import UserBash
 
@@ -138,7 +142,9 @@ class AgentSession:
         context = manager.context_settings()
         chosen = model_id or (context.model.modelId if context.model else None)
         self.model: ModelInfo = provider.resolve_model(chosen) if chosen else provider.models()[0]
-        self.thinking_level = thinking_level or context.thinkingLevel or "off"
+        self.thinking_level = thinking_level or opening_level(context, self.settings)
+        self.checkpoints = Checkpointing(self)
+        """Workspace states per entry (``agent/checkpointing.py``)."""
 
     @property
     def tools(self) -> list[Tool]:
@@ -340,6 +346,7 @@ class AgentSession:
         failure: BaseException | None = None
         try:
             await self._user_bash.flush(self.manager)
+            await record_before_prompt(self)
             with anyio.CancelScope() as scope:
                 self._run_scope = scope
                 if self._starts.aborted(ticket):
@@ -349,7 +356,8 @@ class AgentSession:
                     scope.cancel()
                 if first:
                     await hooks.before_agent_start(self.host, ctx, first[0].text, first[0].images)
-                await run_turns(ctx, first, outcome)
+                async with self.checkpoints.during_run():
+                    await run_turns(ctx, first, outcome)
                 compaction = self.settings.compaction
                 if outcome.overflow and compaction is not None and compaction.enabled:
                     # The prompt no longer fits: compact, then answer the same request once more.
@@ -459,7 +467,7 @@ class AgentSession:
         return views.last_assistant_text(self.manager)
 
     def session_stats(self) -> m.SessionStats:
-        return views.session_stats(self.manager)
+        return session_stats(self.manager, self.model.contextWindow)
 
     def tree(self, params: m.GetTreeParams | None = None) -> JsonDict:
         return views.tree(self.manager, params)
@@ -468,14 +476,19 @@ class AgentSession:
         return views.fork_messages(self.manager)
 
     async def export_html(self, output_path: str | None) -> str:
-        return await views.export_html(self.manager, output_path)
+        return await views.export_html(self.manager, output_path, self.checkpoints.current_engine())
 
     # --- the tree (agent/navigation.py) ---------------------------------------------------
 
     async def navigate_tree(self, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
         with self._exclusive("navigating the tree"):
-            async with self.mutation():
-                return await navigation.navigate_tree(self, params)
+            return await self.checkpoints.moving(
+                params.targetId, params.force, lambda: self._navigate(params), restore=params.restoreFiles
+            )
+
+    async def _navigate(self, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
+        async with self.mutation():
+            return await navigation.navigate_tree(self, params)
 
     async def set_label(self, entry_id: str, label: str | None) -> str:
         label_id, stored = self.queue_label(entry_id, label)
@@ -508,13 +521,28 @@ class AgentSession:
         with self._exclusive("switching sessions"):
             return await switching.switch_session(self, path)
 
-    async def fork(self, entry_id: str) -> m.ForkResult:
+    async def fork(self, entry_id: str, *, restore_files: bool = False, force: bool = False) -> m.ForkResult:
         with self._exclusive("forking"):
-            return await switching.fork(self, entry_id)
+            return await self.checkpoints.moving(
+                entry_id, force, lambda: switching.fork(self, entry_id), restore=restore_files
+            )
 
-    async def clone(self) -> m.SessionChangeResult:
+    async def clone(self, *, restore_files: bool = False, force: bool = False) -> m.SessionChangeResult:
         with self._exclusive("cloning"):
-            return await switching.clone(self)
+            return await self.checkpoints.moving(
+                self.manager.leaf_id, force, lambda: switching.clone(self), restore=restore_files
+            )
+
+    # --- workspace checkpoints (agent/checkpointing.py) -------------------------------------
+
+    async def restore_files(self, p: c.RestoreFilesParams) -> c.RestoreFilesResult:
+        with self._exclusive("restoring files"):
+            return await self.checkpoints.restore(
+                entry_id=p.entryId, tree=p.checkpointId, paths=p.paths, dry_run=p.dryRun, force=p.force
+            )
+
+    async def file_changes(self, entry_id: str, since: str | None) -> c.FileChangesResult:
+        return await self.checkpoints.file_changes(entry_id, since)
 
     async def set_session_name(self, name: str) -> None:
         async with self.mutation():

@@ -23,6 +23,7 @@ from ..protocol.content import message_text
 from ..session import files, guard
 from ..session.store import SessionManager
 from . import hooks
+from .selection import opening_level
 
 if TYPE_CHECKING:
     from .core import AgentCore
@@ -71,7 +72,7 @@ async def _replace_manager(session: AgentCore, new: SessionManager, reason: str)
         await old.aclose()
     finally:
         context = new.context_settings()
-        session.thinking_level = context.thinkingLevel
+        session.thinking_level = opening_level(context, session.settings)
         if context.model is not None:
             session.model = session.provider.resolve_model(context.model.modelId)
         announce_session(session, reason)

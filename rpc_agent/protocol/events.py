@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .base import JsonDict
+from .checkpoints import CheckpointEvent, CheckpointFailedEvent, CheckpointSkippedEvent, FilesRestoredEvent
 from .entries import AgentMessage, ThinkingLevel, Usage
 from .methods import CompactResult, McpStatus
 
@@ -317,6 +318,10 @@ Event = Annotated[
     | BashExecutionUpdateEvent
     | ThinkingLevelChangedEvent
     | SessionInfoChangedEvent
-    | EntryAppendedEvent,
+    | EntryAppendedEvent
+    | CheckpointEvent
+    | CheckpointFailedEvent
+    | CheckpointSkippedEvent
+    | FilesRestoredEvent,
     Field(discriminator="type"),
 ]

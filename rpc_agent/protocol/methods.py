@@ -5,9 +5,13 @@ from typing import Any, Literal
 from pydantic import Field
 
 from .base import JsonDict, Params, Result
+from .checkpoints import RestoreFilesResult
 from .entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel, Usage
 from .host import AcceptedCapabilities, ClientCapabilities
 from .sandbox import SandboxRequest, SandboxState
+from .stats import ContextUsage as ContextUsage
+from .stats import SessionStats as SessionStats
+from .stats import TokenTotals as TokenTotals
 
 StreamingBehavior = Literal["steer", "followUp"]
 QueueMode = Literal["all", "one-at-a-time"]
@@ -215,26 +219,6 @@ class LastAssistantTextResult(Result):
     text: str | None
 
 
-class TokenTotals(Result):
-    input: int
-    output: int
-    cacheRead: int
-    cacheWrite: int
-    total: int
-
-
-class SessionStats(Result):
-    sessionFile: str | None
-    sessionId: str
-    userMessages: int
-    assistantMessages: int
-    toolCalls: int
-    toolResults: int
-    totalMessages: int
-    tokens: TokenTotals
-    cost: float
-
-
 # --- the tree ------------------------------------------------------------------------------
 
 
@@ -298,6 +282,10 @@ class TreeResult(Result):
     cursor: int | None = Field(
         default=None, description="pass as since to get only what changed after this result"
     )
+    filesChanged: dict[str, int] | None = Field(
+        default=None,
+        description="entry id -> how many files its checkpoint changed (entries that changed none are left out)",
+    )
 
 
 class NavigateTreeParams(Params):
@@ -306,6 +294,8 @@ class NavigateTreeParams(Params):
     customInstructions: str | None = None
     replaceInstructions: bool = False
     label: str | None = None
+    restoreFiles: bool = Field(default=False, description="make the working directory the target's state")
+    force: bool = Field(default=False, description="with restoreFiles: overwrite files someone else changed")
 
 
 class NavigateTreeResult(Result):
@@ -313,6 +303,7 @@ class NavigateTreeResult(Result):
     editorText: str | None = Field(default=None, description="text of the selected user message, to edit")
     leafId: str | None
     summaryEntryId: str | None = None
+    restore: RestoreFilesResult | None = Field(default=None, description="what restoreFiles changed")
 
 
 class SetLabelParams(Params):
@@ -351,6 +342,7 @@ class SessionChangeResult(Result):
     sessionId: str
     sessionFile: str | None
     leafId: str | None
+    restore: RestoreFilesResult | None = Field(default=None, description="what restoreFiles changed")
 
 
 class ListSessionsParams(Params):
@@ -382,6 +374,13 @@ class ListSessionsResult(Result):
 
 class ForkParams(Params):
     entryId: str = Field(description="a user message; the new session ends just before it")
+    restoreFiles: bool = Field(default=False, description="make the working directory that message's state")
+    force: bool = Field(default=False, description="with restoreFiles: overwrite files someone else changed")
+
+
+class CloneParams(Params):
+    restoreFiles: bool = Field(default=False, description="make the working directory the leaf's state")
+    force: bool = Field(default=False, description="with restoreFiles: overwrite files someone else changed")
 
 
 class ForkResult(SessionChangeResult):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from . import checkpoints as c
 from . import finding as f
 from . import host as h
 from . import methods as m
@@ -162,7 +163,7 @@ METHODS: tuple[Method, ...] = (
     ),
     Method(
         "clone",
-        None,
+        m.CloneParams,
         m.SessionChangeResult,
         "New session file holding the current branch.",
     ),
@@ -267,6 +268,19 @@ METHODS: tuple[Method, ...] = (
         m.ExportHtmlParams,
         m.ExportHtmlResult,
         "Write the whole session tree as one self-contained HTML page; returns its path.",
+    ),
+    Method(
+        "restore_files",
+        c.RestoreFilesParams,
+        c.RestoreFilesResult,
+        "Make some or all files what they were at an entry (or a checkpoint) without moving the leaf; "
+        "refused with the list of files someone else changed unless force; dryRun writes nothing.",
+    ),
+    Method(
+        "get_file_changes",
+        c.GetFileChangesParams,
+        c.FileChangesResult,
+        "The files an entry changed (against its parent's state, or since another entry), with unified diffs.",
     ),
     Method(
         "mcp_servers",

@@ -23,6 +23,7 @@ from ..agent.session import AgentSession
 from ..agent.workspace import check_directories
 from ..mcp import McpManager, from_wire
 from ..protocol import PROTOCOL_VERSION
+from ..protocol import checkpoints as c
 from ..protocol import finding as f
 from ..protocol import host as h
 from ..protocol import methods as m
@@ -242,9 +243,16 @@ class Methods:
                 root=p.rootId, max_depth=p.maxDepth, keep=p.filter, since=p.since, columns=columns
             ),
         )
+        changed = self.agent.checkpoints.files_changed_map()
         if columns:
-            return {"leafId": leaf, "nodes": [], "columns": RawJson(nodes), "cursor": cursor}
-        return {"leafId": leaf, "nodes": RawJson(nodes), "cursor": cursor}
+            return {
+                "leafId": leaf,
+                "nodes": [],
+                "columns": RawJson(nodes),
+                "cursor": cursor,
+                "filesChanged": changed,
+            }
+        return {"leafId": leaf, "nodes": RawJson(nodes), "cursor": cursor, "filesChanged": changed}
 
     async def navigate_tree(self, p: m.NavigateTreeParams) -> m.NavigateTreeResult:
         return await self.agent.navigate_tree(p)
@@ -328,10 +336,17 @@ class Methods:
         )
 
     async def fork(self, p: m.ForkParams) -> m.ForkResult:
-        return await self.agent.fork(p.entryId)
+        return await self.agent.fork(p.entryId, restore_files=p.restoreFiles, force=p.force)
 
-    async def clone(self, _p: Empty | None) -> m.SessionChangeResult:
-        return await self.agent.clone()
+    async def clone(self, p: m.CloneParams | None) -> m.SessionChangeResult:
+        p = p or m.CloneParams()
+        return await self.agent.clone(restore_files=p.restoreFiles, force=p.force)
+
+    async def restore_files(self, p: c.RestoreFilesParams) -> c.RestoreFilesResult:
+        return await self.agent.restore_files(p)
+
+    async def get_file_changes(self, p: c.GetFileChangesParams) -> c.FileChangesResult:
+        return await self.agent.file_changes(p.entryId, p.since)
 
     async def set_session_name(self, p: m.SetSessionNameParams) -> Ok:
         await self.agent.set_session_name(p.name)
