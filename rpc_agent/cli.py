@@ -35,6 +35,9 @@ examples:
   rpc-agent --continue                      resume the most recent session of this folder
   rpc-agent --session ~/.pi/agent/sessions/--home-me-proj--/x.jsonl
   ANTHROPIC_API_KEY=... rpc-agent --model claude-sonnet-4-5 --thinking medium
+  rpc-agent login                           ask for the Anthropic API key (hidden) and keep it in
+                                            $RPC_AGENT_HOME/auth.json, used when the environment
+                                            has none; rpc-agent logout forgets it
   rpc-agent export SESSION.jsonl [-o OUT.html]
                                             the whole session tree as one HTML page (see
                                             rpc-agent export --help)
@@ -63,6 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"rpc-agent {__version__}")
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=["login", "logout"],
+        help="login: store the Anthropic API key (asked for on the terminal, or one line of stdin); "
+        "logout: forget it. Other flags are ignored, so an editor may append it to its command line",
+    )
     parser.add_argument("--cwd", type=Path, help="working directory of the agent (default: the current one)")
     parser.add_argument(
         "--session-dir",
@@ -230,6 +240,13 @@ def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | Non
 
         return export_main(argv[1:])
     args = build_parser().parse_args(argv)
+    if args.command is not None:
+        from . import login
+        from .session.files import agent_home as home_of_agent
+
+        if args.command == "login":
+            return login.login(home_of_agent())
+        return login.logout(home_of_agent())
     from .errors import SettingsError
     from .runtime import ServerConfig
     from .server.app import run

@@ -109,9 +109,11 @@ class Runtime:
 def make_provider(config: ServerConfig) -> Provider:
     if config.provider == "faux":
         return FauxProvider(load_script(config.faux_script) if config.faux_script else None)
+    from .credentials import CredentialStore
     from .providers.anthropic import AnthropicProvider
+    from .session.files import agent_home
 
-    return AnthropicProvider()
+    return AnthropicProvider(credentials=CredentialStore(config.home or agent_home()))
 
 
 def event_loop_options() -> dict[str, Any]:

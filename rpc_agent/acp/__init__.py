@@ -26,7 +26,7 @@ async def serve(config: ServerConfig, transport: StdioTransport | None = None) -
     transport = transport or StdioTransport()
     await transport.start()
     async with anyio.create_task_group() as group:
-        agent = RpcAgentAcp(config, group)
+        agent = RpcAgentAcp(config, group, transport.cancellations)
         transport.on_answer = agent.answered
         transport.on_eof = agent.stop_all
         # session/fork, session/resume and session/close are "unstable" in the SDK.

@@ -16,6 +16,7 @@ import anyio.abc
 import anyio.to_thread
 from acp.interfaces import Client
 from acp.schema import (
+    AgentAuthCapabilities,
     AgentCapabilities,
     AuthenticateResponse,
     ClientCapabilities,
@@ -26,11 +27,14 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    LogoutCapabilities,
+    LogoutResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
     ResumeSessionResponse,
+    SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
     SessionCloseCapabilities,
     SessionDeleteCapabilities,
@@ -47,15 +51,18 @@ from rpc_agent.errors import AgentBusyError, AgentError
 
 from .. import __version__
 from ..agent import deletion
+from ..credentials import CredentialStore
 from ..protocol.errors import ERROR_CODES
 from ..providers.base import Provider
 from ..runtime import Runtime, ServerConfig
 from . import auth, listing
-from .commands import announce_commands, run_command, slash_command
+from .cancellation import Cancellations, cancellable
+from .commands import announce, run_command, slash_command
 from .config import config_options, set_config_option
 from .extensions import call_extension, extension_name
 from .prompt import PromptBlock, prompt_content, stop_reason
-from .sessions import McpServer, Sessions, check_cwd
+from .sessions import McpServer, Sessions, check_cwd, workspace_roots
+from .status import prompt_usage, title_of
 from .updates import replay_updates
 
 SUPPORTED_VERSIONS = frozenset({PROTOCOL_VERSION})
@@ -64,8 +71,12 @@ SUPPORTED_VERSIONS = frozenset({PROTOCOL_VERSION})
 class RpcAgentAcp:
     """The ``acp.Agent`` implementation (one per connection)."""
 
-    def __init__(self, config: ServerConfig, group: anyio.abc.TaskGroup) -> None:
+    def __init__(
+        self, config: ServerConfig, group: anyio.abc.TaskGroup, cancellations: Cancellations | None = None
+    ) -> None:
         self.config = config
+        self.cancellations = cancellations or Cancellations()
+        """What ``$/cancel_request`` cancels (the transport's, when served over one)."""
         self.runtime = Runtime(config)
         self.provider: Provider = self.runtime.provider
         self.conn: Client | None = None
@@ -104,26 +115,36 @@ class RpcAgentAcp:
         return InitializeResponse(
             # The requested version when we speak it, else the latest we do (ACP's rule).
             protocol_version=protocol_version if protocol_version in SUPPORTED_VERSIONS else PROTOCOL_VERSION,
-            auth_methods=list(auth.auth_methods(self.provider)),
+            auth_methods=list(auth.auth_methods(self.provider, client_capabilities)),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
                 prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
+                auth=AgentAuthCapabilities(logout=LogoutCapabilities()),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
                     fork=SessionForkCapabilities(),
                     resume=SessionResumeCapabilities(),
                     close=SessionCloseCapabilities(),
+                    additional_directories=SessionAdditionalDirectoriesCapabilities(),
                     delete=SessionDeleteCapabilities(),
                 ),
             ),
             agent_info=Implementation(name="rpc-agent", title="rpc-agent", version=__version__),
         )
 
+    @cancellable
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
         auth.authenticate(self.provider, method_id)
         return AuthenticateResponse()
 
+    @cancellable
+    async def logout(self, **kwargs: Any) -> LogoutResponse:
+        """``logout`` (routed by ``routes``): the stored key is forgotten."""
+        left = auth.logout(self.provider, CredentialStore(self.sessions.home))
+        return LogoutResponse(field_meta={"rpc-agent": left})
+
+    @cancellable
     async def new_session(
         self,
         cwd: str,
@@ -132,10 +153,12 @@ class RpcAgentAcp:
         **kwargs: Any,
     ) -> NewSessionResponse:
         check_cwd(cwd)
-        session = await self.sessions.create(cwd, mcp_servers)
-        announce_commands(session)
+        roots = workspace_roots(additional_directories, cwd)
+        session = await self.sessions.create(cwd, mcp_servers, roots)
+        announce(session)
         return NewSessionResponse(session_id=session.id, config_options=config_options(session))
 
+    @cancellable
     async def load_session(
         self,
         cwd: str,
@@ -145,13 +168,15 @@ class RpcAgentAcp:
         **kwargs: Any,
     ) -> LoadSessionResponse | None:
         check_cwd(cwd)
-        session = await self.sessions.open_existing(session_id, cwd, mcp_servers, announced=True)
+        roots = workspace_roots(additional_directories, cwd)
+        session = await self.sessions.open_existing(session_id, cwd, mcp_servers, announced=True, roots=roots)
         for update in replay_updates(session.agent.manager.get_branch(), session.agent.manager.cwd):
             session.push(update)
-        announce_commands(session)
+        announce(session)
         await session.flush()
         return LoadSessionResponse(config_options=config_options(session))
 
+    @cancellable
     async def resume_session(
         self,
         session_id: str,
@@ -161,10 +186,14 @@ class RpcAgentAcp:
         **kwargs: Any,
     ) -> ResumeSessionResponse:
         check_cwd(cwd)
-        session = await self.sessions.open_existing(session_id, cwd, mcp_servers, announced=False)
-        announce_commands(session)
+        roots = workspace_roots(additional_directories, cwd)
+        session = await self.sessions.open_existing(
+            session_id, cwd, mcp_servers, announced=False, roots=roots
+        )
+        announce(session)
         return ResumeSessionResponse(config_options=config_options(session))
 
+    @cancellable
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
@@ -178,12 +207,13 @@ class RpcAgentAcp:
             next_cursor=next_cursor,
             sessions=[
                 SessionInfo(
-                    session_id=info.id,
-                    cwd=info.cwd or (cwd or ""),
-                    title=info.name or info.firstMessage,
-                    updated_at=info.modified,
+                    session_id=listed.info.id,
+                    cwd=listed.cwd or (cwd or ""),
+                    additional_directories=list(listed.additional_directories) or None,
+                    title=listed.info.name or title_of(listed.info.firstMessage),
+                    updated_at=listed.info.modified,
                 )
-                for info in infos
+                for listed in infos
             ],
         )
 
@@ -220,6 +250,7 @@ class RpcAgentAcp:
             raise RequestError(ERROR_CODES[exc.kind].code, str(exc), exc.data()) from exc
         return DeleteSessionResponse()
 
+    @cancellable
     async def fork_session(
         self,
         session_id: str,
@@ -229,9 +260,10 @@ class RpcAgentAcp:
         **kwargs: Any,
     ) -> ForkSessionResponse:
         check_cwd(cwd)
-        source = await self.sessions.open_existing(session_id, cwd, mcp_servers, announced=True)
-        fork = await self.sessions.fork(source, mcp_servers, announced=False)
-        announce_commands(fork)
+        roots = workspace_roots(additional_directories, cwd)
+        source = await self.sessions.open_existing(session_id, cwd, mcp_servers, announced=True, roots=roots)
+        fork = await self.sessions.fork(source, mcp_servers, announced=False, roots=roots)
+        announce(fork)
         return ForkSessionResponse(session_id=fork.id, config_options=config_options(fork))
 
     async def set_session_mode(
@@ -239,6 +271,7 @@ class RpcAgentAcp:
     ) -> SetSessionModeResponse | None:
         raise RequestError.method_not_found("session/set_mode")
 
+    @cancellable
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
@@ -252,26 +285,37 @@ class RpcAgentAcp:
     async def prompt(self, session_id: str, prompt: list[PromptBlock], **kwargs: Any) -> PromptResponse:
         session = self.sessions.get(session_id)
         text, images = prompt_content(prompt)
-        session.cancelled = False
+        session.start_prompt()
         command = slash_command(prompt)
         if command is not None:
-            reply = await run_command(self.sessions, session, command)
-            session.push(update_agent_message_text(reply))
-            await session.flush()
-            return PromptResponse(stop_reason="end_turn")
+            with self.cancellations.guard():
+                reply = await run_command(self.sessions, session, command)
+                session.push(update_agent_message_text(reply))
+                await session.flush()
+                return PromptResponse(stop_reason="end_turn")
+        # ``$/cancel_request`` for this prompt stops it as ``session/cancel`` would.
+        if self.cancellations.on_cancel(session.cancel):
+            return PromptResponse(stop_reason="cancelled")
         auth.require_credentials(self.provider)
         try:
             result = await session.agent.prompt(text, images or None)
         except AgentBusyError as exc:
             raise RequestError.invalid_request({"details": str(exc)}) from exc
         except Exception as exc:
+            for update in session.status.prompt_ended():
+                session.push(update)
             await session.flush()
             if session.cancelled:
                 return PromptResponse(stop_reason="cancelled")
             raise RequestError.internal_error({"details": str(exc)}) from exc
+        for update in session.status.prompt_ended():
+            session.push(update)
         await session.flush()
-        return PromptResponse(stop_reason=stop_reason(result, session.cancelled))
+        return PromptResponse(
+            stop_reason=stop_reason(result, session.cancelled), usage=prompt_usage(result.messages or [])
+        )
 
+    @cancellable
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         name = extension_name(method)
         return await call_extension(self.sessions.get(str(params.get("sessionId"))), name, params)

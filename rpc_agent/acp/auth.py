@@ -1,36 +1,66 @@
-"""How an editor learns that the agent needs credentials, and which ones.
+"""How an editor logs the user in, and out.
 
 ACP's answer to a missing key is the ``auth_required`` error (-32000) together with the
-``authMethods`` advertised by ``initialize``: the editor can then tell the user what to set,
-where a generic "Internal error" leaves them guessing. The Anthropic provider reads its key
-from the environment, so its one method is an environment-variable method: the client sets the
-variable and starts the agent again.
+``authMethods`` advertised by ``initialize``. The current schema has two kinds of method, and
+we offer both for the Anthropic provider:
+
+- ``terminal`` (only to a client that declared ``auth.terminal``, as the schema requires): the
+  editor runs its own command line for the agent with ``login`` appended in a terminal, where
+  ``rpc-agent login`` asks for the key and stores it (``rpc_agent.login``); then it starts the
+  agent again, which finds the key.
+- ``agent`` (the default type): ``authenticate`` checks that a key is there (the environment's
+  or a stored one) and otherwise fails with ``auth_required`` and a message saying to run
+  ``rpc-agent login``: the user learns what to do even in a client that knows no terminal
+  login. ``authenticate`` with the terminal method's id is answered the same way (a client
+  must not send it, but one that does should not be told the method is unknown).
+
+``logout`` forgets the stored key. A key in the environment is the environment's: logout cannot
+take it away, and says so in the answer's ``_meta``.
 """
 
 from __future__ import annotations
 
-from acp.schema import AuthEnvVar, EnvVarAuthMethod
+import os
+
+from acp.schema import AuthMethodAgent, ClientCapabilities, TerminalAuthMethod
 
 from acp import RequestError
 
+from ..credentials import CredentialsError, CredentialStore
 from ..providers.base import Provider
 
 ANTHROPIC_KEY_METHOD = "anthropic-api-key"
+TERMINAL_LOGIN_METHOD = "rpc-agent-login"
+_ENV_NAMES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
-_ANTHROPIC = EnvVarAuthMethod(
-    type="env_var",
-    id=ANTHROPIC_KEY_METHOD,
-    name="Anthropic API key",
-    description="Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a gateway) in the agent's "
-    "environment and start it again.",
-    vars=[AuthEnvVar(name="ANTHROPIC_API_KEY", label="Anthropic API key", secret=True)],
-    link="https://console.anthropic.com/settings/keys",
+_LOGIN_HINT = (
+    "run `rpc-agent login` in a terminal (it asks for the key and keeps it in $RPC_AGENT_HOME/auth.json), "
+    "or set ANTHROPIC_API_KEY in the agent's environment, then start the agent again"
 )
 
+_TERMINAL = TerminalAuthMethod(
+    type="terminal",
+    id=TERMINAL_LOGIN_METHOD,
+    name="Log in with an Anthropic API key",
+    description="Runs `rpc-agent login`, which asks for the key without showing it and keeps it "
+    "for every later start of the agent.",
+    args=["login"],
+)
+_AGENT = AuthMethodAgent(
+    id=ANTHROPIC_KEY_METHOD,
+    name="Anthropic API key",
+    description=f"Uses ANTHROPIC_API_KEY or the key stored by `rpc-agent login`; without one, {_LOGIN_HINT}.",
+)
 
-def auth_methods(provider: Provider) -> list[EnvVarAuthMethod]:
+AuthMethod = TerminalAuthMethod | AuthMethodAgent
+
+
+def auth_methods(provider: Provider, client: ClientCapabilities | None) -> list[AuthMethod]:
     """The methods ``initialize`` advertises (none for a provider that needs no credentials)."""
-    return [_ANTHROPIC] if provider.name == "anthropic" else []
+    if provider.name != "anthropic":
+        return []
+    terminal = client is not None and client.auth is not None and bool(client.auth.terminal)
+    return [_TERMINAL, _AGENT] if terminal else [_AGENT]
 
 
 def is_configured(provider: Provider) -> bool:
@@ -41,21 +71,31 @@ def is_configured(provider: Provider) -> bool:
 def require_credentials(provider: Provider) -> None:
     """Raise ACP's ``auth_required`` when the provider has no credentials to run with."""
     if not is_configured(provider):
-        methods = [method.id for method in auth_methods(provider)]
         raise RequestError.auth_required(
             {
-                "details": "No credentials for the anthropic provider: set ANTHROPIC_API_KEY "
-                "(or ANTHROPIC_AUTH_TOKEN) in the agent's environment.",
-                "authMethods": methods,
+                "details": f"No credentials for the anthropic provider: {_LOGIN_HINT}.",
+                "authMethods": [TERMINAL_LOGIN_METHOD, ANTHROPIC_KEY_METHOD],
             }
         )
 
 
 def authenticate(provider: Provider, method_id: str) -> None:
-    """``authenticate``: only an advertised method, and only once its variable is set."""
-    known = {method.id for method in auth_methods(provider)}
+    """``authenticate``: a known method succeeds once a key is there."""
+    known = {method.id for method in auth_methods(provider, None)}
+    if provider.name == "anthropic":
+        known.add(TERMINAL_LOGIN_METHOD)
     if method_id not in known:
         raise RequestError.invalid_params(
             {"details": f"unknown authentication method {method_id!r}", "authMethods": sorted(known)}
         )
     require_credentials(provider)
+
+
+def logout(provider: Provider, store: CredentialStore) -> dict[str, object]:
+    """``logout``: forget the stored key; what is left, for the answer's ``_meta``."""
+    try:
+        removed = store.remove("anthropic")
+    except CredentialsError as exc:
+        raise RequestError.internal_error({"details": str(exc)}) from exc
+    from_environment = provider.name == "anthropic" and any(os.environ.get(name) for name in _ENV_NAMES)
+    return {"removedStoredKey": removed, "keyInEnvironment": from_environment}

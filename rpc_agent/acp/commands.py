@@ -43,7 +43,8 @@ COMMANDS: list[tuple[str, str, str | None]] = [
 """Name, description and input hint of each command."""
 
 
-def announce_commands(session: AcpSession) -> None:
+def announce(session: AcpSession) -> None:
+    """What a client learns about a session it now knows: its commands, then its usage."""
     commands = [
         AvailableCommand(
             name=name,
@@ -54,6 +55,7 @@ def announce_commands(session: AcpSession) -> None:
     ]
     update = AvailableCommandsUpdate(session_update="available_commands_update", available_commands=commands)
     session.push(update)  # held back until the client has the answer naming the session
+    session.push(session.status.usage())
 
 
 def slash_command(prompt: list[PromptBlock]) -> str | None:
@@ -90,7 +92,7 @@ async def run_command(sessions: Sessions, session: AcpSession, command: str) -> 
             return f"Compacted {compacted.tokensBefore} tokens into a summary."
         if name == "fork":
             fork = await sessions.fork(session, announced=True)
-            announce_commands(fork)
+            announce(fork)
             return f"Forked into session {fork.id}; load it to continue there."
         if name == "name":
             if not rest:

@@ -20,6 +20,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from ..agent.policy import ApprovalPolicy
 from ..agent.session import AgentSession
 from ..server.methods import Methods
+from .status import SessionStatus
 from .updates import EventTranslator, Update
 
 logger = logging.getLogger("rpc_agent.acp")
@@ -40,14 +41,19 @@ class AcpSession:
     translator: EventTranslator
     answered: anyio.Event = field(default_factory=anyio.Event)
     """Set once the client has the answer that told it about this session."""
+    status: SessionStatus = field(init=False)
+    """Its context use, cost and title, as the editor was last told."""
     methods: Methods = field(init=False)
     """The JSON-RPC method table bound to this session's agent (for the extension methods)."""
     policy: ApprovalPolicy = field(default_factory=lambda: ApprovalPolicy(mode="writes"))
     """When the client is asked before a tool runs (the ``approval_policy`` config option)."""
     cancelled: bool = False
     closed: bool = False
+    _stoppers: set[Callable[[], None]] = field(default_factory=set)
+    """What else stops when the prompt is cancelled (a question to the editor waiting)."""
 
     def __post_init__(self) -> None:
+        self.status = SessionStatus(self.agent)
         self.methods = Methods(self.agent, providers=[self.agent.provider.name], on_shutdown=lambda: None)
 
     def push(self, update: Update) -> None:
@@ -77,10 +83,21 @@ class AcpSession:
                 except Exception as exc:  # a gone client must not stop the agent
                     logger.warning("session/update failed: %s", exc)
 
+    def start_prompt(self) -> None:
+        """A prompt begins: only a cancel from now on ends it as cancelled."""
+        self.cancelled = False
+
     def cancel(self) -> None:
         """Stop the run; the prompt it answers ends as cancelled."""
         self.cancelled = True
         self.agent.abort()
+        for stop in list(self._stoppers):
+            stop()
+
+    def on_cancel(self, stop: Callable[[], None]) -> Callable[[], None]:
+        """Call ``stop`` if the session is cancelled meanwhile; returns what forgets it."""
+        self._stoppers.add(stop)
+        return lambda: self._stoppers.discard(stop)
 
     def move_to(self, cwd: str) -> None:
         """Run the tools in ``cwd`` from now on (the file's own header stays as written)."""

@@ -8,6 +8,7 @@ editor's files and terminal when it offers them, and the MCP servers it names.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from collections.abc import Callable
@@ -29,20 +30,25 @@ from acp.schema import (
 from pydantic import BaseModel
 
 from acp import RequestError, update_tool_call
-from rpc_agent.errors import SessionNotFoundError
+from rpc_agent.errors import InvalidRequestError, SessionNotFoundError
 from rpc_agent.protocol.base import JsonDict
 
+from ..agent.workspace import check_directories
 from ..mcp import McpManager, McpServerConfig, from_wire_json
 from ..runtime import Runtime, ServerConfig
 from ..session import files
 from ..session.store import SessionManager
+from ..session.workspaces import WorkspaceIndex
 from . import permissions
+from .elicitation import editor_completion, editor_elicitation
 from .fs import file_access
 from .session import AcpSession, Flush
 from .terminal import EditorTerminal
 from .updates import EventTranslator, Update
 
 McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
+
+logger = logging.getLogger("rpc_agent.acp")
 
 STOP_SECONDS = 1.5
 """How long aborted runs may take to store what they have once the editor is gone."""
@@ -69,6 +75,14 @@ def check_cwd(cwd: str) -> None:
         raise RequestError.invalid_params({"details": f"cwd is not a directory: {cwd[:200]!r}"})
 
 
+def workspace_roots(directories: list[str] | None, cwd: str) -> list[str]:
+    """ACP's ``additionalDirectories``, checked (absolute folders), for a session in ``cwd``."""
+    try:
+        return check_directories(directories or [], cwd)
+    except InvalidRequestError as exc:
+        raise RequestError.invalid_params({"details": str(exc)}) from exc
+
+
 class Sessions:
     """The open sessions by id, and the Runtime that builds their agents."""
 
@@ -93,12 +107,16 @@ class Sessions:
     def session_dir(self, cwd: str) -> Path:
         return self.config.session_dir or files.default_session_dir(cwd, self.home)
 
-    async def create(self, cwd: str, mcp_servers: list[McpServer] | None) -> AcpSession:
+    async def create(
+        self, cwd: str, mcp_servers: list[McpServer] | None, roots: list[str] | None = None
+    ) -> AcpSession:
         folder = self.session_dir(cwd)
         manager = await anyio.to_thread.run_sync(
             lambda: SessionManager.create(cwd, folder, home=self.config.home)
         )
-        return await self.open(manager, mcp_servers)
+        session = await self.open(manager, mcp_servers, roots=roots)
+        await self.record_workspace(session, cwd)
+        return session
 
     async def open(
         self,
@@ -106,10 +124,12 @@ class Sessions:
         mcp_servers: list[McpServer] | McpServers | None = None,
         *,
         announced: bool = False,
+        roots: list[str] | None = None,
     ) -> AcpSession:
         """Wrap a session manager in an AgentSession, start its update pump and MCP servers.
 
         ``announced``: the client already knows the session (else updates wait for the answer).
+        ``roots``: its additional directories (checked by ``workspace_roots``).
         """
         send, receive = anyio.create_memory_object_stream[Update | Flush](math.inf)
         translator = EventTranslator(manager.cwd)
@@ -119,9 +139,13 @@ class Sessions:
             if holder:
                 for update in translator.translate(event):
                     holder[0].push(update)
+                for update in holder[0].status.translate(event):
+                    holder[0].push(update)
 
         agent = self.runtime.agent(manager, emit)
+        agent.settings.additional_directories = list(roots or [])
         session = AcpSession(id=manager.session_id, agent=agent, send=send, translator=translator)
+        await session.status.load()
         if announced:
             session.answered.set()
         holder.append(session)
@@ -140,6 +164,8 @@ class Sessions:
 
             agent.commands = EditorTerminal(self.client, session.id, show_terminal)
         mcp = McpManager(self.group, emit, cwd=manager.cwd, home=self.home)
+        mcp.elicit = editor_elicitation(session, self.client, self.client_capabilities)
+        mcp.elicitation_done = editor_completion(self.client, self.client_capabilities)
         agent.mcp = mcp
         mcp.start(
             mcp_servers.configs if isinstance(mcp_servers, McpServers) else client_servers(mcp_servers or [])
@@ -168,16 +194,26 @@ class Sessions:
         return None
 
     async def open_existing(
-        self, session_id: str, cwd: str, mcp_servers: list[McpServer] | None = None, *, announced: bool
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: list[McpServer] | None = None,
+        *,
+        announced: bool,
+        roots: list[str] | None = None,
     ) -> AcpSession:
-        """An open session or one from its file, set to run its tools in ``cwd``.
+        """An open session or one from its file, set to run its tools in ``cwd`` with the
+        additional directories ``roots`` (the full list: ACP sends it again each time).
 
         ACP says the agent MUST use the cwd the client sends with load and resume (the project
-        may have moved since the file was written); the file's own header stays as written.
+        may have moved since the file was written); the file's own header stays as written, and
+        the workspace index remembers the new place so that ``session/list`` finds it there.
         """
         existing = self.open_sessions.get(session_id)
         if existing is not None:
             existing.move_to(cwd)
+            existing.agent.settings.additional_directories = list(roots or [])
+            await self.record_workspace(existing, None)
             return existing
         path = await anyio.to_thread.run_sync(self.find_session_file, session_id)
         if path is None:
@@ -189,10 +225,38 @@ class Sessions:
         except SessionNotFoundError as exc:
             raise RequestError.resource_not_found(session_id) from exc
         manager.cwd = cwd
-        return await self.open(manager, mcp_servers, announced=announced)
+        session = await self.open(manager, mcp_servers, announced=announced, roots=roots)
+        await self.record_workspace(session, None)
+        return session
+
+    async def record_workspace(self, session: AcpSession, header_cwd: str | None) -> None:
+        """Note in the workspace index where the session is open now (``header_cwd``: the cwd
+        its file's header names, None to read it). A failure costs only the listing."""
+        manager = session.agent.manager
+        path = manager.session_file
+        if path is None:
+            return
+        cwd, roots = manager.cwd, list(session.agent.settings.additional_directories)
+
+        def record() -> None:
+            began = header_cwd
+            if began is None:
+                header = files.read_header(Path(path))
+                began = str(header.get("cwd", "")) if header is not None else ""
+            WorkspaceIndex(self.home).record(session.id, Path(path), began, cwd, roots)
+
+        try:
+            await anyio.to_thread.run_sync(record)
+        except OSError as exc:
+            logger.warning("cannot record where session %s is open: %s", session.id, exc)
 
     async def fork(
-        self, source: AcpSession, mcp_servers: list[McpServer] | None = None, *, announced: bool
+        self,
+        source: AcpSession,
+        mcp_servers: list[McpServer] | None = None,
+        *,
+        announced: bool,
+        roots: list[str] | None = None,
     ) -> AcpSession:
         """A new session with a copy of the source's current branch; the source stays open."""
         manager = source.agent.manager
@@ -212,7 +276,10 @@ class Sessions:
         inherited = source.agent.mcp.client_servers if isinstance(source.agent.mcp, McpManager) else None
         # A fork without a list of its own (the /fork command) keeps the editor's servers.
         servers = mcp_servers if mcp_servers is not None else McpServers(inherited or [])
-        fork = await self.open(new, servers, announced=announced)
+        if roots is None:  # the /fork command: the source's roots
+            roots = list(source.agent.settings.additional_directories)
+        fork = await self.open(new, servers, announced=announced, roots=roots)
+        await self.record_workspace(fork, new.cwd)
         if source.agent.model.id != fork.agent.model.id:
             fork.agent.model = source.agent.model
         fork.agent.thinking_level = source.agent.thinking_level

@@ -9,13 +9,16 @@ in it (an empty batch a single one), so no client waits for an answer that never
 
 The SDK accepts any object with ``send``/``receive``/``close`` as its transport, so this needs
 none of its private modules. ``send`` also tells the agent when an answer went out, which is how
-a notification about a new session is kept behind the answer that names it.
+a notification about a new session is kept behind the answer that names it. ``$/cancel_request``
+never reaches the SDK (which knows no such method): ``cancellation`` handles it, and other
+``$/`` notifications, which JSON-RPC peers may ignore, are dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import stat
 import sys
@@ -26,6 +29,10 @@ import anyio.to_thread
 
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.errors import INVALID_REQUEST, PARSE_ERROR
+
+from .cancellation import Cancellations
+
+logger = logging.getLogger("rpc_agent.acp")
 
 _READ_CHUNK = 1 << 16
 _BATCH_MESSAGE = "Invalid Request: ACP does not support JSON-RPC batches"
@@ -116,6 +123,8 @@ class StdioTransport:
         self._asked: dict[Any, str] = {}
         """Request id -> the session id its params name, until it is answered."""
         self._closed = False
+        self.cancellations = Cancellations()
+        """The requests handed to the SDK and not answered yet, and how to cancel them."""
         self.on_eof: Callable[[], Awaitable[None]] | None = None
         """Awaited when a pipe, socket or tty on stdin ends, before the SDK sees the end.
 
@@ -155,6 +164,7 @@ class StdioTransport:
             self._answered(message)
 
     def _answered(self, message: JsonDict) -> None:
+        self.cancellations.answered(message["id"])
         session_id = self._asked.pop(message["id"], None)
         result = message.get("result")
         if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
@@ -215,6 +225,12 @@ class StdioTransport:
             if error is not None:
                 await self._write(error)
                 continue
+            method = message.get("method")
+            if isinstance(method, str) and method.startswith("$/") and "id" not in message:
+                if method == "$/cancel_request":
+                    self.cancellations.cancel(message.get("params"))
+                continue
+            self.cancellations.received(message)
             if "method" in message and "id" in message:
                 params = message.get("params")
                 session_id = params.get("sessionId") if isinstance(params, dict) else None

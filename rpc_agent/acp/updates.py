@@ -25,6 +25,7 @@ from acp.schema import (
     ToolCallStart,
     ToolCallStatus,
     ToolKind,
+    UsageUpdate,
     UserMessageChunk,
 )
 from pydantic import BaseModel
@@ -49,6 +50,7 @@ Update = (
     | AvailableCommandsUpdate
     | ConfigOptionUpdate
     | SessionInfoUpdate
+    | UsageUpdate
 )
 
 _KINDS: dict[str, ToolKind] = {
@@ -179,10 +181,40 @@ class EventTranslator:
         return []
 
 
+def _stored_diffs(name: str, args: JsonDict, details: Any, cwd: str) -> tuple[list[Any], int | None]:
+    """The diff content a finished write or edit showed live, as far as the file still tells.
+
+    An edit's arguments hold the replaced text and its replacement, the region the live diff
+    showed changed; a write's hold the new text, and the old text of a file it overwrote is not
+    stored anywhere, so the diff shows the written text against nothing (a created file)."""
+    path = args.get("path")
+    if not isinstance(path, str) or not path:
+        return [], None
+    locations = tool_locations({"path": path}, cwd) or []
+    target = locations[0].path if locations else path
+    line = details.get("firstChangedLine") if isinstance(details, dict) else None
+    first = line if isinstance(line, int) and not isinstance(line, bool) and line > 0 else None
+    if name == "write" and isinstance(args.get("content"), str):
+        return [FileEditToolCallContent(type="diff", path=target, old_text=None, new_text=args["content"])], 1
+    if name != "edit":
+        return [], None
+    listed = args.get("edits")
+    edits: list[Any] = listed if isinstance(listed, list) else [args]
+    diffs = [
+        FileEditToolCallContent(type="diff", path=target, old_text=edit["oldText"], new_text=edit["newText"])
+        for edit in edits
+        if isinstance(edit, dict)
+        and isinstance(edit.get("oldText"), str)
+        and isinstance(edit.get("newText"), str)
+    ]
+    return diffs, first
+
+
 def replay_updates(branch: list[JsonDict], cwd: str) -> list[Update]:
-    """The messages of a stored branch (root to leaf) as the updates a live run would have sent."""
+    """The messages of a stored branch (root to leaf) as the updates a live run would have sent:
+    a write or edit that succeeded ends with ``diff`` content, as it did live."""
     updates: list[Update] = []
-    pending_calls: set[str] = set()
+    pending_calls: dict[str, tuple[str, JsonDict]] = {}
     for entry in branch:
         if entry.get("type") != "message" or not isinstance(entry.get("message"), dict):
             continue
@@ -208,11 +240,19 @@ def replay_updates(branch: list[JsonDict], cwd: str) -> list[Update]:
                     raw_args = block.get("arguments")
                     args: JsonDict = raw_args if isinstance(raw_args, dict) else {}
                     call_id = str(block.get("id"))
-                    pending_calls.add(call_id)
-                    updates.append(tool_started(call_id, str(block.get("name")), args, cwd))
+                    name = str(block.get("name"))
+                    pending_calls[call_id] = (name, args)
+                    updates.append(tool_started(call_id, name, args, cwd))
         elif role == "toolResult":
             call_id = str(message.get("toolCallId"))
-            if call_id in pending_calls:
-                pending_calls.discard(call_id)
-                updates.append(tool_finished(call_id, content, bool(message.get("isError"))))
+            call = pending_calls.pop(call_id, None)
+            if call is None:
+                continue
+            is_error = bool(message.get("isError"))
+            diffs, line = ([], None) if is_error else _stored_diffs(*call, message.get("details"), cwd)
+            if diffs:
+                where = [ToolCallLocation(path=diffs[0].path, line=line)]
+                updates.append(update_tool_call(call_id, status="completed", content=diffs, locations=where))
+            else:
+                updates.append(tool_finished(call_id, content, is_error))
     return updates

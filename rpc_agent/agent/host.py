@@ -65,6 +65,8 @@ class HostCapabilities:
     approvals: bool = False
     hooks: set[str] = field(default_factory=set)
     tools: list[ClientToolSpec] = field(default_factory=list)
+    elicitation: bool = False
+    """The host answers MCP servers' questions for the user (``elicitation/request``)."""
 
 
 class Host(Protocol):

@@ -457,7 +457,7 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
             temp_files=ctx.temp_files,
             sandbox=ctx.sandbox,
             escape=(
-                escape_asker(ctx.host, call_id, Path(ctx.cwd), ctx.sandbox.policy)
+                escape_asker(ctx.host, call_id, Path(ctx.cwd), ctx.sandbox.policy, ctx.emit)
                 if ctx.sandbox is not None and ctx.host is not None
                 else None
             ),

@@ -38,10 +38,9 @@ def authorizer(session: AgentCore) -> Authorize | None:
 
 
 def additional_directories(session: AgentCore) -> tuple[Path, ...]:
-    """The session's additional directories (writable under workspace-write), where the front
-    keeps them."""
-    folders = getattr(session, "additional_directories", None) or ()
-    return tuple(Path(folder) for folder in folders)
+    """The session's additional directories (writable under workspace-write): its settings'
+    ``additional_directories`` (see ``agent.workspace``)."""
+    return tuple(Path(folder) for folder in session.settings.additional_directories)
 
 
 def run_context(session: AgentCore, *, max_turns: int | None, max_budget_usd: float | None) -> RunContext:
@@ -50,7 +49,9 @@ def run_context(session: AgentCore, *, max_turns: int | None, max_budget_usd: fl
     specs = tool_specs(tools)
     cwd = Path(session.manager.cwd)
     sandbox = session.sandbox.for_tools(cwd, additional_directories(session))
-    system_prompt = session.system_prompt_override or build_system_prompt(cwd, specs)
+    system_prompt = session.system_prompt_override or build_system_prompt(
+        cwd, specs, additional_directories=session.settings.additional_directories
+    )
     if session.append_system_prompt:
         system_prompt = f"{system_prompt}\n\n{session.append_system_prompt}"
     return RunContext(

@@ -15,6 +15,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
+from ..protocol import events as ev
 from ..sandbox import Sandbox, SandboxPolicy, SandboxUnavailableError, bwrap
 from ..session.files import agent_home
 from .host import ApprovalQuestion, Host
@@ -72,10 +75,11 @@ class SessionSandbox:
 
 
 def escape_asker(
-    host: Host, call_id: str, cwd: Path, policy: SandboxPolicy
+    host: Host, call_id: str, cwd: Path, policy: SandboxPolicy, emit: Callable[[BaseModel], None]
 ) -> Callable[[str], Awaitable[bool]] | None:
     """How a refused command asks to run once outside the sandbox: an ``approval/request`` with
-    ``sandbox: "escape"`` to a host that declared approvals (None: nobody to ask)."""
+    ``sandbox: "escape"`` to a host that declared approvals (None: nobody to ask). The answer
+    is announced as an ``approval`` event, as the approval policy's are."""
     if not host.capabilities.approvals:
         return None
 
@@ -83,6 +87,19 @@ def escape_asker(
         preview = {"command": command, "cwd": str(cwd), "sandbox": policy.describe()}
         question = ApprovalQuestion(call_id, "bash", {"command": command}, preview, sandbox="escape")
         answer = await host.request_approval(question)
-        return answer is not None and answer.decision in ("allow", "allow_always")
+        allowed = answer is not None and answer.decision in ("allow", "allow_always")
+        reason = f"run outside the sandbox ({policy.describe()})"
+        if answer is not None and answer.message:
+            reason = f"{reason}: {answer.message}"
+        emit(
+            ev.ApprovalEvent(
+                toolCallId=call_id,
+                toolName="bash",
+                decision="allow" if allowed else "deny",
+                source="client" if answer is not None else "no_answer",
+                reason=reason,
+            )
+        )
+        return allowed
 
     return ask

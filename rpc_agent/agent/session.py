@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -88,7 +89,9 @@ class AgentSession:
         self.provider = provider
         self.emit = emit
         self._tools: list[Tool] | Callable[[], list[Tool]] = tools if tools is not None else []
-        self.settings = settings or AgentSettings()
+        # A copy: what one session changes (its workspace roots, say) is not another's, when
+        # a front builds every session from one configured AgentSettings.
+        self.settings = replace(settings) if settings is not None else AgentSettings()
         self.session_dir = session_dir
         self.home = home
         self.queue = MessageQueue()
@@ -329,6 +332,7 @@ class AgentSession:
                 if self._starts.aborted(ticket):
                     # Aborted between the request and here: the prompt is still stored, with
                     # its (empty) aborted answer, as an abort a moment later would leave it.
+                    self._abort_requested = True
                     scope.cancel()
                 if first:
                     await hooks.before_agent_start(self.host, ctx, first[0].text, first[0].images)

@@ -50,6 +50,12 @@ class AgentSettings:
     approval_timeout: float = 300.0
     hook_timeout: float = 30.0
     tool_timeout: float = 600.0
+    additional_directories: list[str] = field(default_factory=list)
+    """Workspace roots besides the cwd (absolute, checked by ``agent.workspace``): the model is
+    told of them and file tools may work there (the sandbox makes them writable too); the cwd
+    stays the base of relative paths. Per session: ACP ``additionalDirectories``, JSON-RPC
+    ``initialize``/``new_session``. Assigned whole, never changed in place (sessions built from
+    one AgentSettings share its lists)."""
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
     """The kernel sandbox of the commands the agent runs (``rpc_agent.sandbox``)."""
 

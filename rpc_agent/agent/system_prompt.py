@@ -28,7 +28,13 @@ def find_context_files(cwd: Path) -> list[Path]:
     return found
 
 
-def build_system_prompt(cwd: Path, tools: list[ToolSpec], *, now: datetime | None = None) -> str:
+def build_system_prompt(
+    cwd: Path,
+    tools: list[ToolSpec],
+    *,
+    now: datetime | None = None,
+    additional_directories: list[str] | None = None,
+) -> str:
     tool_lines = "\n".join(f"- {tool.name}: {tool.description.splitlines()[0]}" for tool in tools)
     parts = [
         "You are an expert coding assistant working in the user's project. You read files, run "
@@ -46,7 +52,14 @@ def build_system_prompt(cwd: Path, tools: list[ToolSpec], *, now: datetime | Non
         f"Current date: {(now or datetime.now(UTC)).strftime('%Y-%m-%d')}",
         f"Current working directory: {cwd}",
     ]
-    for path in find_context_files(cwd):
+    roots = [Path(root) for root in additional_directories or []]
+    if roots:
+        parts.append(
+            "Additional workspace directories (part of this task too; use absolute paths there): "
+            + ", ".join(str(root) for root in roots)
+        )
+    extra = [root / name for root in roots for name in CONTEXT_FILE_NAMES[:1] if (root / name).is_file()]
+    for path in [*find_context_files(cwd), *extra]:
         try:
             text = path.read_text(encoding="utf-8", errors="replace")[:MAX_CONTEXT_FILE_CHARS]
         except OSError:

@@ -24,6 +24,14 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from .. import __version__
 from ..protocol import methods as m
 from .config import McpServerConfig
+from .elicitation import (
+    Elicit,
+    ElicitationAnswer,
+    ElicitationDone,
+    decline,
+    elicitation_request,
+    nobody_to_tell,
+)
 
 if TYPE_CHECKING:
     from mcp import ClientSession, types
@@ -64,8 +72,13 @@ class McpConnection:
         cwd: str,
         startup_timeout: float,
         on_status: Callable[[McpConnection], None],
+        elicit: Elicit = decline,
+        elicitation_done: ElicitationDone = nobody_to_tell,
     ) -> None:
         self.config = config
+        self.elicit = elicit
+        self.elicitation_done = elicitation_done
+        """Who answers the server's ``elicitation/create`` (the session's front)."""
         self.cwd = cwd
         self.startup_timeout = startup_timeout
         self.on_status = on_status
@@ -85,6 +98,11 @@ class McpConnection:
         """Set when an HTTP response stream broke: the probe of a running call pings at once."""
         self._calls: list[str] = []
         """Tools being called now (to say which call a dying server took down)."""
+        self._call_ids: list[str | None] = []
+        """The tool call ids of those calls (an elicitation names the call when there is one)."""
+        self._asking: dict[str, set[anyio.CancelScope]] = {}
+        """Questions for the user still open, by the tool call they came during: withdrawn when
+        that call ends (an aborted run), since the server no longer waits for the answer."""
 
     @property
     def name(self) -> str:
@@ -188,7 +206,11 @@ class McpConnection:
         read = await self._watch_end(stack, read)
         session = await stack.enter_async_context(
             ClientSession(
-                read, write, client_info=types.Implementation(name="rpc-agent", version=__version__)
+                read,
+                write,
+                client_info=types.Implementation(name="rpc-agent", version=__version__),
+                elicitation_callback=self._on_elicitation,
+                message_handler=self._on_message,
             )
         )
         tools: list[types.Tool] = []
@@ -265,7 +287,47 @@ class McpConnection:
             self._set("failed", error)
         self._stop.set()
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def _on_elicitation(
+        self, context: Any, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        """The server asks the user something: the session's front answers (see elicitation)."""
+        from mcp import types
+
+        calls = [call_id for call_id in self._call_ids if call_id is not None]
+        request = elicitation_request(self.name, params, calls[0] if len(calls) == 1 else None)
+        if request is None:
+            return types.ErrorData(code=types.INVALID_PARAMS, message="unknown elicitation mode")
+        answer = ElicitationAnswer("cancel")
+        with anyio.CancelScope() as scope:
+            asking = self._asking.setdefault(request.tool_call_id or "", set())
+            asking.add(scope)
+            try:
+                answer = await self.elicit(request)
+            except Exception:  # a front that failed to ask: the server is told "cancel", not an error
+                logger.warning("elicitation from MCP server %s failed", self.name, exc_info=True)
+            finally:
+                asking.discard(scope)
+        return types.ElicitResult(
+            action=answer.action, content=answer.content if answer.action == "accept" else None
+        )
+
+    async def _on_message(self, message: Any) -> None:
+        """Notifications the SDK does not act on: a URL-mode elicitation that finished."""
+        from mcp import types
+
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.ElicitCompleteNotification
+        ):
+            try:
+                await self.elicitation_done(self.name, message.root.params.elicitationId)
+            except Exception:  # telling the front is a courtesy: the server goes on regardless
+                logger.warning(
+                    "elicitation/complete from MCP server %s was not passed on", self.name, exc_info=True
+                )
+
+    async def call_tool(
+        self, tool: str, arguments: dict[str, Any], tool_call_id: str | None = None
+    ) -> types.CallToolResult:
         from mcp import McpError, types
 
         session = self.session
@@ -311,6 +373,7 @@ class McpConnection:
                     return
 
         self._calls.append(tool)
+        self._call_ids.append(tool_call_id)
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(watch)
@@ -318,6 +381,10 @@ class McpConnection:
                 group.start_soon(call)
         finally:
             self._calls.remove(tool)
+            self._call_ids.remove(tool_call_id)
+            if tool_call_id is not None:
+                for asking in self._asking.pop(tool_call_id, set()):
+                    asking.cancel()
         if result is not None:
             return result
         raise McpCallError(

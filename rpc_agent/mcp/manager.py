@@ -30,6 +30,14 @@ from .config import (
     load_file_settings,
     merge,
 )
+from .elicitation import (
+    Elicit,
+    ElicitationAnswer,
+    ElicitationDone,
+    ElicitationRequest,
+    decline,
+    nobody_to_tell,
+)
 
 if TYPE_CHECKING:
     from .connection import McpConnection
@@ -58,6 +66,10 @@ class McpManager:
         self.connections: dict[str, McpConnection] = {}
         self._tools: list[Tool] | None = None
         self.startup_timeout = 10.0
+        self.elicit: Elicit = decline
+        """Who answers the servers' questions for the user (the front sets it; else declined)."""
+        self.elicitation_done: ElicitationDone = nobody_to_tell
+        """Who hears that a URL-mode question was dealt with (the front that asked it)."""
 
     def _file_settings(self) -> McpSettings:
         try:
@@ -81,12 +93,23 @@ class McpManager:
         from .connection import McpConnection  # the SDK itself is imported by the connection
 
         connection = McpConnection(
-            config, cwd=self.cwd, startup_timeout=self.startup_timeout, on_status=self._on_status
+            config,
+            cwd=self.cwd,
+            startup_timeout=self.startup_timeout,
+            on_status=self._on_status,
+            elicit=self._elicit,
+            elicitation_done=self._elicitation_done,
         )
         self.connections[config.name] = connection
         self._tools = None
         self.emit(self._event(connection))
         self.group.start_soon(connection.run, name=f"mcp server {config.name}")
+
+    async def _elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        return await self.elicit(request)
+
+    async def _elicitation_done(self, server: str, elicitation_id: str) -> None:
+        await self.elicitation_done(server, elicitation_id)
 
     def _on_status(self, connection: McpConnection) -> None:
         if self.connections.get(connection.name) is connection:

@@ -51,7 +51,7 @@ class McpTool:
     async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
         arguments = dict(args.model_extra or {}) if isinstance(args, BaseModel) else dict(args)
         try:
-            result = await self.connection.call_tool(self.server_tool, arguments)
+            result = await self.connection.call_tool(self.server_tool, arguments, ctx.tool_call_id)
         except McpCallError as exc:
             raise ToolError(str(exc)) from None
         return convert_result(result, server=self.connection.name, tool=self.server_tool)

@@ -248,7 +248,7 @@ class HostRequestFailedEvent(_Event):
     requestId: int | None = None
     reason: Literal["timeout", "aborted", "error", "invalid_result", "closed"]
     message: str
-    fallback: Literal["denied", "no_change", "tool_error"]
+    fallback: Literal["denied", "no_change", "tool_error", "declined"]
 
 
 class SessionTreeEvent(_Event):

@@ -53,6 +53,10 @@ class ClientCapabilities(Params):
     approvals: bool | None = Field(default=None, description="the client answers approval/request")
     hooks: list[str] | None = Field(default=None, description="hook names the client answers as hook/<name>")
     tools: list[ClientTool] | None = Field(default=None, description="tools the client runs (tool/call)")
+    elicitation: bool | None = Field(
+        default=None,
+        description="the client answers elicitation/request (an MCP server asking the user for input)",
+    )
 
 
 class AcceptedCapabilities(Result):
@@ -60,6 +64,7 @@ class AcceptedCapabilities(Result):
     approvalPolicy: Literal["never", "writes", "all"]
     hooks: list[str]
     tools: list[str]
+    elicitation: bool = Field(default=False, description="MCP servers' questions go to the client")
     rejected: list[str] = Field(
         default_factory=list, description="declared items the server did not accept, and why"
     )
@@ -116,6 +121,28 @@ class ApprovalRequestParams(Result):
 class ApprovalResult(_Answer):
     decision: Literal["allow", "allow_always", "deny"]
     message: str | None = None
+
+
+# --- elicitation/request ----------------------------------------------------------------------
+
+
+class ElicitationRequestParams(Result):
+    server: str = Field(description="the MCP server that asks")
+    mode: Literal["form", "url"]
+    message: str
+    requestedSchema: JsonDict | None = Field(
+        default=None, description="form: a flat JSON Schema object of primitive properties"
+    )
+    url: str | None = Field(default=None, description="url: where the user goes, outside the agent's sight")
+    elicitationId: str | None = Field(default=None, description="url: the server's id of this request")
+    toolCallId: str | None = Field(default=None, description="the tool call during which the server asked")
+
+
+class ElicitationResult(_Answer):
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, str | int | float | bool | list[str] | None] | None = Field(
+        default=None, description="accept in form mode: the values, as the schema asks"
+    )
 
 
 # --- tool/call --------------------------------------------------------------------------------
@@ -272,6 +299,14 @@ CLIENT_REQUESTS: list[tuple[str, type[BaseModel], type[BaseModel], str]] = [
         ToolCallParams,
         ToolCallResult,
         "Run a tool the client declared; the result is the toolResult.",
+    ),
+    (
+        "elicitation/request",
+        ElicitationRequestParams,
+        ElicitationResult,
+        "An MCP server asks the user for input (MCP elicitation/create, form or url mode); the answer "
+        "goes back to the server. Without the capability, or with no usable answer, the server hears "
+        "decline.",
     ),
     *[
         (

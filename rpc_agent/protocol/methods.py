@@ -75,6 +75,11 @@ class InitializeParams(Params):
     mcpServers: list[McpServer] | None = Field(
         default=None, description="the client's MCP servers, added to those of the settings files"
     )
+    additionalDirectories: list[str] | None = Field(
+        default=None,
+        description="workspace roots besides the cwd (absolute folders): the model is told of them; "
+        "the cwd stays the base of relative paths",
+    )
     sandbox: SandboxRequest | None = Field(
         default=None, description="the kernel sandbox of the agent's commands (over the settings files)"
     )
@@ -313,6 +318,10 @@ class NewSessionParams(Params):
     parentSession: str | None = None
     mcpServers: list[McpServer] | None = Field(
         default=None, description="replace the client's MCP servers for the new session"
+    )
+    additionalDirectories: list[str] | None = Field(
+        default=None,
+        description="replace the workspace roots besides the cwd (absolute folders) for the new session",
     )
     sandbox: SandboxRequest | None = Field(default=None, description="the new session's sandbox")
 

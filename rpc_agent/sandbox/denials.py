@@ -1,8 +1,9 @@
 """What a command that the sandbox refused gets told, so that the model can explain or ask.
 
-The kernel says no with an errno (EROFS for a write to the read-only root, EACCES/EPERM for a
-hidden path, ENETUNREACH or ECONNREFUSED behind ``--unshare-net``), which the command prints
-in its own words. The output is searched for those words, and the note names the path or the
+The kernel says no with an errno (EROFS for a write to the read-only root or to a hidden file,
+ENETUNREACH or ECONNREFUSED behind ``--unshare-net``), and a hidden folder is simply empty;
+the command prints that in its own words. A plain "Permission denied" is left alone: the
+sandbox does not cause it (file modes do), and a note would send the model the wrong way. The output is searched for those words, and the note names the path or the
 host when the message does, and the mode in force.
 """
 
@@ -13,7 +14,6 @@ import re
 from .policy import Sandbox
 
 _WRITE_WORDS = ("Read-only file system", "Errno 30")
-_ACCESS_WORDS = ("Permission denied", "Operation not permitted")
 _NETWORK_WORDS = (
     "Network is unreachable",
     "Connection refused",
@@ -25,7 +25,7 @@ _NETWORK_WORDS = (
 )
 
 _QUOTED_PATH = re.compile(r"['\u2018\"`](/[^'\u2019\"`\n]*)['\u2019\"`]")
-_BARE_PATH = re.compile(r"(?:^|\s)([^\s:'\"]+):\s*(?:Read-only|Permission denied|Operation not permitted)")
+_BARE_PATH = re.compile(r"(?:^|\s)([^\s:'\"]+):\s*Read-only")
 _HOST = re.compile(
     r"(?:Could not resolve host:?|Failed to connect to|resolve|host)\s+['\"]?([A-Za-z0-9_.:\-\[\]]+)"
 )
@@ -68,10 +68,6 @@ def explain(output: str, sandbox: Sandbox) -> str | None:
                 f"[Sandbox: the network connection{host} was refused ({mode}): sandboxed commands "
                 "have no network.]"
             )
-    access = [line for line in lines if any(word in line for word in _ACCESS_WORDS)]
-    if access and not named:
-        path = _first_path(access)
-        notes.append(f"[Sandbox: access to {path or 'a path'} was refused ({mode}).]")
     if not notes:
         return None
     notes.append("[Tell the user what the sandbox refused, or ask them to let the command run outside it.]")

@@ -42,13 +42,10 @@ async def serve(config: ServerConfig) -> int:
     methods = Methods(agent, providers=[provider.name], on_shutdown=stop.set)
     router = Router(methods.registry, writer, error_mapper=map_error, foreground=background.foreground)
     settings = agent.settings
-    methods.accept_host(
-        JsonRpcHost(
-            router,
-            emit,
-            HostTimeouts(settings.approval_timeout, settings.hook_timeout, settings.tool_timeout),
-        ),
+    host = JsonRpcHost(
+        router, emit, HostTimeouts(settings.approval_timeout, settings.hook_timeout, settings.tool_timeout)
     )
+    methods.accept_host(host)
 
     async def watch_signals() -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -69,6 +66,7 @@ async def serve(config: ServerConfig) -> int:
 
         mcp = McpManager(group, emit, cwd=str(config.cwd), home=config.home or agent_home())
         agent.mcp = methods.mcp = mcp
+        mcp.elicit = host.request_elicitation
         mcp.start([])
         group.start_soon(serve_until_stopped)
         group.start_soon(watch_signals)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from rpc_agent.protocol.base import JsonDict
 
 from ..agent.host import ApprovalAnswer, ApprovalQuestion, ClientToolAnswer, HostCapabilities
+from ..mcp.elicitation import DECLINE, ElicitationAnswer, ElicitationRequest
 from ..protocol import events as ev
 from ..protocol import host as h
 from ..validation import describe
@@ -27,7 +28,7 @@ from .errors import ConnectionClosedError, RpcError
 from .router import Router
 
 logger = logging.getLogger(__name__)
-Fallback = Literal["denied", "no_change", "tool_error"]
+Fallback = Literal["denied", "no_change", "tool_error", "declined"]
 
 
 @dataclass(slots=True)
@@ -128,6 +129,28 @@ class JsonRpcHost:
         if model is None or name not in self.capabilities.hooks:
             return None
         return await self._ask(f"hook/{name}", event, model, self.timeouts.hook, "no_change")
+
+    async def request_elicitation(self, request: ElicitationRequest) -> ElicitationAnswer:
+        """An MCP server's question for the user, to a client that declared ``elicitation``
+        (the session's MCP servers hear ``decline`` otherwise, and when no usable answer came
+        within the approval timeout: a person answers it)."""
+        if not self.capabilities.elicitation:
+            return DECLINE
+        params = h.ElicitationRequestParams(
+            server=request.server,
+            mode=request.mode,
+            message=request.message,
+            requestedSchema=request.requested_schema,
+            url=request.url,
+            elicitationId=request.elicitation_id,
+            toolCallId=request.tool_call_id,
+        ).model_dump(mode="json", exclude_none=True)
+        answer = await self._ask(
+            "elicitation/request", params, h.ElicitationResult, self.timeouts.approval, "declined"
+        )
+        if not isinstance(answer, h.ElicitationResult):
+            return DECLINE
+        return ElicitationAnswer(answer.action, answer.content if answer.action == "accept" else None)
 
     async def call_client_tool(self, tool_call_id: str, name: str, arguments: JsonDict) -> ClientToolAnswer:
         answer = await self._ask(

@@ -45,6 +45,7 @@ def configure(
     caps.approvals = bool(declared.approvals)
     caps.hooks = set(hooks)
     caps.tools = specs
+    caps.elicitation = bool(declared.elicitation)
     if agent.settings.approval is None:
         agent.policy.mode = "writes" if caps.approvals else "never"
     agent.client_tools = [make_client_tool(spec, bridge) for spec in specs]
@@ -53,6 +54,7 @@ def configure(
         approvalPolicy=agent.policy.mode,
         hooks=hooks,
         tools=[spec.name for spec in specs],
+        elicitation=caps.elicitation,
         rejected=rejected,
     )
 

@@ -20,6 +20,7 @@ from rpc_agent.protocol.base import JsonDict
 from .. import __version__
 from ..agent import deletion
 from ..agent.session import AgentSession
+from ..agent.workspace import check_directories
 from ..mcp import McpManager, from_wire
 from ..protocol import PROTOCOL_VERSION
 from ..protocol import finding as f
@@ -140,7 +141,13 @@ class Methods:
     def get_available_models(self, _p: Empty | None) -> m.ModelsResult:
         return m.ModelsResult(models=[_model(x) for x in self.agent.provider.models()])
 
+    def _roots(self, paths: list[str] | None) -> list[str] | None:
+        return None if paths is None else check_directories(paths, self.agent.manager.cwd)
+
     def initialize(self, params: m.InitializeParams | None) -> m.InitializeResult:
+        roots = self._roots(params.additionalDirectories if params else None)
+        if roots is not None:
+            self.agent.settings.additional_directories = roots
         if params is not None and params.sandbox is not None:
             self.agent.set_sandbox(params.sandbox.mode, params.sandbox.network)
         if params is not None and params.mcpServers is not None and self.mcp is not None:
@@ -249,9 +256,12 @@ class Methods:
         return Deferred({"labelEntryId": label_id}, stored)
 
     async def new_session(self, p: m.NewSessionParams | None) -> m.SessionChangeResult:
+        roots = self._roots(p.additionalDirectories if p else None)
         if p is not None and p.sandbox is not None:
             self.agent.set_sandbox(p.sandbox.mode, p.sandbox.network)
         result = await self.agent.new_session(p.parentSession if p else None)
+        if roots is not None:
+            self.agent.settings.additional_directories = roots
         await self._restart_mcp(p.mcpServers if p else None)
         return result
 

@@ -210,9 +210,10 @@ def match_file(data: bytes, lowered_query: str, needle: bytes) -> FileMatch | No
         return None
     found.sort(key=lambda item: item[0])
     first_text = found[0][2] if found else (name or "")
+    entry_ids = list(dict.fromkeys(entry_id for _, entry_id, _ in found))  # a message and its label: once
     return FileMatch(
-        entry_ids=[entry_id for _, entry_id, _ in found[:MAX_ENTRY_IDS]],
-        more=len(found) > MAX_ENTRY_IDS,
+        entry_ids=entry_ids[:MAX_ENTRY_IDS],
+        more=len(entry_ids) > MAX_ENTRY_IDS,
         snippet=snippet(first_text, lowered_query),
         name_matched=name_matched,
     )

@@ -10,6 +10,7 @@ import anyio.from_thread
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
+from rpc_agent.tools import sandboxed
 from rpc_agent.tools._common import BuiltinTool, require_dir
 from rpc_agent.tools._walk import GlobMatcher, walk
 from rpc_agent.tools.base import ToolContext, ToolOutput
@@ -48,6 +49,7 @@ class FindTool(BuiltinTool[FindArgs]):
 
     async def run(self, params: FindArgs, ctx: ToolContext) -> ToolOutput:
         root = ctx.resolve(params.path or ".")
+        sandboxed.check_read(root, ctx)
         require_dir(root, "; find searches inside a directory.")
         found = await anyio.to_thread.run_sync(
             self._find, root, GlobMatcher(params.pattern), anyio.from_thread.check_cancelled

@@ -9,6 +9,7 @@ from typing import Any
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
+from rpc_agent.tools import sandboxed
 from rpc_agent.tools._common import BuiltinTool, require_dir
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 
@@ -35,6 +36,7 @@ class LsTool(BuiltinTool[LsArgs]):
 
     async def run(self, params: LsArgs, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(params.path or ".")
+        sandboxed.check_read(path, ctx)
         return await anyio.to_thread.run_sync(self._list, path, params.limit)
 
     @staticmethod

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from acp.schema import AvailableCommandsUpdate, EnvVarAuthMethod
+from acp.schema import AuthMethodAgent, AvailableCommandsUpdate
 from acp_testlib import WAIT, AcpWorld, JsonDict, RecordingClient
 
 from acp import RequestError, text_block
@@ -248,13 +248,13 @@ async def test_without_credentials_prompt_is_auth_required_with_methods_to_fix_i
         with anyio.fail_after(WAIT):
             init = await conn.initialize(protocol_version=1)
             (method,) = init.auth_methods or []
-            assert isinstance(method, EnvVarAuthMethod)
-            assert [var.name for var in method.vars] == ["ANTHROPIC_API_KEY"]
+            assert isinstance(method, AuthMethodAgent)
             sid = (await conn.new_session(cwd=str(world.cwd))).session_id
             with pytest.raises(RequestError) as caught:
                 await conn.prompt(session_id=sid, prompt=[text_block("hello")])
             assert caught.value.code == -32000
             assert "ANTHROPIC_API_KEY" in json.dumps(caught.value.data)
+            assert "rpc-agent login" in json.dumps(caught.value.data)
             with pytest.raises(RequestError) as caught:
                 await conn.authenticate(method_id="not-advertised")
             assert caught.value.code == INVALID_PARAMS

@@ -57,6 +57,7 @@ async def test_an_abort_at_agent_start_stores_the_prompt_and_an_aborted_answer(t
     assert stored(tmp_path / "sessions") == [("user", None), ("assistant", "aborted")]
     recorder.assert_balanced()
     assert recorder.types()[-2:] == ["agent_end", "agent_settled"]
+    assert recorder.of("agent_settled")[0]["aborted"] is True
 
 
 class SlowServers:

@@ -281,3 +281,28 @@ async def test_a_summary_call_that_keeps_failing_fails_the_compaction(e2e: E2E) 
         end = of_type(events, "compaction_end")[0]
         assert end["result"] is None
         assert end["errorMessage"] == "overloaded"
+
+
+async def test_an_abort_during_a_summary_retry_wait_finishes_the_retry(e2e: E2E) -> None:
+    # The default delay (2 s) keeps the retry waiting until the abort lands.
+    script: list[JsonDict] = [{"text": "ok 1"}, {"text": "ok 2"}, OVERLOADED]
+    async with e2e.server("--keep-recent-tokens", "10", script=script) as client:
+        await client.prompt("first " + "word " * 50)
+        await client.prompt("second " + "word " * 50)
+        mark = len(client.events_seen)
+        async with anyio.create_task_group() as group:
+            compact = start(group, lambda: client.call("compact"))
+            await wait_event(client, "summarization_retry_scheduled", after=mark)
+            assert (await client.abort()).aborted is True
+            with pytest.raises(RpcCallError):
+                await compact.result()
+        kinds = [e["type"] for e in client.events_seen[mark:]]
+        assert kinds == [
+            "compaction_start",
+            "summarization_retry_scheduled",
+            "summarization_retry_finished",
+            "compaction_end",
+        ]
+        end = client.events_seen[-1]
+        assert (end["aborted"], end["result"]) == (True, None)
+        assert [e["type"] for e in (await client.get_entries()).entries].count("compaction") == 0

@@ -97,6 +97,9 @@ async def test_an_approved_escape_runs_the_command_once_outside(e2e: E2E) -> Non
     assert asked[1]["preview"]["sandbox"] == "sandbox workspace-write, network deny"
     assert outside.read_text() == "out\n"
     assert "[Ran outside the sandbox: the user approved it.]" in text_of(result["messages"][2])
+    approvals = [e for e in client.events_seen if e["type"] == "approval"]
+    assert [(e["decision"], e["source"]) for e in approvals][-1] == ("allow", "client")
+    assert approvals[-1]["reason"] == "run outside the sandbox (sandbox workspace-write, network deny)"
 
 
 @needs_bwrap
@@ -140,3 +143,16 @@ def test_print_mode_runs_the_commands_in_the_sandbox(e2e: E2E) -> None:
     assert done.returncode == 0, done.stderr
     assert not outside.exists()
     assert (e2e.cwd / "inside.txt").read_text() == "y\n"
+
+
+@pytest.mark.in_process
+async def test_initialize_asking_for_a_sandbox_that_cannot_run_is_an_error(
+    e2e: E2E, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bwrap, "unavailable_reason", lambda: "bubblewrap is missing")
+    async with e2e.server() as client:
+        error = await expect_error(
+            client.call("initialize", {"sandbox": {"mode": "workspace-write"}}), codes.INVALID_PARAMS
+        )
+        assert "bubblewrap is missing" in error.message
+        assert (await client.call("get_state"))["sandbox"]["mode"] == "off"

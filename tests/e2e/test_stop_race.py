@@ -31,7 +31,7 @@ RUNS_PER_KIND = {"sigterm": 30, "eof": 30, "shutdown": 30, "abort": 15}
 """Runs of each way of stopping, spread over the moments (the issue saw 1-6 of 30 fail);
 ``abort`` is the yardstick the others are held to."""
 
-AT_ONCE = 4
+AT_ONCE = 8
 """Servers running together: the loop's wall time, not what is tested."""
 
 MOMENTS = ("prompt", "agent_start", "delta")

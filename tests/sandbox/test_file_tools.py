@@ -86,3 +86,16 @@ async def test_grep_runs_rg_in_the_sandbox(world: World) -> None:
     )
     assert "notes.txt" in found
     assert "id_rsa" not in found
+
+
+@pytest.mark.parametrize("tool", ["ls", "find"])
+async def test_listing_a_hidden_folder_is_refused(world: World, tool: str) -> None:
+    from rpc_agent.tools.find import FindTool
+    from rpc_agent.tools.ls import LsTool
+
+    ssh = str(world.home / ".ssh")
+    listing = LsTool() if tool == "ls" else FindTool()
+    args = {"path": ssh} if tool == "ls" else {"pattern": "*", "path": ssh}
+    with pytest.raises(ToolError, match="hidden by the sandbox"):
+        await listing.execute(args, world.ctx("read-only"))
+    assert "id_rsa" in text_of(await listing.execute(args, world.ctx("off")))

@@ -38,6 +38,7 @@ def test_matches_message_text_the_current_name_and_current_labels_in_any_case(tm
     u = eid(in_text.append_message(user("Fix the Parser bug please")))
     a = eid(in_text.append_message(assistant("The PARSER is fixed.")))
     in_text.append_message(assistant("unrelated"))
+    in_text.append_label_change(u, "the parser prompt")  # matches too: the id is listed once
     named = SessionManager.create("/p", folder)
     named.append_message(user("hello"))
     named.append_message(assistant("hi"))

@@ -21,15 +21,22 @@ class RpcAgentClient(HostConnection):
     """Spawn the server with ``RpcAgentClient.spawn(...)``; each method below is one request."""
 
     async def initialize(
-        self, client_name: str = "rpc-agent-client", *, sandbox: JsonDict | None = None
+        self,
+        client_name: str = "rpc-agent-client",
+        *,
+        sandbox: JsonDict | None = None,
+        additional_directories: list[str] | None = None,
     ) -> m.InitializeResult:
         """Handshake; declares the approval callback, hooks and tools registered so far.
-        ``sandbox``: ``{"mode": "workspace-write", "network": "deny"}`` for the agent's commands."""
+        ``sandbox``: ``{"mode": "workspace-write", "network": "deny"}`` for the agent's commands;
+        ``additional_directories``: workspace roots besides the cwd (absolute folders)."""
         params: JsonDict = {"clientInfo": {"name": client_name}}
         if sandbox is not None:
             params["sandbox"] = sandbox
+        if additional_directories is not None:
+            params["additionalDirectories"] = additional_directories
         caps = self.capabilities()
-        if caps["approvals"] or caps["hooks"] or caps.get("tools"):
+        if caps["approvals"] or caps["hooks"] or caps.get("tools") or caps.get("elicitation"):
             params["capabilities"] = caps
         return await self._typed(m.InitializeResult, "initialize", params)
 
@@ -119,9 +126,17 @@ class RpcAgentClient(HostConnection):
         return await self._typed(m.SessionChangeResult, "clone")
 
     async def new_session(
-        self, parent_session: str | None = None, *, sandbox: JsonDict | None = None
+        self,
+        parent_session: str | None = None,
+        *,
+        sandbox: JsonDict | None = None,
+        additional_directories: list[str] | None = None,
     ) -> m.SessionChangeResult:
-        params = _given(parentSession=parent_session or None, sandbox=sandbox)
+        params = _given(
+            parentSession=parent_session or None,
+            sandbox=sandbox,
+            additionalDirectories=additional_directories,
+        )
         return await self._typed(m.SessionChangeResult, "new_session", params or None)
 
     async def switch_session(self, session_path: str) -> m.SessionChangeResult:

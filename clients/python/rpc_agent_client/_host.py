@@ -31,6 +31,20 @@ class HostConnection(Connection):
 
         self._handlers["approval/request"] = handle
 
+    def on_elicitation(self, callback: Callable[[JsonDict], Awaitable[Any] | Any]) -> None:
+        """``callback(params)`` answers elicitation/request, an MCP server asking the user for
+        input (params: server, mode "form" with requestedSchema or "url" with url, message): a
+        dict ``{"action": "accept", "content": {...}}``, or "decline" / "cancel". Declared by the
+        next ``initialize``; without it the servers' questions are declined."""
+
+        async def handle(params: JsonDict) -> JsonDict:
+            answer = callback(params)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            return {"action": answer} if isinstance(answer, str) else dict(answer)
+
+        self._handlers["elicitation/request"] = handle
+
     def on_hook(self, name: str, handler: Handler) -> None:
         """``handler(event)`` answers ``hook/<name>`` with pi's result object (None: no change)."""
 
@@ -90,6 +104,8 @@ class HostConnection(Connection):
         """What ``initialize`` declares, from the registered handlers and tools."""
         hooks = sorted(name[5:] for name in self._handlers if name.startswith("hook/"))
         caps: JsonDict = {"approvals": "approval/request" in self._handlers, "hooks": hooks}
+        if "elicitation/request" in self._handlers:
+            caps["elicitation"] = True
         if self._tools:
             caps["tools"] = list(self._tools)
         return caps

@@ -34,6 +34,9 @@ class AbortResult(OpenModel):
 class AcceptedCapabilities(OpenModel):
     approvalPolicy: Literal['never', 'writes', 'all']
     approvals: bool
+    elicitation: Annotated[
+        bool, Field(description="MCP servers' questions go to the client")
+    ] = False
     hooks: list[str]
     rejected: Annotated[
         list[str] | None,
@@ -253,6 +256,34 @@ class DeleteSessionResult(OpenModel):
     sessionId: str
 
 
+class ElicitationRequestParams(OpenModel):
+    elicitationId: Annotated[
+        str | None, Field(description="url: the server's id of this request")
+    ] = None
+    message: str
+    mode: Literal['form', 'url']
+    requestedSchema: Annotated[
+        dict[str, Any] | None,
+        Field(description='form: a flat JSON Schema object of primitive properties'),
+    ] = None
+    server: Annotated[str, Field(description='the MCP server that asks')]
+    toolCallId: Annotated[
+        str | None, Field(description='the tool call during which the server asked')
+    ] = None
+    url: Annotated[
+        str | None,
+        Field(description="url: where the user goes, outside the agent's sight"),
+    ] = None
+
+
+class ElicitationResult(LaxModel):
+    action: Literal['accept', 'decline', 'cancel']
+    content: Annotated[
+        dict[str, str | int | float | bool | list[str] | None] | None,
+        Field(description='accept in form mode: the values, as the schema asks'),
+    ] = None
+
+
 class EntriesResult(OpenModel):
     entries: Annotated[
         list[dict[str, Any]],
@@ -353,7 +384,7 @@ class HookEvent(OpenModel):
 
 
 class HostRequestFailedEvent(ClosedModel):
-    fallback: Literal['denied', 'no_change', 'tool_error']
+    fallback: Literal['denied', 'no_change', 'tool_error', 'declined']
     message: str
     method: str
     reason: Literal['timeout', 'aborted', 'error', 'invalid_result', 'closed']
@@ -960,6 +991,12 @@ class ClientCapabilities(ClosedModel):
     approvals: Annotated[
         bool | None, Field(description='the client answers approval/request')
     ] = None
+    elicitation: Annotated[
+        bool | None,
+        Field(
+            description='the client answers elicitation/request (an MCP server asking the user for input)'
+        ),
+    ] = None
     hooks: Annotated[
         list[str] | None,
         Field(description='hook names the client answers as hook/<name>'),
@@ -1113,6 +1150,12 @@ class ModelChangeEntry(EntryBase):
 
 
 class NewSessionParams(ClosedModel):
+    additionalDirectories: Annotated[
+        list[str] | None,
+        Field(
+            description='replace the workspace roots besides the cwd (absolute folders) for the new session'
+        ),
+    ] = None
     mcpServers: Annotated[
         list[McpServerHttp | McpServerStdio] | None,
         Field(description="replace the client's MCP servers for the new session"),
@@ -1221,6 +1264,12 @@ class UserMessage(OpenModel):
 
 
 class InitializeParams(ClosedModel):
+    additionalDirectories: Annotated[
+        list[str] | None,
+        Field(
+            description='workspace roots besides the cwd (absolute folders): the model is told of them; the cwd stays the base of relative paths'
+        ),
+    ] = None
     capabilities: Annotated[
         ClientCapabilities | None,
         Field(

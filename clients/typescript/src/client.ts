@@ -19,6 +19,8 @@ import type {
   ApprovalRequestParams,
   ApprovalResult,
   ClientTool,
+  ElicitationRequestParams,
+  ElicitationResult,
   EntryIdResult,
   SetClientToolsResult,
   ToolCallResult,
@@ -162,6 +164,11 @@ export type ApprovalCallback = (
   request: ApprovalRequestParams,
   signal: AbortSignal,
 ) => ApprovalResult | ApprovalResult["decision"] | Promise<ApprovalResult | ApprovalResult["decision"]>;
+/** An elicitation callback (an MCP server asks the user): `{action, content?}`, or an action. */
+export type ElicitationCallback = (
+  request: ElicitationRequestParams,
+  signal: AbortSignal,
+) => ElicitationResult | ElicitationResult["action"] | Promise<ElicitationResult | ElicitationResult["action"]>;
 /** A client tool: returns text, content blocks, or a full `{content, isError?, details?}`. */
 export type ToolFunction = (
   args: JsonObject,
@@ -421,6 +428,16 @@ export class RpcAgentClient {
     return this;
   }
 
+  /** Answer elicitation/request, an MCP server asking the user for input (declared by the next
+   * initialize(); without it the servers' questions are declined). */
+  onElicitation(callback: ElicitationCallback): this {
+    this.handlers.set("elicitation/request", async (params, signal) => {
+      const answer = await callback(params as unknown as ElicitationRequestParams, signal);
+      return typeof answer === "string" ? { action: answer } : answer;
+    });
+    return this;
+  }
+
   /** Answer `hook/<name>` with pi's result object for that hook (undefined: no change). */
   onHook(name: string, handler: RequestHandler): this {
     this.handlers.set(`hook/${name}`, async (params, signal) => (await handler(params, signal)) ?? {});
@@ -438,7 +455,12 @@ export class RpcAgentClient {
   capabilities(): NonNullable<InitializeParams["capabilities"]> {
     const hooks = [...this.handlers.keys()].filter((k) => k.startsWith("hook/")).map((k) => k.slice(5));
     const tools = [...this.tools.values()].map((t) => t.spec);
-    return { approvals: this.handlers.has("approval/request"), hooks, ...(tools.length ? { tools } : {}) };
+    return {
+      approvals: this.handlers.has("approval/request"),
+      hooks,
+      ...(tools.length ? { tools } : {}),
+      ...(this.handlers.has("elicitation/request") ? { elicitation: true } : {}),
+    };
   }
 
   private async callTool(params: JsonObject, signal: AbortSignal): Promise<ToolCallResult> {
@@ -620,7 +642,8 @@ export class RpcAgentClient {
   /** Handshake: protocol version, server info, capabilities, method list and state. */
   initialize(params: InitializeParams = {}): Promise<InitializeResult> {
     const capabilities = this.capabilities();
-    const declared = capabilities.approvals || (capabilities.hooks?.length ?? 0) > 0 || capabilities.tools;
+    const declared =
+      capabilities.approvals || (capabilities.hooks?.length ?? 0) > 0 || capabilities.tools || capabilities.elicitation;
     return this.call("initialize", {
       protocolVersion: PROTOCOL_VERSION,
       clientInfo: { name: "rpc-agent-client" },
@@ -733,9 +756,14 @@ export class RpcAgentClient {
     return this.call("clone");
   }
 
-  /** Start a new session (optionally with a sandbox of its own for the agent's commands). */
-  newSession(parentSession?: string, sandbox?: SandboxRequest): Promise<SessionChangeResult> {
-    return this.call("new_session", { parentSession, sandbox });
+  /** Start a new session (optionally with a sandbox of its own for the agent's commands, and
+   * `additionalDirectories` replacing the workspace roots besides the cwd). */
+  newSession(
+    parentSession?: string,
+    sandbox?: SandboxRequest,
+    options: { additionalDirectories?: string[] } = {},
+  ): Promise<SessionChangeResult> {
+    return this.call("new_session", { parentSession, sandbox, ...options });
   }
 
   /** Open another session file. */

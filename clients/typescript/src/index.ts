@@ -3,6 +3,7 @@ export {
   RpcError,
   ServerExitedError,
   type ApprovalCallback,
+  type ElicitationCallback,
   type CallArgs,
   type RequestHandler,
   type ToolFunction,

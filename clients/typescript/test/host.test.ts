@@ -2,9 +2,38 @@
 // and $/cancelRequest handling.
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, it } from "node:test";
-import { startServer } from "./helpers.js";
+import { python, startServer } from "./helpers.js";
+
+describe("host: elicitation", () => {
+  it("answers an MCP server's elicitation/request", async () => {
+    const server = startServer({
+      fauxScript: [{ toolCalls: [{ name: "mcp__acct__ask_profile", arguments: {}, id: "t1" }] }, { text: "done" }],
+    });
+    try {
+      const asked: string[] = [];
+      server.client.onElicitation((request) => {
+        asked.push(`${request.server} ${request.mode} ${request.message}`);
+        return { action: "accept", content: { name: "Ada", language: "python" } };
+      });
+      // The eliciting MCP server of the Python tests (FastMCP over stdio), run by the same Python.
+      // (compiled to dist/test: the repository is four levels up)
+      const eliciting = resolve(dirname(fileURLToPath(import.meta.url)), "../../../../tests/mcp_servers/eliciting_server.py");
+      const init = await server.client.initialize({
+        mcpServers: [{ name: "acct", command: python, args: [eliciting], env: [] }],
+      });
+      assert.equal(init.client?.elicitation, true);
+      const result = await server.client.prompt("set me up");
+      assert.deepEqual(asked, ["acct form Who are you?"]);
+      const toolResult = (result.messages ?? []).find((m) => m.role === "toolResult");
+      assert.match(JSON.stringify(toolResult), /accept \{\\"language\\": \\"python\\", \\"name\\": \\"Ada\\"\}/);
+    } finally {
+      await server.dispose();
+    }
+  });
+});
 
 describe("host: approvals, hooks, client tools", () => {
   it("denies a write, runs a client tool and applies a tool_result hook", async () => {

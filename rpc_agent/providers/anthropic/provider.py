@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, cast
 import anyio
 import anyio.lowlevel
 
+from rpc_agent.credentials import CredentialStore
 from rpc_agent.errors import ProviderError, ProviderNotConfiguredError
 from rpc_agent.providers.base import AssistantEvent, ModelInfo, ProviderRequest
 from rpc_agent.providers.convert import build_params
@@ -68,10 +69,14 @@ class AnthropicProvider:
         timeout: float | None = None,
         read_timeout: float = 300.0,
         cache: bool = True,
+        credentials: CredentialStore | None = None,
     ) -> None:
         """``api_key``/``base_url`` default to ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)
-        and ANTHROPIC_BASE_URL, read at each call so a changed environment takes effect."""
+        and ANTHROPIC_BASE_URL, read at each call so a changed environment takes effect; then
+        to the key ``rpc-agent login`` stored in ``credentials`` (read at each call too, so a
+        login or logout takes effect)."""
         self._api_key = api_key
+        self._stored = credentials
         self._base_url = base_url
         self._timeout = timeout
         self._read_timeout = read_timeout
@@ -161,6 +166,9 @@ class AnthropicProvider:
         token = os.environ.get("ANTHROPIC_AUTH_TOKEN")
         if token:
             return token, "auth_token", base_url
+        stored = self._stored.api_key(PROVIDER) if self._stored is not None else None
+        if stored:
+            return stored, "api_key", base_url
         return None, None, base_url
 
     async def _get_client(self) -> AsyncAnthropic:
@@ -168,7 +176,7 @@ class AnthropicProvider:
         if secret is None or kind is None:
             raise ProviderNotConfiguredError(
                 "Anthropic provider is not configured: set ANTHROPIC_API_KEY "
-                "(and ANTHROPIC_BASE_URL for a proxy or gateway)"
+                "(and ANTHROPIC_BASE_URL for a proxy or gateway) or run `rpc-agent login`"
             )
         loop = anyio.lowlevel.current_token().native_token
         key = (secret, kind, base_url, loop)

@@ -309,6 +309,10 @@ export interface AbortResult {
 export interface AcceptedCapabilities {
   approvalPolicy: "never" | "writes" | "all";
   approvals: boolean;
+  /**
+   * MCP servers' questions go to the client
+   */
+  elicitation?: boolean;
   hooks: string[];
   /**
    * declared items the server did not accept, and why
@@ -632,6 +636,10 @@ export interface ClientCapabilities {
    */
   approvals?: boolean | null;
   /**
+   * the client answers elicitation/request (an MCP server asking the user for input)
+   */
+  elicitation?: boolean | null;
+  /**
    * hook names the client answers as hook/<name>
    */
   hooks?: string[] | null;
@@ -782,6 +790,42 @@ export interface DeleteSessionResult {
   sessionId: string;
   [k: string]: unknown;
 }
+export interface ElicitationRequestParams {
+  /**
+   * url: the server's id of this request
+   */
+  elicitationId?: string | null;
+  message: string;
+  mode: "form" | "url";
+  /**
+   * form: a flat JSON Schema object of primitive properties
+   */
+  requestedSchema?: {
+    [k: string]: unknown;
+  } | null;
+  /**
+   * the MCP server that asks
+   */
+  server: string;
+  /**
+   * the tool call during which the server asked
+   */
+  toolCallId?: string | null;
+  /**
+   * url: where the user goes, outside the agent's sight
+   */
+  url?: string | null;
+  [k: string]: unknown;
+}
+export interface ElicitationResult {
+  action: "accept" | "decline" | "cancel";
+  /**
+   * accept in form mode: the values, as the schema asks
+   */
+  content?: {
+    [k: string]: string | number | boolean | string[] | null;
+  } | null;
+}
 export interface EntriesResult {
   /**
    * raw session entries in file order (see the entry schemas)
@@ -930,7 +974,7 @@ export interface SessionChangedEvent {
  * A request to the client gave no usable answer: the server went on without it.
  */
 export interface HostRequestFailedEvent {
-  fallback: "denied" | "no_change" | "tool_error";
+  fallback: "denied" | "no_change" | "tool_error" | "declined";
   message: string;
   method: string;
   reason: "timeout" | "aborted" | "error" | "invalid_result" | "closed";
@@ -1102,6 +1146,10 @@ export interface ImageBlock {
   type: "image";
 }
 export interface InitializeParams {
+  /**
+   * workspace roots besides the cwd (absolute folders): the model is told of them; the cwd stays the base of relative paths
+   */
+  additionalDirectories?: string[] | null;
   /**
    * what the client answers: approvals, hooks (pi's event names), its own tools
    */
@@ -1294,6 +1342,10 @@ export interface NavigateTreeResult {
   [k: string]: unknown;
 }
 export interface NewSessionParams {
+  /**
+   * replace the workspace roots besides the cwd (absolute folders) for the new session
+   */
+  additionalDirectories?: string[] | null;
   /**
    * replace the client's MCP servers for the new session
    */
