@@ -143,7 +143,8 @@ class SessionTree:
                 rows.full,
                 rows.previews,
                 rows.roles,
-                shape.kids,
+                shape.single,
+                shape.several,
                 shape.parent,
                 shape.depth,
             ]
