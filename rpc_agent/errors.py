@@ -31,7 +31,7 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .quoting import quote, shorten
+from rpc_agent.quoting import quote, shorten
 
 __all__ = [
     "AgentBusyError",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..session import deleting
+from rpc_agent.session import deleting
 
 FREE_CHECKPOINTS: Callable[[Path], None] | None = None
 """Frees a deleted session file's checkpoints (see the module doc)."""

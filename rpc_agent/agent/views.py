@@ -11,12 +11,11 @@ from pathlib import Path
 import anyio.to_thread
 import orjson
 
+from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
-
-from ..protocol import methods as m
-from ..protocol.content import message_text
-from ..session import guard
-from ..session.store import SessionManager
+from rpc_agent.protocol.content import message_text
+from rpc_agent.session import guard
+from rpc_agent.session.store import SessionManager
 
 
 def messages(manager: SessionManager) -> list[JsonDict]:
@@ -92,7 +91,7 @@ def fork_messages(manager: SessionManager) -> list[m.ForkMessage]:
 async def export_html(manager: SessionManager, output_path: str | None) -> str:
     """The whole tree as one self-contained page (see ``rpc_agent.export``, imported here: only
     this request needs the page's code)."""
-    from .. import export
+    from rpc_agent import export
 
     data = export.page_data(manager)  # here, on the loop: the manager is not thread-safe
     target = Path(output_path).expanduser() if output_path else export.default_output_path(manager)

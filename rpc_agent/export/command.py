@@ -12,10 +12,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import InvalidSessionFileError, SessionNotFoundError
-from ..session import files
-from ..session.store import SessionManager
-from .html import page_data, write_page
+from rpc_agent.errors import InvalidSessionFileError, SessionNotFoundError
+from rpc_agent.export.html import page_data, write_page
+from rpc_agent.session import files
+from rpc_agent.session.store import SessionManager
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from .base import JsonDict
+from rpc_agent.protocol.base import JsonDict
 
 CURRENT_SESSION_VERSION = 3
 

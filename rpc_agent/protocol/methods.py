@@ -4,10 +4,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from .base import JsonDict, Params, Result
-from .entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel, Usage
-from .host import AcceptedCapabilities, ClientCapabilities
-from .sandbox import SandboxRequest, SandboxState
+from rpc_agent.protocol.base import JsonDict, Params, Result
+from rpc_agent.protocol.entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel, Usage
+from rpc_agent.protocol.host import AcceptedCapabilities, ClientCapabilities
+from rpc_agent.protocol.sandbox import SandboxRequest, SandboxState
 
 StreamingBehavior = Literal["steer", "followUp"]
 QueueMode = Literal["all", "one-at-a-time"]

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from e2e.conftest import E2E, event_types, expect_error, header_and_entries, messages_of, text_of
 from rpc_agent.server import errors as codes
 from rpc_agent.server.methods import Methods
-
-from .conftest import E2E, event_types, expect_error, header_and_entries, messages_of, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
