@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..checkpoints import free_session_checkpoints
-from ..session import deleting
+from rpc_agent.checkpoints import free_session_checkpoints
+from rpc_agent.session import deleting
 
 
 def delete_session(

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from . import checkpoints as c
-from . import finding as f
-from . import host as h
-from . import methods as m
-from .base import Ok
+from rpc_agent.protocol import checkpoints as c
+from rpc_agent.protocol import finding as f
+from rpc_agent.protocol import host as h
+from rpc_agent.protocol import methods as m
+from rpc_agent.protocol.base import Ok
 
 
 @dataclass(frozen=True, slots=True)

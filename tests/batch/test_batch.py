@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from batch.batch_testlib import Batch, JsonDict, script, session_header
 from proc_table import processes_running
 from rpc_agent.batch.tasks import BatchTask
 from rpc_agent.batch.worker import WorkerOptions, child_argv
-
-from .batch_testlib import Batch, JsonDict, script, session_header
 
 WAIT = 60.0
 

@@ -14,10 +14,9 @@ from typing import Any
 
 import pytest
 
+from e2e.conftest import E2E, current_file, expect_error, header_and_entries, messages_of
 from rpc_agent.protocol.errors import ENTRY_NOT_FOUND, INVALID_PARAMS, NO_CHECKPOINT, RESTORE_CONFLICT
 from rpc_agent_client import RpcAgentClient
-
-from .conftest import E2E, current_file, expect_error, header_and_entries, messages_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

@@ -11,10 +11,9 @@ from typing import Any
 import anyio
 import pytest
 
+from e2e.conftest import E2E, expect_error, text_of
 from rpc_agent.sandbox import bwrap
 from rpc_agent.server import errors as codes
-
-from .conftest import E2E, expect_error, text_of
 
 pytestmark = [pytest.mark.anyio]
 
@@ -136,7 +135,7 @@ async def test_a_mode_that_cannot_run_stops_the_start_with_the_reason(e2e: E2E) 
 @needs_bwrap
 @pytest.mark.in_process
 def test_print_mode_runs_the_commands_in_the_sandbox(e2e: E2E) -> None:
-    from .test_headless import run
+    from e2e.test_headless import run
 
     outside = e2e.root / "headless-outside.txt"
     script = [bash_call(f"echo x > {outside}; echo y > inside.txt"), {"text": "All done."}]

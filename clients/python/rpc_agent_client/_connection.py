@@ -23,7 +23,7 @@ import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import BaseModel
 
-from ._errors import RpcCallError, ServerExitedError
+from rpc_agent_client._errors import RpcCallError, ServerExitedError
 
 JsonDict = dict[str, Any]
 
@@ -244,7 +244,7 @@ class Connection:
     async def _run_handler(self, message: JsonDict, scope: anyio.CancelScope) -> None:
         """Answer through jsonrpcserver (``_serving``); a request the server cancelled gets
         no answer."""
-        from ._serving import answer
+        from rpc_agent_client._serving import answer
 
         reply: JsonDict | None = None
         with scope:
