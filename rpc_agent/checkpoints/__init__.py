@@ -12,7 +12,8 @@ from pathlib import Path
 from rpc_agent.checkpoints.engine import Limits, RestoreOutcome, SessionCheckpoints
 from rpc_agent.checkpoints.git import ShadowGit
 from rpc_agent.checkpoints.mapping import CheckpointMap, sidecar_path
-from rpc_agent.checkpoints.store import EMPTY_TREE, Skipped, Snapshot, TooManyFilesError, WorkspaceStore
+from rpc_agent.checkpoints.store import Skipped, Snapshot, TooManyFilesError, WorkspaceStore
+from rpc_agent.checkpoints.writer import EMPTY_TREE
 
 __all__ = [
     "EMPTY_TREE",

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from rpc_agent.checkpoints.mapping import CheckpointMap
 from rpc_agent.checkpoints.restore import Restorer
-from rpc_agent.checkpoints.store import EMPTY_TREE, TEMP_PREFIX, Change, Skipped, Snapshot, WorkspaceStore
+from rpc_agent.checkpoints.store import TEMP_PREFIX, Change, Skipped, Snapshot, WorkspaceStore
+from rpc_agent.checkpoints.writer import EMPTY_TREE
 from rpc_agent.errors import CheckpointError, RestoreConflictError
 
 STATUS_WORDS = {"A": "added", "D": "deleted", "M": "modified", "T": "modified"}

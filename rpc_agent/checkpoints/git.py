@@ -33,6 +33,7 @@ _CONFIG = (
     "core.looseCompression=1",
     "commit.gpgSign=false",
     "gc.auto=0",
+    "core.logAllRefUpdates=false",
     "maintenance.auto=false",
     "advice.addEmbeddedRepo=false",
     "advice.addIgnoredFile=false",
@@ -47,7 +48,7 @@ class ShadowGit:
         self.work_tree = work_tree
         self.index_file = git_dir / "index"
         self.lock_file = git_dir.with_name(git_dir.name + ".lock")
-        self._env = {
+        self.env = {
             "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
             "HOME": str(git_dir),
             "XDG_CONFIG_HOME": str(git_dir),
@@ -65,7 +66,7 @@ class ShadowGit:
             "GIT_COMMITTER_EMAIL": "rpc-agent@localhost",
         }
 
-    def _argv(self, args: list[str]) -> list[str]:
+    def argv(self, args: list[str]) -> list[str]:
         argv = ["git"]
         for item in _CONFIG:
             argv += ["-c", item]
@@ -75,10 +76,10 @@ class ShadowGit:
         """Run git and return its stdout; a failure is a CheckpointError quoting git's stderr."""
         try:
             done = subprocess.run(
-                self._argv(args),
+                self.argv(args),
                 input=input,
                 capture_output=True,
-                env=self._env,
+                env=self.env,
                 cwd=self.work_tree,
                 check=False,
             )
@@ -91,11 +92,11 @@ class ShadowGit:
 
     def popen(self, args: list[str]) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            self._argv(args),
+            self.argv(args),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=self._env,
+            env=self.env,
             cwd=self.work_tree,
         )
 
@@ -113,7 +114,7 @@ class ShadowGit:
             os.close(fd)  # closing drops the flock
 
     def _init(self) -> None:
-        env = {k: v for k, v in self._env.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+        env = {k: v for k, v in self.env.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
         try:
             done = subprocess.run(
                 ["git", "init", "-q", "--bare", str(self.git_dir)],
@@ -170,6 +171,10 @@ class ShadowGit:
         tmp = ref.with_name("snapshot.tmp")
         tmp.write_text(commit + "\n")
         os.replace(tmp, ref)
+        self.mark_head(tree)
+
+    def mark_head(self, tree: str) -> None:
+        """Remember HEAD's tree (HEAD itself was just set: by ``set_head`` or fast-import)."""
         marker = self.git_dir / "rpc-agent-head-tree"
         tmp = marker.with_name("rpc-agent-head-tree.tmp")
         tmp.write_text(tree + "\n")
@@ -210,4 +215,5 @@ class ShadowGit:
             for ref in folder.iterdir():
                 ref.unlink(missing_ok=True)
             folder.rmdir()
+        self.run(["repack", "-a", "-d", "-q"])  # packed objects nothing keeps are dropped
         self.run(["prune", "--expire=now"])

@@ -1,9 +1,10 @@
 """Snapshots of a working directory as git trees in a shadow repository.
 
-A snapshot is ``git add -A`` into the shadow index followed by ``write-tree``: content
-addressed, so a file that did not change costs a ``stat`` and nothing is stored twice. Before
-adding, the changed and new files git reports are measured, so a file over the size limit
-never reaches the object store (and is reported), and a folder with more files than the limit
+A snapshot is ``git status`` against the shadow index (HEAD is the last snapshot, so it lists
+only what changed), then the listed files recorded by ``writer`` (one pack through ``git
+fast-import``): content addressed, so a file that did not change costs a ``stat`` and nothing
+is stored twice. Before recording, the changed and new files git reports are measured, so a
+file over the size limit never reaches the object store (and is reported), and a folder with more files than the limit
 is refused early. Everything here is blocking and meant to run in a worker thread.
 """
 
@@ -16,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rpc_agent.checkpoints.git import ShadowGit
+from rpc_agent.checkpoints.writer import EMPTY_TREE, record
 from rpc_agent.errors import CheckpointError
 from rpc_agent.session.files import read_header
 
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 TEMP_PREFIX = ".rpc-agent-restore-"
 """Temporary files of a restore: never part of a snapshot."""
 
@@ -116,38 +117,29 @@ class WorkspaceStore:
                     uncache.append(path)
                 continue
             add.append(path)
-        if uncache:
-            self.git.run(
-                ["rm", "-q", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"],
-                input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in uncache),
-            )
-        if add:
-            self.git.run(
-                ["add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"],
-                input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in add),
-                ok=(0, 1),
-            )
         head = self.git.head_tree()
-        if head is not None and not (add or uncache or staged):
-            return Snapshot(head, skipped, head)  # the disk is the last snapshot: no index to write
-        tree = self.git.run(["write-tree"]).decode().strip()
-        if tree != head:
-            self.git.set_head(tree)
-        return Snapshot(tree, skipped, head, 0 if staged else len(add) + len(uncache))
+        base = head
+        if staged or (head is None and self.git.index_entry_count()):
+            base = self.git.run(["write-tree"]).decode().strip()  # the index as a cut-short snapshot left it
+        if not (add or uncache):
+            if head is not None and base == head:
+                return Snapshot(head, skipped, head)  # the disk is the last snapshot: nothing to write
+            tree = base if base is not None else self.git.run(["write-tree"]).decode().strip()
+            if tree != head:
+                self.git.set_head(tree)
+            return Snapshot(tree, skipped, head, 0)
+        recorded = record(self.git, self.cwd, base, add, uncache)
+        skipped += [Skipped(p, "unreadable") for p in recorded.unreadable]
+        changed = 0 if base != head else len(add) + len(uncache) - len(recorded.unreadable)
+        return Snapshot(recorded.tree, skipped, head, changed)
 
     def update_paths(self, paths: list[str]) -> str:
-        """The index after a restore wrote ``paths`` (and nothing else changed): their new
-        content added, the tree written, without walking the whole folder again."""
-        if paths:
-            self.git.run(
-                ["add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"],
-                input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in paths),
-                ok=(0, 1),
-            )
-        tree = self.git.run(["write-tree"]).decode().strip()
-        if tree != self.git.head_tree():
-            self.git.set_head(tree)
-        return tree
+        """The state after a restore wrote ``paths`` (and nothing else changed): recorded from
+        the last snapshot without walking the whole folder again."""
+        head = self.git.head_tree()
+        if not paths and head is not None:
+            return head
+        return record(self.git, self.cwd, head, paths, []).tree
 
     def _exclude_patterns(self, exclude: list[Path]) -> list[str]:
         patterns = [TEMP_PREFIX + "*"]
