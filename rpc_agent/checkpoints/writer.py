@@ -94,7 +94,7 @@ def record(git: ShadowGit, cwd: Path, base: str | None, paths: list[str], remove
             name = path.encode("utf-8", "surrogateescape")
             try:
                 found = _read(cwd / path, os.lstat(cwd / path))
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):  # gone, or a file is where its folder was
                 found = None
             except OSError:
                 result.unreadable.append(path)
