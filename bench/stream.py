@@ -1,6 +1,6 @@
 """What the server adds on top of the model's stream: per streamed delta and per tool call.
 
-    .venv/bin/python -m bench.stream [--small 200] [--large 4000] [--runs 5]
+    .venv/bin/python -m bench.stream [--small 200] [--large 4000] [--tools 20] [--runs 5]
 
 A local fake Messages API (tests/fake_anthropic/) streams a reply of N text deltas. The same
 reply is consumed twice:
@@ -12,7 +12,12 @@ reply is consumed twice:
 Fixed costs (the HTTP round trip, the session's first write) cancel out by taking the slope
 between a small and a large N: overhead per delta = server slope - SDK slope. The same trick
 with 1 and K tool calls (``ls`` of an empty folder) gives the cost of one tool call: its
-events, argument validation, execution and fsynced toolResult.
+events, argument validation, execution and fsynced toolResult; and with 1 and K ``write`` calls
+(a new small file each), a tool that may change files, so the cost includes the checkpoint
+taken after it (and waited for by the next one).
+
+Every row is measured with checkpoints on (the default) and off (``--no-checkpoints``) in the
+same run, so what checkpoints cost a tool call is said: ``ls`` is read-only and takes none.
 """
 
 from __future__ import annotations
@@ -39,8 +44,13 @@ def text_reply(deltas: int) -> Reply:
     return Reply([Text("w" * (deltas * 4), chunks=["word"] * deltas)])
 
 
-def tool_reply(calls: int) -> list[Reply]:
-    uses: list[Block] = [ToolUse(f"toolu_{i:04d}", "ls", {"path": "."}) for i in range(calls)]
+def tool_reply(calls: int, name: str = "ls", round_no: int = 0) -> list[Reply]:
+    uses: list[Block] = [
+        ToolUse(f"toolu_{i:04d}", "ls", {"path": "."})
+        if name == "ls"
+        else ToolUse(f"toolu_{i:04d}", "write", {"path": f"out/{round_no}-{i}.txt", "content": f"{i}\n"})
+        for i in range(calls)
+    ]
     return tool_round(*uses, answer="done")
 
 
@@ -76,7 +86,7 @@ def sdk_times(fake: FakeAnthropic, deltas: int, runs: int) -> list[float]:
 
 
 class Server:
-    def __init__(self, fake: FakeAnthropic, workdir: Path, tuned: bool) -> None:
+    def __init__(self, fake: FakeAnthropic, workdir: Path, tuned: bool, checkpoints: bool) -> None:
         env = {
             **server_env(workdir / "home", tuned),
             "ANTHROPIC_BASE_URL": fake.base_url,
@@ -93,6 +103,7 @@ class Server:
                 MODEL,
                 "--cwd",
                 str(workdir),
+                *([] if checkpoints else ["--no-checkpoints"]),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -121,8 +132,10 @@ class Server:
 
     def close(self) -> None:
         assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
         self.proc.stdin.close()
         self.proc.wait()
+        self.proc.stdout.close()
 
 
 def median(values: list[float]) -> float:
@@ -134,15 +147,18 @@ def main(argv: list[str] | None = None) -> int:
     with FakeAnthropic(strict=False) as fake:
         sdk = {n: median(sdk_times(fake, n, args.runs)) for n in (args.small, args.large)}
         for tuned in (True, False):  # the command's process-wide measures on, then off
-            print(f"tuning {'on' if tuned else 'off'}:")
-            measure(args, fake, sdk, tuned)
+            for checkpoints in (True, False):
+                print(f"tuning {'on' if tuned else 'off'}, checkpoints {'on' if checkpoints else 'off'}:")
+                measure(args, fake, sdk, tuned, checkpoints)
     return 0
 
 
-def measure(args: argparse.Namespace, fake: FakeAnthropic, sdk: dict[int, float], tuned: bool) -> None:
+def measure(
+    args: argparse.Namespace, fake: FakeAnthropic, sdk: dict[int, float], tuned: bool, checkpoints: bool
+) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         workdir = Path(scratch)
-        server = Server(fake, workdir, tuned)
+        server = Server(fake, workdir, tuned, checkpoints)
         server.call("initialize")
         fake.enqueue(text_reply(10))
         server.call("prompt", {"message": "warm up"})  # first write, SDK import, model build
@@ -160,6 +176,13 @@ def measure(args: argparse.Namespace, fake: FakeAnthropic, sdk: dict[int, float]
                 elapsed, response = server.call("prompt", {"message": f"{k} tool calls"})
                 assert response["result"]["stopReason"] == "stop", response
                 tools[k].append(elapsed)
+        writes: dict[int, list[float]] = {1: [], args.tools: []}
+        for run in range(args.runs):
+            for k in (1, args.tools):
+                fake.enqueue(*tool_reply(k, "write", run * 1000 + k))
+                elapsed, response = server.call("prompt", {"message": f"{k} writes"})
+                assert response["result"]["stopReason"] == "stop", response
+                writes[k].append(elapsed)
         server.close()
 
     span = args.large - args.small
@@ -180,6 +203,12 @@ def measure(args: argparse.Namespace, fake: FakeAnthropic, sdk: dict[int, float]
     print(
         f"  {median(tools[1]) * 1000:.1f} ms / {median(tools[args.tools]) * 1000:.1f} ms  ->"
         f" {per_tool * 1000:.2f} ms per tool call (events, validation, ls itself, fsynced result)"
+    )
+    per_write = (median(writes[args.tools]) - median(writes[1])) / (args.tools - 1)
+    print(f"tool calls: 1 and {args.tools} write calls in one turn, median of {args.runs} runs")
+    print(
+        f"  {median(writes[1]) * 1000:.1f} ms / {median(writes[args.tools]) * 1000:.1f} ms  ->"
+        f" {per_write * 1000:.2f} ms per write call (the above, the file, and its checkpoint when on)"
     )
 
 
