@@ -74,7 +74,10 @@ class _Bound:
     """The checkpoints of one SessionManager (rebuilt when the session changes)."""
 
     def __init__(
-        self, key: tuple[int, str, str], engine: SessionCheckpoints | None, reason: str | None
+        self,
+        key: tuple[int, str, str, tuple[str, ...]],
+        engine: SessionCheckpoints | None,
+        reason: str | None,
     ) -> None:
         self.key = key
         self.engine = engine
@@ -105,8 +108,10 @@ class Checkpointing:
 
     def _engine_for(self, manager: SessionManager) -> _Bound:
         bound = self._bound
-        # The id alone could be a freed manager's, reused: the session's id and file too.
-        key = (id(manager), manager.session_id, str(manager.session_file))
+        # The id alone could be a freed manager's, reused: the session's id and file too; and
+        # the additional folders, which a client may change between prompts.
+        folders = tuple(self.session.settings.additional_directories)
+        key = (id(manager), manager.session_id, str(manager.session_file), folders)
         if bound is not None and bound.key == key:
             return bound
         settings = self.session.settings.checkpoints
@@ -128,6 +133,7 @@ class Checkpointing:
                 refs,
                 exclude=self._excluded(manager),
                 limits=Limits(settings.max_file_size, settings.max_files),
+                roots=extra_roots(store.cwd, folders, settings.max_files),
             )
         bound = self._bound = _Bound(key, engine, reason)
         return bound
@@ -214,8 +220,11 @@ class Checkpointing:
                 manager = self.session.manager
                 parent = _parent_of(manager, entry_id)
                 parent_tree = engine.mapping.state_of(parent, lambda e: _parent_of(manager, e))
+                parent_roots = engine.mapping.roots_of(parent, lambda e: _parent_of(manager, e))
                 try:
-                    snap, changed = await anyio.to_thread.run_sync(engine.take, entry_id, parent_tree)
+                    snap, changed = await anyio.to_thread.run_sync(
+                        engine.take, entry_id, parent_tree, parent_roots
+                    )
                 except TooManyFilesError as exc:
                     bound = self._bound
                     if bound is not None:
@@ -280,13 +289,27 @@ class Checkpointing:
             raise NoCheckpointError(f"no checkpoint {tree} in this session")
         return await self._restore_tree(tree, entry_id, paths, dry_run, force)
 
+    def _roots_of(self, engine: SessionCheckpoints, tree: str, entry_id: str | None) -> dict[str, str]:
+        """The additional folders' states that go with a restore's target."""
+        if entry_id is not None:
+            manager = self.session.manager
+            return engine.mapping.roots_of(entry_id, lambda e: _parent_of(manager, e))
+        return dict(engine.mapping.checkpoint_roots.get(tree, {}))
+
     async def _restore_tree(
-        self, target: str, entry_id: str | None, paths: list[str] | None, dry_run: bool, force: bool
+        self,
+        target: str,
+        entry_id: str | None,
+        paths: list[str] | None,
+        dry_run: bool,
+        force: bool,
+        known_roots: dict[str, str] | None = None,
     ) -> c.RestoreFilesResult:
         async with self._lock:
             engine = self.require()
+            roots = self._roots_of(engine, target, entry_id) if known_roots is None else known_roots
             outcome = await anyio.to_thread.run_sync(
-                lambda: engine.restore(target, paths=paths, dry_run=dry_run, force=force)
+                lambda: engine.restore(target, roots=roots, paths=paths, dry_run=dry_run, force=force)
             )
         result = _result(outcome, dry_run)
         if not dry_run and self.on_restored is not None:
@@ -345,11 +368,13 @@ class Checkpointing:
         await self.barrier()
         old_engine = self.current_engine()
         tree: str | None = None
+        roots: dict[str, str] = {}
         if restore:
             if target_entry is None:
                 raise InvalidRequestError("restoreFiles needs an entry to restore (the session is empty)")
             tree = self.state_of(target_entry)
-            check = await self._restore_tree(tree, target_entry, None, True, force)
+            roots = self._roots_of(self.require(), tree, target_entry)  # from this file, before it moves
+            check = await self._restore_tree(tree, target_entry, None, True, force, roots)
             if check.conflicts and not force:
                 raise RestoreConflictError(check.conflicts, check.checkpointId)
         manager_before = id(self.session.manager)
@@ -360,7 +385,7 @@ class Checkpointing:
             await self.carry_to(old_engine, self.session.manager)
         if tree is None:
             return result
-        restored = await self._restore_tree(tree, target_entry, None, False, force)
+        restored = await self._restore_tree(tree, target_entry, None, False, force, roots)
         return result.model_copy(update={"restore": restored})
 
     # --- new session files ----------------------------------------------------------------
@@ -380,6 +405,19 @@ class Checkpointing:
         if not self.enabled:
             return None
         return self._engine_for(self.session.manager).engine
+
+
+def extra_roots(cwd: Path, folders: tuple[str, ...], max_files: int) -> list[Path]:
+    """The additional folders a snapshot covers besides ``cwd``: not one inside it or around it
+    (its files would be stored, and restored, twice), nor the home or root folder."""
+    roots: list[Path] = []
+    for folder in folders:
+        real = Path(os.path.realpath(folder))
+        if real == cwd or cwd in real.parents or real in cwd.parents or real in roots:
+            continue
+        if skip_reason(real, max_files) is None and real.is_dir():
+            roots.append(real)
+    return roots
 
 
 def _parent_of(manager: SessionManager, entry_id: str) -> str | None:

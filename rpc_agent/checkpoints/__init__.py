@@ -12,7 +12,7 @@ from pathlib import Path
 from rpc_agent.checkpoints.engine import Limits, RestoreOutcome, SessionCheckpoints
 from rpc_agent.checkpoints.git import ShadowGit
 from rpc_agent.checkpoints.mapping import CheckpointMap, sidecar_path
-from rpc_agent.checkpoints.store import Skipped, Snapshot, TooManyFilesError, WorkspaceStore
+from rpc_agent.checkpoints.store import Skipped, Snapshot, TooManyFilesError, WorkspaceStore, repository_for
 from rpc_agent.checkpoints.writer import EMPTY_TREE
 
 __all__ = [
@@ -34,12 +34,17 @@ def free_session_checkpoints(session_file: Path | str) -> None:
     """Forget a deleted session's checkpoints: its sidecar, its refs, and the stored files no
     other session keeps. Blocking; a session without checkpoints is a no-op."""
     sidecar = sidecar_path(Path(session_file))
-    header = CheckpointMap.load(sidecar).header
+    mapping = CheckpointMap.load(sidecar)
+    header = mapping.header
     if header is not None:
         repository, cwd, key = header.get("repository"), header.get("cwd"), header.get("session")
         if isinstance(repository, str) and isinstance(cwd, str) and isinstance(key, str) and key:
-            git = ShadowGit(Path(repository), Path(cwd))
-            if (git.git_dir / "HEAD").exists() and Path(cwd).is_dir():
-                with git.locked():
-                    git.forget(key)
+            home = Path(repository).parent.parent
+            folders = [(Path(repository), Path(cwd))]
+            folders += [(repository_for(home, Path(root)), Path(root)) for root in mapping.root_trees()]
+            for git_dir, folder in folders:  # the working directory's, then each additional folder's
+                git = ShadowGit(git_dir, folder)
+                if (git.git_dir / "HEAD").exists() and folder.is_dir():
+                    with git.locked():
+                        git.forget(key)
     sidecar.unlink(missing_ok=True)

@@ -7,6 +7,7 @@ The AgentSession reaches this through ``rpc_agent.agent.checkpointing`` (off the
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ class SessionCheckpoints:
         *,
         exclude: list[Path],
         limits: Limits,
+        roots: list[Path] | None = None,
     ) -> None:
         self.store = store
         self.mapping = mapping
@@ -65,19 +67,54 @@ class SessionCheckpoints:
         self.exclude = exclude
         """The session store's files and folders: never snapshotted, never written."""
         self.limits = limits
+        self.roots = [str(root) for root in roots or []]
+        """The session's additional folders, snapshotted with the working directory."""
+        self._stores: dict[str, WorkspaceStore] = {}
 
-    def _snapshot(self) -> Snapshot:
-        snap = self.store.snapshot_locked(
+    def store_for(self, root: str) -> WorkspaceStore:
+        """An additional folder's shadow repository: the one it has as anyone's working
+        directory (beside this session's, under the same home), so edits seen there count."""
+        store = self._stores.get(root)
+        if store is None:
+            home = self.store.git.git_dir.parent.parent
+            store = self._stores[root] = WorkspaceStore(home, Path(root))
+        return store
+
+    def _snapshot(self, store: WorkspaceStore | None = None) -> Snapshot:
+        store = store or self.store
+        snap = store.snapshot_locked(
             exclude=self.exclude, max_file_size=self.limits.max_file_size, max_files=self.limits.max_files
         )
-        self.store.keep(self.key, snap.tree)
+        store.keep(self.key, snap.tree)
         return snap
+
+    def _take_roots(self, parents: dict[str, str]) -> tuple[dict[str, str], int, list[Skipped]]:
+        """Snapshot each additional folder under its own lock (never two locks at once here);
+        returns their trees, how many files differ from ``parents``, and what was skipped."""
+        trees: dict[str, str] = {}
+        changed = 0
+        skipped: list[Skipped] = []
+        for root in self.roots:
+            store = self.store_for(root)
+            with store.git.locked():
+                snap = self._snapshot(store)
+                parent = parents.get(root)
+                if parent is not None and parent != snap.tree:
+                    same_base = parent == snap.previous and snap.changed
+                    changed += snap.changed if same_base else len(store.diff(parent, snap.tree))
+                store.git.set_last_state(snap.tree)
+            trees[root] = snap.tree
+            skipped += [Skipped(f"{root}/{s.path}", s.reason) for s in snap.skipped]
+        return trees, changed, skipped
 
     # --- taking --------------------------------------------------------------------------
 
-    def take(self, entry_id: str, parent_tree: str | None) -> tuple[Snapshot, int]:
+    def take(
+        self, entry_id: str, parent_tree: str | None, parent_roots: dict[str, str] | None = None
+    ) -> tuple[Snapshot, int]:
         """Snapshot the disk as the state of ``entry_id``; returns it and how many files differ
-        from ``parent_tree``."""
+        from ``parent_tree`` (and ``parent_roots`` in the additional folders)."""
+        roots, changed_roots, skipped_roots = self._take_roots(parent_roots or {})
         with self.store.git.locked():
             snap = self._snapshot()
             changed = 0
@@ -86,8 +123,11 @@ class SessionCheckpoints:
                     changed = snap.changed  # what git status listed: no second diff needed
                 else:
                     changed = len(self.store.diff(parent_tree, snap.tree))
-            self.mapping.append({"entry": entry_id, "tree": snap.tree, "files": changed})
+            changed += changed_roots
+            record: dict[str, object] = {"entry": entry_id, "tree": snap.tree, "files": changed}
+            self.mapping.append(record | ({"roots": roots} if roots else {}))
             self.store.git.set_last_state(snap.tree)
+        snap.skipped += skipped_roots
         return snap, changed
 
     def adopt(self, other: SessionCheckpoints, entry_ids: set[str]) -> None:
@@ -95,6 +135,11 @@ class SessionCheckpoints:
         with self.store.git.locked():
             for tree in self.mapping.adopt(other.mapping, entry_ids):
                 self.store.keep(self.key, tree)
+        for root, trees in self.mapping.root_trees().items():
+            store = self.store_for(root)
+            with store.git.locked():
+                for tree in trees:
+                    store.keep(self.key, tree)
 
     # --- restoring -----------------------------------------------------------------------
 
@@ -104,48 +149,85 @@ class SessionCheckpoints:
         return tree in self.mapping.trees() or ref.is_file()
 
     def restore(
-        self, target: str, *, paths: list[str] | None = None, dry_run: bool = False, force: bool = False
+        self,
+        target: str,
+        *,
+        roots: dict[str, str] | None = None,
+        paths: list[str] | None = None,
+        dry_run: bool = False,
+        force: bool = False,
     ) -> RestoreOutcome:
-        """Make the disk ``target`` (or only ``paths`` of it), checkpointing the disk first.
+        """Make the disk ``target`` (or only ``paths`` of it), and each additional folder its
+        state in ``roots`` (not when ``paths`` are given), checkpointing the disk first.
 
         A file that differs from the folder's last checkpoint (taken by any session), and that
         the restore would change, was changed by someone else: a conflict, refused unless
-        ``force`` (on a dry run, listed)."""
-        with self.store.git.locked():
-            if not self.store.has_tree(target):
-                raise CheckpointError(f"the state {target} is missing from the checkpoint repository")
-            if self.mapping.restoring is not None:
-                self._remove_temp_files()
-            last = self.store.git.last_state()
-            now = self._snapshot()
-            changes = self.store.diff(now.tree, target, paths)
-            touched = {c.path for c in changes}
-            conflicts: list[str] = []
-            if last is not None and last != now.tree:
-                conflicts = sorted(c.path for c in self.store.diff(last, now.tree) if c.path in touched)
+        ``force`` (on a dry run, listed). Every folder is checked before any is written; their
+        locks are taken in one order, so two restores never wait on each other. Files of the
+        additional folders are named by their absolute paths."""
+        parts: list[tuple[str | None, WorkspaceStore, str]] = [(None, self.store, target)]
+        if not paths:
+            parts += [(root, self.store_for(root), tree) for root, tree in sorted((roots or {}).items())]
+        with contextlib.ExitStack() as held:
+            for store in sorted({id(p[1]): p[1] for p in parts}.values(), key=lambda s: str(s.git.lock_file)):
+                held.enter_context(store.git.locked())
+            plans = [self._plan(root, store, tree, paths) for root, store, tree in parts]
+            now = plans[0].now
+            now_roots = {p.root: p.now.tree for p in plans if p.root is not None}
+            changes = [c for p in plans for c in p.named(p.changes)]
+            conflicts = sorted(_named(p.root, c) for p in plans for c in p.conflicts)
             if dry_run:
                 return RestoreOutcome(now.tree, changes, [], conflicts)
             if conflicts and not force:
                 raise RestoreConflictError(conflicts, now.tree)
-            self.mapping.append({"checkpoint": now.tree}, {"restoring": target, "from": now.tree})
-            self.store.git.set_last_state(now.tree)
-            report = Restorer(self.store, self.exclude).apply(changes)
-            after = self.store.update_paths([c.path for c in report.changed])
-            self.store.keep(self.key, after)
-            self.mapping.append({"restored": after})
-            self.store.git.set_last_state(after)
-        return RestoreOutcome(now.tree, report.changed, report.skipped, conflicts, after)
+            self.mapping.append(
+                {"checkpoint": now.tree} | ({"roots": now_roots} if now_roots else {}),
+                {"restoring": target, "from": now.tree},
+            )
+            for plan in plans:
+                plan.store.git.set_last_state(plan.now.tree)
+            done: list[Change] = []
+            skipped: list[Skipped] = []
+            after_roots: dict[str, str] = {}
+            after = now.tree
+            for plan in plans:
+                report = Restorer(plan.store, self.exclude).apply(plan.changes)
+                tree = plan.store.update_paths([c.path for c in report.changed])
+                plan.store.keep(self.key, tree)
+                plan.store.git.set_last_state(tree)
+                done += plan.named(report.changed)
+                skipped += [Skipped(_named(plan.root, s.path), s.reason) for s in report.skipped]
+                if plan.root is None:
+                    after = tree
+                else:
+                    after_roots[plan.root] = tree
+            self.mapping.append({"restored": after} | ({"roots": after_roots} if after_roots else {}))
+        return RestoreOutcome(now.tree, done, skipped, conflicts, after)
 
-    def _remove_temp_files(self) -> None:
+    def _plan(self, root: str | None, store: WorkspaceStore, target: str, paths: list[str] | None) -> _Plan:
+        if not store.has_tree(target):
+            raise CheckpointError(f"the state {target} is missing from the checkpoint repository")
+        if self.mapping.restoring is not None:
+            self._remove_temp_files(store)
+        last = store.git.last_state()
+        now = self._snapshot(store)
+        changes = store.diff(now.tree, target, paths)
+        touched = {c.path for c in changes}
+        conflicts: list[str] = []
+        if last is not None and last != now.tree:
+            conflicts = sorted(c.path for c in store.diff(last, now.tree) if c.path in touched)
+        return _Plan(root, store, now, changes, conflicts)
+
+    def _remove_temp_files(self, store: WorkspaceStore) -> None:
         """What a restore killed midway left: its temporary files (never part of a state)."""
-        listed = self.store.git.run(
+        listed = store.git.run(
             ["ls-files", "-z", "-o", "-i", f"--exclude={TEMP_PREFIX}*"],
         )
         for path in listed.split(b"\0"):
             name = os.fsdecode(path)
             if name and os.path.basename(name).startswith(TEMP_PREFIX):
                 with contextlib.suppress(OSError):
-                    os.unlink(self.store.cwd / name)
+                    os.unlink(store.cwd / name)
 
     # --- looking -------------------------------------------------------------------------
 
@@ -165,6 +247,27 @@ class SessionCheckpoints:
                 FileDiff(change.path, STATUS_WORDS.get(change.status, "modified"), text, binary, truncated)
             )
         return result
+
+
+@dataclass(slots=True)
+class _Plan:
+    """One folder's part of a restore, before anything is written."""
+
+    root: str | None
+    """None for the working directory, else the additional folder (absolute)."""
+    store: WorkspaceStore
+    now: Snapshot
+    changes: list[Change]
+    conflicts: list[str]
+
+    def named(self, changes: list[Change]) -> list[Change]:
+        if self.root is None:
+            return changes
+        return [dataclasses.replace(c, path=_named(self.root, c.path)) for c in changes]
+
+
+def _named(root: str | None, path: str) -> str:
+    return path if root is None else f"{root}/{path}"
 
 
 def changes_by_entry(

@@ -99,6 +99,7 @@ def main(argv: Sequence[str]) -> int:
                 print(f"rpc-agent rewind: no checkpoint {args.checkpoint} in this session", file=sys.stderr)
                 return 1
             tree = args.checkpoint
+            roots = dict(mapping.checkpoint_roots.get(tree, {}))
         else:
             if manager.get_entry(args.entry) is None:
                 print(f"rpc-agent rewind: no entry {args.entry} in {source}", file=sys.stderr)
@@ -108,7 +109,10 @@ def main(argv: Sequence[str]) -> int:
                 print(f"rpc-agent rewind: entry {args.entry} has no workspace state", file=sys.stderr)
                 return 1
             tree = found
-        outcome = engine.restore(tree, paths=args.paths or None, dry_run=args.dry_run, force=args.force)
+            roots = mapping.roots_of(args.entry, parent_of)
+        outcome = engine.restore(
+            tree, roots=roots, paths=args.paths or None, dry_run=args.dry_run, force=args.force
+        )
     except AgentError as exc:
         print(f"rpc-agent rewind: {exc}", file=sys.stderr)
         return 1
