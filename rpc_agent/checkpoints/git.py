@@ -34,6 +34,7 @@ _CONFIG = (
     "commit.gpgSign=false",
     "gc.auto=0",
     "core.logAllRefUpdates=false",
+    "fastimport.unpackLimit=0",
     "maintenance.auto=false",
     "advice.addEmbeddedRepo=false",
     "advice.addIgnoredFile=false",

@@ -120,3 +120,22 @@ def test_a_hundred_changed_files_make_one_pack_not_loose_objects(engine: Session
     assert (work / "d3" / "f2.txt").read_text() == "3 2\n"
     assert loose_objects(engine) == 0
     assert engine.store.diff(first.tree, second.tree)
+
+
+def test_small_snapshots_are_packed_too_and_packs_are_rolled_up(engine: SessionCheckpoints) -> None:
+    """fast-import would loosen a pack of under 100 objects (one more process, a file per
+    object); a session's snapshots are mostly one file each. Packs are rolled up, so they stay
+    few, and every state stays readable."""
+    from rpc_agent.checkpoints.writer import MAX_PACKS
+
+    work = engine.store.cwd
+    pack_dir = engine.store.git.git_dir / "objects" / "pack"
+    trees: list[str] = []
+    for i in range(MAX_PACKS + 6):
+        (work / f"f{i:02d}.txt").write_text(f"{i}\n")
+        trees.append(engine.take(f"e{i}", None)[0].tree)
+        assert loose_objects(engine) == 0
+        assert sum(1 for p in pack_dir.iterdir() if p.suffix == ".idx") <= MAX_PACKS + 1
+    assert all(engine.store.has_tree(tree) for tree in trees)
+    engine.restore(trees[2])
+    assert sorted(p.name for p in work.iterdir()) == ["f00.txt", "f01.txt", "f02.txt"]
