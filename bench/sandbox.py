@@ -27,11 +27,10 @@ from pathlib import Path
 
 import anyio
 
+from bench import landlock
 from rpc_agent.sandbox import Sandbox, SandboxPolicy, bwrap
 from rpc_agent.tools.base import ToolContext
 from rpc_agent.tools.bash import BashTool
-
-from . import landlock
 
 
 @dataclass

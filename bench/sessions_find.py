@@ -38,11 +38,10 @@ from typing import Any, TypeVar
 import anyio
 import orjson
 
+from bench.synthetic import DEFAULT_DATA_DIR
 from rpc_agent.session.listing import list_sessions
 from rpc_agent.session.search import search_sessions
 from rpc_agent_client import RpcAgentClient
-
-from .synthetic import DEFAULT_DATA_DIR
 
 JsonDict = dict[str, Any]
 R = TypeVar("R")

@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import __version__
+from rpc_agent import __version__
 
 if TYPE_CHECKING:
-    from .agent.settings import AgentSettings
+    from rpc_agent.agent.settings import AgentSettings
 
 DESCRIPTION = """\
 rpc-agent: a coding agent you drive over stdio with line-delimited JSON-RPC 2.0.
@@ -196,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSettings:
-    from .agent.settings import (
+    from rpc_agent.agent.settings import (
         CheckpointsFile,
         CompactionFile,
         RetryFile,
@@ -226,7 +226,7 @@ def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSetti
     if mode is not None or network is not None:
         overrides.sandbox = SandboxFile(mode=mode, network=network)
     settings = load_settings(settings_paths(home, cwd), overrides)
-    from .agent.sandboxing import require_available
+    from rpc_agent.agent.sandboxing import require_available
 
     require_available(settings.sandbox)  # never a silent run without the sandbox asked for
     return settings
@@ -236,7 +236,7 @@ def command() -> int:
     """The process's entry (the ``rpc-agent`` script and ``python -m rpc_agent``): ``main``
     with the command's process-wide measures (``rpc_agent.tuning``; ``main`` called on its
     own, as tests do, takes none)."""
-    from .tuning import Tuning, wanted
+    from rpc_agent.tuning import Tuning, wanted
 
     tuning = Tuning(wanted())
     tuning.start_up()
@@ -254,8 +254,8 @@ def _output_schema(args: argparse.Namespace) -> dict[str, Any] | Literal[False] 
         return None
     import orjson
 
-    from .agent.structured import check_output_schema
-    from .errors import InvalidRequestError
+    from rpc_agent.agent.structured import check_output_schema
+    from rpc_agent.errors import InvalidRequestError
 
     where = f"rpc-agent: --output-schema {args.output_schema}"
     if args.print_prompt is None:
@@ -280,34 +280,34 @@ def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | Non
     if argv[:1] == ["batch"]:
         if started is not None:
             started()
-        from .batch.command import main as batch_main
+        from rpc_agent.batch.command import main as batch_main
 
         return batch_main(argv[1:])
     if argv[:1] == ["export"]:
         if started is not None:
             started()
-        from .checkpoints.rewind import export_changes
-        from .export.command import main as export_main
+        from rpc_agent.checkpoints.rewind import export_changes
+        from rpc_agent.export.command import main as export_main
 
         return export_main(argv[1:], export_changes)
     if argv[:1] == ["rewind"]:
         if started is not None:
             started()
-        from .checkpoints.rewind import main as rewind_main
+        from rpc_agent.checkpoints.rewind import main as rewind_main
 
         return rewind_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command is not None:
-        from . import login
-        from .session.files import agent_home as home_of_agent
+        from rpc_agent import login
+        from rpc_agent.session.files import agent_home as home_of_agent
 
         if args.command == "login":
             return login.login(home_of_agent())
         return login.logout(home_of_agent())
-    from .errors import SettingsError
-    from .runtime import ServerConfig
-    from .server.app import run
-    from .session.files import agent_home
+    from rpc_agent.errors import SettingsError
+    from rpc_agent.runtime import ServerConfig
+    from rpc_agent.server.app import run
+    from rpc_agent.session.files import agent_home
 
     cwd = (args.cwd or Path.cwd()).absolute()
     if not cwd.is_dir():
@@ -345,7 +345,7 @@ def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | Non
     if started is not None:
         started()
     if args.print_prompt is not None:
-        from .headless import run as run_headless
+        from rpc_agent.headless import run as run_headless
 
         prompt = sys.stdin.read() if args.print_prompt == "-" else args.print_prompt
         try:
@@ -357,7 +357,7 @@ def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | Non
             return 1
     try:
         if args.acp:
-            from .acp import run as run_acp
+            from rpc_agent.acp import run as run_acp
 
             return run_acp(config)
         return run(config)

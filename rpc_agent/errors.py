@@ -34,7 +34,7 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .quoting import quote, shorten
+from rpc_agent.quoting import quote, shorten
 
 __all__ = [
     "AgentBusyError",

@@ -20,12 +20,11 @@ import anyio.to_thread
 import orjson
 from pydantic import BaseModel
 
+from rpc_agent.agent.structured import INVALID_OUTPUT
 from rpc_agent.protocol.base import JsonDict
-
-from .agent.structured import INVALID_OUTPUT
-from .protocol.content import message_text
-from .protocol.payload import event_payload
-from .runtime import Runtime, ServerConfig, event_loop_options
+from rpc_agent.protocol.content import message_text
+from rpc_agent.protocol.payload import event_payload
+from rpc_agent.runtime import Runtime, ServerConfig, event_loop_options
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 LIMIT_STOPS = ("max_turns", "max_budget")

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from .credentials import CredentialsError, CredentialStore, check_key
+from rpc_agent.credentials import CredentialsError, CredentialStore, check_key
 
 PROVIDER = "anthropic"
 PROMPT = "Anthropic API key (typing is hidden; create one at https://console.anthropic.com/settings/keys): "

@@ -16,14 +16,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .agent.session import AgentSession
-from .agent.settings import AgentSettings
-from .errors import InvalidRequestError
-from .io.background import Background
-from .providers.base import Provider
-from .providers.faux import FauxProvider, load_script
-from .session.store import SessionManager
-from .tools.base import Tool
+from rpc_agent.agent.session import AgentSession
+from rpc_agent.agent.settings import AgentSettings
+from rpc_agent.errors import InvalidRequestError
+from rpc_agent.io.background import Background
+from rpc_agent.providers.base import Provider
+from rpc_agent.providers.faux import FauxProvider, load_script
+from rpc_agent.session.store import SessionManager
+from rpc_agent.tools.base import Tool
 
 __all__ = ["Runtime", "ServerConfig"]
 
@@ -71,7 +71,7 @@ class Runtime:
     def tools(self) -> list[Tool]:
         if not self.config.tools:
             return []
-        from .tools import default_tools
+        from rpc_agent.tools import default_tools
 
         tools = default_tools()
         names = self.config.tool_names
@@ -109,9 +109,9 @@ class Runtime:
 def make_provider(config: ServerConfig) -> Provider:
     if config.provider == "faux":
         return FauxProvider(load_script(config.faux_script) if config.faux_script else None)
-    from .credentials import CredentialStore
-    from .providers.anthropic import AnthropicProvider
-    from .session.files import agent_home
+    from rpc_agent.credentials import CredentialStore
+    from rpc_agent.providers.anthropic import AnthropicProvider
+    from rpc_agent.session.files import agent_home
 
     return AnthropicProvider(credentials=CredentialStore(config.home or agent_home()))
 

@@ -14,8 +14,8 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
-from .errors import SettingsError
-from .validation import describe
+from rpc_agent.errors import SettingsError
+from rpc_agent.validation import describe
 
 T = TypeVar("T")
 

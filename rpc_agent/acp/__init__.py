@@ -13,10 +13,10 @@ import sys
 import anyio
 from acp.agent.connection import AgentSideConnection
 
-from ..runtime import ServerConfig
-from .agent import RpcAgentAcp
-from .routes import add_missing_routes
-from .transport import StdioTransport
+from rpc_agent.acp.agent import RpcAgentAcp
+from rpc_agent.acp.routes import add_missing_routes
+from rpc_agent.acp.transport import StdioTransport
+from rpc_agent.runtime import ServerConfig
 
 __all__ = ["RpcAgentAcp", "run", "serve"]
 

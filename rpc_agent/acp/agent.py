@@ -47,23 +47,22 @@ from acp.schema import (
 )
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
+from rpc_agent import __version__
+from rpc_agent.acp import auth, listing
+from rpc_agent.acp.cancellation import Cancellations, cancellable
+from rpc_agent.acp.commands import announce, run_command, slash_command
+from rpc_agent.acp.config import config_options, set_config_option
+from rpc_agent.acp.extensions import call_extension, extension_name
+from rpc_agent.acp.prompt import PromptBlock, prompt_content, stop_reason
+from rpc_agent.acp.sessions import McpServer, Sessions, check_cwd, workspace_roots
+from rpc_agent.acp.status import prompt_usage, title_of
+from rpc_agent.acp.updates import replay_updates
+from rpc_agent.agent import deletion
+from rpc_agent.credentials import CredentialStore
 from rpc_agent.errors import AgentBusyError, AgentError
-
-from .. import __version__
-from ..agent import deletion
-from ..credentials import CredentialStore
-from ..protocol.errors import ERROR_CODES
-from ..providers.base import Provider
-from ..runtime import Runtime, ServerConfig
-from . import auth, listing
-from .cancellation import Cancellations, cancellable
-from .commands import announce, run_command, slash_command
-from .config import config_options, set_config_option
-from .extensions import call_extension, extension_name
-from .prompt import PromptBlock, prompt_content, stop_reason
-from .sessions import McpServer, Sessions, check_cwd, workspace_roots
-from .status import prompt_usage, title_of
-from .updates import replay_updates
+from rpc_agent.protocol.errors import ERROR_CODES
+from rpc_agent.providers.base import Provider
+from rpc_agent.runtime import Runtime, ServerConfig
 
 SUPPORTED_VERSIONS = frozenset({PROTOCOL_VERSION})
 

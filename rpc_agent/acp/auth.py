@@ -25,9 +25,8 @@ import os
 from acp.schema import AuthMethodAgent, ClientCapabilities, TerminalAuthMethod
 
 from acp import RequestError
-
-from ..credentials import CredentialsError, CredentialStore
-from ..providers.base import Provider
+from rpc_agent.credentials import CredentialsError, CredentialStore
+from rpc_agent.providers.base import Provider
 
 ANTHROPIC_KEY_METHOD = "anthropic-api-key"
 TERMINAL_LOGIN_METHOD = "rpc-agent-login"

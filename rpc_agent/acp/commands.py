@@ -18,15 +18,14 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
+from rpc_agent.acp import rewind
+from rpc_agent.acp.prompt import PromptBlock
+from rpc_agent.acp.session import AcpSession
+from rpc_agent.acp.sessions import Sessions
+from rpc_agent.agent.session import AgentSession
+from rpc_agent.mcp import McpManager
+from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
-
-from ..agent.session import AgentSession
-from ..mcp import McpManager
-from ..protocol import methods as m
-from . import rewind
-from .prompt import PromptBlock
-from .session import AcpSession
-from .sessions import Sessions
 
 COMMANDS: list[tuple[str, str, str | None]] = [
     ("tree", "Show the conversation tree; /tree <entry-id> moves to that entry", "entry id (optional)"),

@@ -10,12 +10,11 @@ from __future__ import annotations
 from acp.schema import SessionConfigOptionBoolean, SessionConfigOptionSelect, SessionConfigSelectOption
 
 from acp import RequestError
+from rpc_agent.acp.permissions import APPROVAL_POLICIES
+from rpc_agent.acp.session import AcpSession
+from rpc_agent.agent.policy import ApprovalMode
+from rpc_agent.agent.session import THINKING_LEVELS
 from rpc_agent.errors import InvalidRequestError, SettingsError
-
-from ..agent.policy import ApprovalMode
-from ..agent.session import THINKING_LEVELS
-from .permissions import APPROVAL_POLICIES
-from .session import AcpSession
 
 ConfigOption = SessionConfigOptionSelect | SessionConfigOptionBoolean
 

@@ -25,8 +25,8 @@ from acp.schema import (
 from pydantic import ValidationError
 
 from acp import RequestError
-
-from ..mcp.elicitation import (
+from rpc_agent.acp.session import AcpSession
+from rpc_agent.mcp.elicitation import (
     DECLINE,
     Elicit,
     ElicitationAnswer,
@@ -36,7 +36,6 @@ from ..mcp.elicitation import (
     decline,
     nobody_to_tell,
 )
-from .session import AcpSession
 
 
 def editor_id(server: str, elicitation_id: str | None) -> str:

@@ -12,9 +12,8 @@ from typing import Any
 import orjson
 
 from acp import RequestError
-
-from ..server.methods import map_error
-from .session import AcpSession
+from rpc_agent.acp.session import AcpSession
+from rpc_agent.server.methods import map_error
 
 EXTENSION_METHODS = frozenset(
     {

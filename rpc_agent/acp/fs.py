@@ -14,9 +14,8 @@ from acp.interfaces import Client
 from acp.schema import ClientCapabilities
 
 from acp import RequestError
-
-from ..tools.access import DiskFiles
-from ..tools.base import FileAccess, ToolError
+from rpc_agent.tools.access import DiskFiles
+from rpc_agent.tools.base import FileAccess, ToolError
 
 
 def _reason(exc: Exception) -> str:

@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from acp import RequestError
-
-from ..protocol.methods import SessionInfoModel
-from ..session import files, listing
-from ..session.workspaces import Workspace, WorkspaceIndex
+from rpc_agent.protocol.methods import SessionInfoModel
+from rpc_agent.session import files, listing
+from rpc_agent.session.workspaces import Workspace, WorkspaceIndex
 
 PAGE_SIZE = 50
 

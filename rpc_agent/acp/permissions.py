@@ -17,13 +17,12 @@ from acp.interfaces import Client
 from acp.schema import PermissionOption, ToolCallUpdate
 
 from acp import RequestError, update_tool_call
+from rpc_agent.acp.preview import file_change
+from rpc_agent.acp.session import AcpSession
+from rpc_agent.acp.updates import tool_kind, tool_title
+from rpc_agent.agent.policy import ApprovalMode
 from rpc_agent.protocol.base import JsonDict
-
-from ..agent.policy import ApprovalMode
-from ..tools.access import DiskFiles
-from .preview import file_change
-from .session import AcpSession
-from .updates import tool_kind, tool_title
+from rpc_agent.tools.access import DiskFiles
 
 logger = logging.getLogger("rpc_agent.acp")
 

@@ -15,8 +15,8 @@ from typing import Any
 from acp.schema import FileEditToolCallContent, ToolCallLocation
 from pydantic import ValidationError
 
-from ..tools.base import FileAccess, ToolError
-from ..tools.edit import EditArgs, apply_edit
+from rpc_agent.tools.base import FileAccess, ToolError
+from rpc_agent.tools.edit import EditArgs, apply_edit
 
 
 @dataclass(frozen=True, slots=True)

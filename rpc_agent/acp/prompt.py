@@ -13,9 +13,8 @@ from acp.schema import (
     TextContentBlock,
 )
 
+from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
-
-from ..protocol import methods as m
 
 PromptBlock = (
     TextContentBlock

@@ -7,10 +7,10 @@ diffs. Both call the AgentSession API the JSON-RPC methods use.
 
 from __future__ import annotations
 
-from ..agent.session import AgentSession
-from ..errors import RestoreConflictError
-from ..protocol import checkpoints as c
-from ..protocol import methods as m
+from rpc_agent.agent.session import AgentSession
+from rpc_agent.errors import RestoreConflictError
+from rpc_agent.protocol import checkpoints as c
+from rpc_agent.protocol import methods as m
 
 MAX_SHOWN = 20_000
 """Characters of diff shown in one reply (the rest is named, not shown)."""

@@ -17,11 +17,11 @@ import anyio
 from acp.interfaces import Client
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ..agent.policy import ApprovalPolicy
-from ..agent.session import AgentSession
-from ..server.methods import Methods
-from .status import SessionStatus
-from .updates import EventTranslator, Update
+from rpc_agent.acp.status import SessionStatus
+from rpc_agent.acp.updates import EventTranslator, Update
+from rpc_agent.agent.policy import ApprovalPolicy
+from rpc_agent.agent.session import AgentSession
+from rpc_agent.server.methods import Methods
 
 logger = logging.getLogger("rpc_agent.acp")
 

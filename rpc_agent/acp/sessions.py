@@ -30,21 +30,20 @@ from acp.schema import (
 from pydantic import BaseModel
 
 from acp import RequestError, update_tool_call
+from rpc_agent.acp import permissions
+from rpc_agent.acp.elicitation import editor_completion, editor_elicitation
+from rpc_agent.acp.fs import file_access, restored_to_editor
+from rpc_agent.acp.session import AcpSession, Flush
+from rpc_agent.acp.terminal import EditorTerminal
+from rpc_agent.acp.updates import EventTranslator, Update
+from rpc_agent.agent.workspace import check_directories
 from rpc_agent.errors import InvalidRequestError, SessionNotFoundError
+from rpc_agent.mcp import McpManager, McpServerConfig, from_wire_json
 from rpc_agent.protocol.base import JsonDict
-
-from ..agent.workspace import check_directories
-from ..mcp import McpManager, McpServerConfig, from_wire_json
-from ..runtime import Runtime, ServerConfig
-from ..session import files
-from ..session.store import SessionManager
-from ..session.workspaces import WorkspaceIndex
-from . import permissions
-from .elicitation import editor_completion, editor_elicitation
-from .fs import file_access, restored_to_editor
-from .session import AcpSession, Flush
-from .terminal import EditorTerminal
-from .updates import EventTranslator, Update
+from rpc_agent.runtime import Runtime, ServerConfig
+from rpc_agent.session import files
+from rpc_agent.session.store import SessionManager
+from rpc_agent.session.workspaces import WorkspaceIndex
 
 McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 

@@ -17,9 +17,8 @@ import anyio
 from acp.interfaces import Client
 
 from acp import RequestError
-
-from ..tools.base import ToolContext, ToolError, ToolOutput
-from ..tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_tail
+from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
+from rpc_agent.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_tail
 
 OUTPUT_BYTE_LIMIT = 4 * DEFAULT_MAX_BYTES
 """What the client keeps of the output (its start is dropped first); we show a tail of it."""

@@ -27,10 +27,9 @@ from typing import IO, Any
 
 import anyio.to_thread
 
+from rpc_agent.acp.cancellation import Cancellations
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.errors import INVALID_REQUEST, PARSE_ERROR
-
-from .cancellation import Cancellations
 
 logger = logging.getLogger("rpc_agent.acp")
 

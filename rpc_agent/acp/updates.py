@@ -37,9 +37,8 @@ from acp import (
     update_tool_call,
     update_user_message,
 )
+from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import JsonDict
-
-from ..protocol import events as ev
 
 Update = (
     UserMessageChunk

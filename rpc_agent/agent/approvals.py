@@ -7,12 +7,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from rpc_agent.agent.host import ApprovalQuestion, Host
+from rpc_agent.agent.policy import ApprovalPolicy, preview
+from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import JsonDict
-
-from ..protocol import events as ev
-from ..tools.base import Tool, ToolError
-from .host import ApprovalQuestion, Host
-from .policy import ApprovalPolicy, preview
+from rpc_agent.tools.base import Tool, ToolError
 
 
 class ApprovalGate:

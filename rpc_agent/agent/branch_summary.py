@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rpc_agent.agent.summarize import BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT, summarize
+from rpc_agent.agent.summary_calls import SummaryCalls
 from rpc_agent.protocol.base import JsonDict
-
-from ..providers.base import ModelInfo, Provider
-from ..session.context import entry_to_message
-from ..session.store import SessionManager
-from .summarize import BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT, summarize
-from .summary_calls import SummaryCalls
+from rpc_agent.providers.base import ModelInfo, Provider
+from rpc_agent.session.context import entry_to_message
+from rpc_agent.session.store import SessionManager
 
 SUMMARY_BUDGET_CHARS = 400_000
 """About 100k tokens of transcript: newest entries are kept first when a branch is longer."""

@@ -23,7 +23,8 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 from pydantic import BaseModel
 
-from ..checkpoints import (
+from rpc_agent.agent.settings import AgentSettings
+from rpc_agent.checkpoints import (
     CheckpointMap,
     Limits,
     RestoreOutcome,
@@ -32,13 +33,12 @@ from ..checkpoints import (
     WorkspaceStore,
     sidecar_path,
 )
-from ..checkpoints.engine import STATUS_WORDS
-from ..errors import CheckpointError, InvalidRequestError, NoCheckpointError, RestoreConflictError
-from ..protocol import checkpoints as c
-from ..protocol import methods as m
-from ..session import files, guard
-from ..session.store import SessionManager
-from .settings import AgentSettings
+from rpc_agent.checkpoints.engine import STATUS_WORDS
+from rpc_agent.errors import CheckpointError, InvalidRequestError, NoCheckpointError, RestoreConflictError
+from rpc_agent.protocol import checkpoints as c
+from rpc_agent.protocol import methods as m
+from rpc_agent.session import files, guard
+from rpc_agent.session.store import SessionManager
 
 
 class Owner(Protocol):

@@ -10,10 +10,9 @@ from typing import Any, ClassVar, cast
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from rpc_agent.agent.host import ClientToolSpec, Host
 from rpc_agent.protocol.base import JsonDict
-
-from ..tools.base import Tool, ToolContext, ToolOutput
-from .host import ClientToolSpec, Host
+from rpc_agent.tools.base import Tool, ToolContext, ToolOutput
 
 
 class _HostArgs(BaseModel):

@@ -20,14 +20,13 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from rpc_agent.agent.branch_summary import file_operations
+from rpc_agent.agent.summarize import SUMMARY_FORMAT, summarize
+from rpc_agent.agent.summary_calls import SummaryCalls
+from rpc_agent.errors import NothingToCompactError
 from rpc_agent.protocol.base import JsonDict
-
-from ..errors import NothingToCompactError
-from ..providers.base import ModelInfo, Provider
-from ..session.context import entry_to_message
-from .branch_summary import file_operations
-from .summarize import SUMMARY_FORMAT, summarize
-from .summary_calls import SummaryCalls
+from rpc_agent.providers.base import ModelInfo, Provider
+from rpc_agent.session.context import entry_to_message
 
 IMAGE_CHARS = 4800
 

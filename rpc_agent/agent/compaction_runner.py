@@ -11,18 +11,23 @@ from typing import TYPE_CHECKING, cast
 
 import anyio
 
-from ..errors import NothingToCompactError, OperationCancelledError, PersistenceError, ProviderError
-from ..protocol import events as ev
-from ..protocol import methods as m
-from ..protocol.base import trusted
-from ..protocol.entries import Usage
-from ..protocol.events import CompactionReason
-from . import hooks
-from .compaction import context_tokens, estimate_tokens, generate_compaction_summary, prepare_compaction
-from .summary_calls import SummaryCalls
+from rpc_agent.agent import hooks
+from rpc_agent.agent.compaction import (
+    context_tokens,
+    estimate_tokens,
+    generate_compaction_summary,
+    prepare_compaction,
+)
+from rpc_agent.agent.summary_calls import SummaryCalls
+from rpc_agent.errors import NothingToCompactError, OperationCancelledError, PersistenceError, ProviderError
+from rpc_agent.protocol import events as ev
+from rpc_agent.protocol import methods as m
+from rpc_agent.protocol.base import trusted
+from rpc_agent.protocol.entries import Usage
+from rpc_agent.protocol.events import CompactionReason
 
 if TYPE_CHECKING:
-    from .core import AgentCore
+    from rpc_agent.agent.core import AgentCore
 
 
 async def compact(

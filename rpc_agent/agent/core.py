@@ -14,19 +14,19 @@ from typing import Protocol
 import anyio
 from pydantic import BaseModel
 
-from ..io.background import Background
-from ..protocol import methods as m
-from ..providers.base import ModelInfo, Provider
-from ..session.store import SessionManager
-from ..tools.base import CommandRunner, FileAccess, Tool
-from ..tools.temp_files import TempFiles
-from .approvals import ApprovalGate
-from .checkpointing import Checkpointing
-from .host import Host
-from .loop import Authorize, RunContext
-from .queue import MessageQueue, QueuedMessage
-from .sandboxing import SessionSandbox
-from .settings import AgentSettings
+from rpc_agent.agent.approvals import ApprovalGate
+from rpc_agent.agent.checkpointing import Checkpointing
+from rpc_agent.agent.host import Host
+from rpc_agent.agent.loop import Authorize, RunContext
+from rpc_agent.agent.queue import MessageQueue, QueuedMessage
+from rpc_agent.agent.sandboxing import SessionSandbox
+from rpc_agent.agent.settings import AgentSettings
+from rpc_agent.io.background import Background
+from rpc_agent.protocol import methods as m
+from rpc_agent.providers.base import ModelInfo, Provider
+from rpc_agent.session.store import SessionManager
+from rpc_agent.tools.base import CommandRunner, FileAccess, Tool
+from rpc_agent.tools.temp_files import TempFiles
 
 __all__ = ["AgentCore"]
 

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rpc_agent.protocol.base import JsonDict
-
-from ..protocol import events as ev
-from ..protocol.base import trusted
-from .loop import now_ms
+from rpc_agent.agent.loop import now_ms
+from rpc_agent.protocol import events as ev
+from rpc_agent.protocol.base import JsonDict, trusted
 
 if TYPE_CHECKING:
-    from .core import AgentCore
+    from rpc_agent.agent.core import AgentCore
 
 
 async def send_custom_message(

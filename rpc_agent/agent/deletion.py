@@ -8,14 +8,11 @@ place both fronts go through.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
-from ..checkpoints import free_session_checkpoints
-from ..session import deleting
-
-FREE_CHECKPOINTS: Callable[[Path], None] | None = free_session_checkpoints
-"""Frees a deleted session file's checkpoints (see the module doc)."""
+from rpc_agent.checkpoints import free_session_checkpoints
+from rpc_agent.session import deleting
 
 
 def delete_session(
@@ -23,5 +20,5 @@ def delete_session(
 ) -> deleting.DeletedSession:
     """Blocking: run it in a worker thread."""
     return deleting.delete_session(
-        path, home=home, session_dir=session_dir, live=live, free_checkpoints=FREE_CHECKPOINTS
+        path, home=home, session_dir=session_dir, live=live, free_checkpoints=free_session_checkpoints
     )

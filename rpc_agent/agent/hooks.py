@@ -10,16 +10,15 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from rpc_agent.agent.branch_summary import prepare_branch_summary
+from rpc_agent.agent.compaction import CompactionPreparation
+from rpc_agent.agent.host import Host
+from rpc_agent.protocol import host as h
+from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
-
-from ..protocol import host as h
-from ..protocol import methods as m
-from ..session.store import SessionManager
-from ..tools.base import Tool, ToolError, ToolOutput
-from ..validation import describe
-from .branch_summary import prepare_branch_summary
-from .compaction import CompactionPreparation
-from .host import Host
+from rpc_agent.session.store import SessionManager
+from rpc_agent.tools.base import Tool, ToolError, ToolOutput
+from rpc_agent.validation import describe
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
 

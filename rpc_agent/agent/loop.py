@@ -20,28 +20,34 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
+from rpc_agent.agent import hooks
+from rpc_agent.agent.host import Host
+from rpc_agent.agent.queue import MessageQueue, QueuedMessage
+from rpc_agent.agent.sandboxing import escape_asker
+from rpc_agent.agent.settings import AgentSettings
+from rpc_agent.agent.structured import INVALID_OUTPUT, StructuredRun
+from rpc_agent.agent.structured import TOOL_NAME as STRUCTURED_TOOL
 from rpc_agent.errors import ProviderError
-from rpc_agent.protocol.base import JsonDict
-
-from ..protocol import events as ev
-from ..protocol.base import trusted
-from ..providers.base import ModelInfo, Provider, ProviderRequest, ToolSpec, empty_usage
-from ..sandbox import Sandbox
-from ..session.blobs import stage_images
-from ..session.store import PendingAppend, SessionManager
-from ..tools.base import CommandRunner, FileAccess, Tool, ToolContext, ToolError, ToolOutput, is_read_only
-from ..tools.temp_files import UNOWNED, TempFiles
-from ..validation import describe
-from . import hooks
-from .host import Host
-from .queue import MessageQueue, QueuedMessage
-from .sandboxing import escape_asker
-from .settings import AgentSettings
-from .structured import INVALID_OUTPUT, StructuredRun
-from .structured import TOOL_NAME as STRUCTURED_TOOL
+from rpc_agent.protocol import events as ev
+from rpc_agent.protocol.base import JsonDict, trusted
+from rpc_agent.providers.base import ModelInfo, Provider, ProviderRequest, ToolSpec, empty_usage
+from rpc_agent.sandbox import Sandbox
+from rpc_agent.session.blobs import stage_images
+from rpc_agent.session.store import PendingAppend, SessionManager
+from rpc_agent.tools.base import (
+    CommandRunner,
+    FileAccess,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+    is_read_only,
+)
+from rpc_agent.tools.temp_files import UNOWNED, TempFiles
+from rpc_agent.validation import describe
 
 if TYPE_CHECKING:
-    from .checkpointing import Checkpointing
+    from rpc_agent.agent.checkpointing import Checkpointing
 
 Emit = Callable[[BaseModel], None]
 Authorize = Callable[[str, str, JsonDict], Awaitable[bool]]

@@ -6,10 +6,10 @@ then adopts it.
 
 from __future__ import annotations
 
-from ..errors import InvalidRequestError
-from ..protocol.entries import THINKING_LEVELS
-from ..providers.base import ModelInfo, Provider
-from ..quoting import quote
+from rpc_agent.errors import InvalidRequestError
+from rpc_agent.protocol.entries import THINKING_LEVELS
+from rpc_agent.providers.base import ModelInfo, Provider
+from rpc_agent.quoting import quote
 
 
 def choose_model(provider: Provider, model_id: str, provider_name: str | None) -> ModelInfo:

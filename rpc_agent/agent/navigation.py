@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from ..protocol import events as ev
-from ..protocol import host as h
-from ..protocol import methods as m
-from ..protocol.content import message_text
-from . import hooks
-from .branch_summary import generate_branch_summary, prepare_branch_summary
-from .selection import record_after_navigation
-from .summary_calls import SummaryCalls
-from .switching import announce_session
+from rpc_agent.agent import hooks
+from rpc_agent.agent.branch_summary import generate_branch_summary, prepare_branch_summary
+from rpc_agent.agent.selection import record_after_navigation
+from rpc_agent.agent.summary_calls import SummaryCalls
+from rpc_agent.agent.switching import announce_session
+from rpc_agent.protocol import events as ev
+from rpc_agent.protocol import host as h
+from rpc_agent.protocol import methods as m
+from rpc_agent.protocol.content import message_text
 
 if TYPE_CHECKING:
-    from .core import AgentCore
+    from rpc_agent.agent.core import AgentCore
 
 
 async def navigate_tree(session: AgentCore, params: m.NavigateTreeParams) -> m.NavigateTreeResult:

@@ -15,10 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rpc_agent.protocol.base import JsonDict
-
-from ..protocol import events as ev
-from ..protocol.base import trusted
+from rpc_agent.protocol import events as ev
+from rpc_agent.protocol.base import JsonDict, trusted
 
 _START_OF = {
     "turn_end": "turn_start",

@@ -18,8 +18,7 @@ from typing import Literal
 
 from rpc_agent.errors import SettingsError
 from rpc_agent.protocol.base import JsonDict
-
-from ..tools.base import Tool, is_read_only
+from rpc_agent.tools.base import Tool, is_read_only
 
 ApprovalMode = Literal["never", "writes", "all"]
 Verdict = Literal["allow", "deny", "ask"]
@@ -116,7 +115,7 @@ def preview(tool_name: str, arguments: JsonDict, cwd: Path) -> JsonDict | None:
         return {"command": arguments.get("command"), "cwd": str(cwd)}
     if tool_name not in ("edit", "write"):
         return None
-    from ..tools.edit import unified_diff
+    from rpc_agent.tools.edit import unified_diff
 
     path = arguments.get("path")
     if not isinstance(path, str):

@@ -6,17 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rpc_agent.agent.loop import Authorize, RunContext
+from rpc_agent.agent.structured import TOOL_NAME, StructuredRun
+from rpc_agent.agent.system_prompt import build_system_prompt
 from rpc_agent.protocol.base import JsonDict
-
-from ..providers.base import ToolSpec
-from ..session import guard
-from ..tools.base import Tool, tool_schema
-from .loop import Authorize, RunContext
-from .structured import TOOL_NAME, StructuredRun
-from .system_prompt import build_system_prompt
+from rpc_agent.providers.base import ToolSpec
+from rpc_agent.session import guard
+from rpc_agent.tools.base import Tool, tool_schema
 
 if TYPE_CHECKING:
-    from .core import AgentCore
+    from rpc_agent.agent.core import AgentCore
 
 
 def tool_specs(tools: list[Tool]) -> list[ToolSpec]:

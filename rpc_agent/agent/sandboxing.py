@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..protocol import events as ev
-from ..sandbox import Sandbox, SandboxPolicy, SandboxUnavailableError, bwrap
-from ..session.files import agent_home
-from .host import ApprovalQuestion, Host
+from rpc_agent.agent.host import ApprovalQuestion, Host
+from rpc_agent.protocol import events as ev
+from rpc_agent.sandbox import Sandbox, SandboxPolicy, SandboxUnavailableError, bwrap
+from rpc_agent.session.files import agent_home
 
 
 def require_available(policy: SandboxPolicy) -> None:

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..session.context import SessionContext
-from .settings import AgentSettings
+from rpc_agent.agent.settings import AgentSettings
+from rpc_agent.session.context import SessionContext
 
 if TYPE_CHECKING:
-    from .core import AgentCore
+    from rpc_agent.agent.core import AgentCore
 
 
 def opening_level(context: SessionContext, settings: AgentSettings) -> str:

@@ -23,36 +23,51 @@ from typing import Any, Protocol
 import anyio
 from pydantic import BaseModel
 
-from rpc_agent.protocol.base import JsonDict
-
-from ..errors import AgentBusyError, PersistenceError
-from ..io.background import Background
-from ..protocol import checkpoints as c
-from ..protocol import events as ev
-from ..protocol import methods as m
-from ..protocol.base import trusted
-from ..protocol.entries import THINKING_LEVELS
-from ..providers.base import ModelInfo, Provider
-from ..sandbox.policy import chosen as chosen_sandbox
-from ..session.store import Savepoint, SessionManager
-from ..tools.base import CommandRunner, FileAccess, Tool
-from ..tools.temp_files import TempFiles
-from . import compaction_runner, custom_entries, hooks, model_choice, navigation, run_setup, switching, views
-from .approvals import ApprovalGate
-from .checkpointing import Checkpointing
-from .compaction_runner import auto_compact, needs_compaction
-from .host import Host, NoHost
-from .loop import Authorize, RunContext, RunOutcome, answer_aborted, error_message, run_turns, user_message
-from .pairing import EventPairing
-from .policy import ApprovalPolicy, parse_rules
-from .queue import MessageQueue, QueuedMessage
-from .sandboxing import SessionSandbox
-from .selection import opening_level, record_before_prompt
-from .settings import AgentSettings
-from .starts import PromptStarts
-from .stats import session_stats
-from .structured import check_output_schema
-from .user_bash import UserBash
+from rpc_agent.agent import (
+    compaction_runner,
+    custom_entries,
+    hooks,
+    model_choice,
+    navigation,
+    run_setup,
+    switching,
+    views,
+)
+from rpc_agent.agent.approvals import ApprovalGate
+from rpc_agent.agent.checkpointing import Checkpointing
+from rpc_agent.agent.compaction_runner import auto_compact, needs_compaction
+from rpc_agent.agent.host import Host, NoHost
+from rpc_agent.agent.loop import (
+    Authorize,
+    RunContext,
+    RunOutcome,
+    answer_aborted,
+    error_message,
+    run_turns,
+    user_message,
+)
+from rpc_agent.agent.pairing import EventPairing
+from rpc_agent.agent.policy import ApprovalPolicy, parse_rules
+from rpc_agent.agent.queue import MessageQueue, QueuedMessage
+from rpc_agent.agent.sandboxing import SessionSandbox
+from rpc_agent.agent.selection import opening_level, record_before_prompt
+from rpc_agent.agent.settings import AgentSettings
+from rpc_agent.agent.starts import PromptStarts
+from rpc_agent.agent.stats import session_stats
+from rpc_agent.agent.structured import check_output_schema
+from rpc_agent.agent.user_bash import UserBash
+from rpc_agent.errors import AgentBusyError, PersistenceError
+from rpc_agent.io.background import Background
+from rpc_agent.protocol import checkpoints as c
+from rpc_agent.protocol import events as ev
+from rpc_agent.protocol import methods as m
+from rpc_agent.protocol.base import JsonDict, trusted
+from rpc_agent.protocol.entries import THINKING_LEVELS
+from rpc_agent.providers.base import ModelInfo, Provider
+from rpc_agent.sandbox.policy import chosen as chosen_sandbox
+from rpc_agent.session.store import Savepoint, SessionManager
+from rpc_agent.tools.base import CommandRunner, FileAccess, Tool
+from rpc_agent.tools.temp_files import TempFiles
 
 __all__ = ["THINKING_LEVELS", "AgentSession", "SessionTools"]
 

@@ -8,12 +8,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import SettingsError
-from ..protocol.entries import ThinkingLevel
-from ..sandbox import SandboxPolicy, tighter
-from ..sandbox.policy import chosen
-from ..settings_files import read_each
-from ..tools.environment import EnvironmentPolicy
+from rpc_agent.errors import SettingsError
+from rpc_agent.protocol.entries import ThinkingLevel
+from rpc_agent.sandbox import SandboxPolicy, tighter
+from rpc_agent.sandbox.policy import chosen
+from rpc_agent.settings_files import read_each
+from rpc_agent.tools.environment import EnvironmentPolicy
 
 
 @dataclass(slots=True)

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from rpc_agent.agent.compaction import estimate_tokens
+from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
-
-from ..protocol import methods as m
-from ..session.projection import current_system_message
-from ..session.store import SessionManager
-from .compaction import estimate_tokens
+from rpc_agent.session.projection import current_system_message
+from rpc_agent.session.store import SessionManager
 
 _TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 

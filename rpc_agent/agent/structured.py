@@ -19,10 +19,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from rpc_agent.errors import InvalidRequestError
 from rpc_agent.protocol.base import JsonDict
-
-from ..errors import InvalidRequestError
-from ..tools.base import ToolContext, ToolError, ToolOutput
+from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 
 TOOL_NAME = "structured_output"
 MAX_REASKS = 3

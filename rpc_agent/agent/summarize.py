@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import orjson
 
+from rpc_agent.agent.summary_calls import SummaryCalls
 from rpc_agent.errors import ProviderError
 from rpc_agent.protocol.base import JsonDict
-
-from ..protocol.content import message_text
-from ..providers.base import ModelInfo, Provider, ProviderRequest
-from .summary_calls import SummaryCalls
+from rpc_agent.protocol.content import message_text
+from rpc_agent.providers.base import ModelInfo, Provider, ProviderRequest
 
 TOOL_RESULT_LIMIT = 2000
 

@@ -17,12 +17,11 @@ from typing import Literal
 import anyio
 from pydantic import BaseModel
 
+from rpc_agent.agent.settings import RetrySettings
 from rpc_agent.errors import ProviderError
+from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import JsonDict
-
-from ..protocol import events as ev
-from ..providers.base import Provider, ProviderRequest, empty_usage
-from .settings import RetrySettings
+from rpc_agent.providers.base import Provider, ProviderRequest, empty_usage
 
 _FAILED = "summary failed: "
 """How a summary call that broke mid-stream is reported (the retry event gives the bare error)."""

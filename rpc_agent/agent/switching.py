@@ -13,20 +13,19 @@ from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
+from rpc_agent.agent import hooks
+from rpc_agent.agent.selection import opening_level
+from rpc_agent.errors import InvalidRequestError, SessionNotFoundError
+from rpc_agent.protocol import events as ev
+from rpc_agent.protocol import host as h
+from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
-
-from ..errors import InvalidRequestError, SessionNotFoundError
-from ..protocol import events as ev
-from ..protocol import host as h
-from ..protocol import methods as m
-from ..protocol.content import message_text
-from ..session import files, guard
-from ..session.store import SessionManager
-from . import hooks
-from .selection import opening_level
+from rpc_agent.protocol.content import message_text
+from rpc_agent.session import files, guard
+from rpc_agent.session.store import SessionManager
 
 if TYPE_CHECKING:
-    from .core import AgentCore
+    from rpc_agent.agent.core import AgentCore
 
 
 def _article(word: str) -> str:

@@ -12,18 +12,17 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from rpc_agent.agent.loop import now_ms
+from rpc_agent.agent.run_setup import additional_directories
+from rpc_agent.protocol import events as ev
+from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
-
-from ..protocol import events as ev
-from ..protocol import methods as m
-from ..protocol.content import message_text
-from ..session.store import SessionManager
-from ..tools.base import ToolOutput
-from .loop import now_ms
-from .run_setup import additional_directories
+from rpc_agent.protocol.content import message_text
+from rpc_agent.session.store import SessionManager
+from rpc_agent.tools.base import ToolOutput
 
 if TYPE_CHECKING:
-    from .core import AgentCore
+    from rpc_agent.agent.core import AgentCore
 
 
 class UserBash:
@@ -40,8 +39,8 @@ class UserBash:
         exclude_from_context: bool,
         update_id: str | int | float | None = None,
     ) -> m.BashResult:
-        from ..tools.base import ToolContext
-        from ..tools.bash import BashTool
+        from rpc_agent.tools.base import ToolContext
+        from rpc_agent.tools.bash import BashTool
 
         tool = BashTool()
         cancelled = False

@@ -11,13 +11,12 @@ from pathlib import Path
 import anyio.to_thread
 import orjson
 
+from rpc_agent.checkpoints.engine import SessionCheckpoints, changes_by_entry
+from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
-
-from ..checkpoints.engine import SessionCheckpoints, changes_by_entry
-from ..protocol import methods as m
-from ..protocol.content import message_text
-from ..session import guard
-from ..session.store import SessionManager
+from rpc_agent.protocol.content import message_text
+from rpc_agent.session import guard
+from rpc_agent.session.store import SessionManager
 
 
 def messages(manager: SessionManager) -> list[JsonDict]:
@@ -60,7 +59,7 @@ async def export_html(
 ) -> str:
     """The whole tree as one self-contained page (see ``rpc_agent.export``, imported here: only
     this request needs the page's code), with the files each turn changed when checkpointed."""
-    from .. import export
+    from rpc_agent import export
 
     changed: JsonDict = {}
     if checkpoints is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import InvalidRequestError
+from rpc_agent.errors import InvalidRequestError
 
 
 def check_directories(paths: list[str], cwd: str) -> list[str]:

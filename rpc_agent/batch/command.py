@@ -13,13 +13,12 @@ import time
 from collections.abc import Generator, Sequence
 from pathlib import Path
 
+from rpc_agent.agent.structured import check_output_schema
+from rpc_agent.batch.progress import Progress
+from rpc_agent.batch.tasks import BatchInputError, BatchTask, ResultsFile, load_tasks, read_results
+from rpc_agent.batch.worker import WorkerOptions
+from rpc_agent.errors import InvalidRequestError
 from rpc_agent.protocol.base import JsonDict
-
-from ..agent.structured import check_output_schema
-from ..errors import InvalidRequestError
-from .progress import Progress
-from .tasks import BatchInputError, BatchTask, ResultsFile, load_tasks, read_results
-from .worker import WorkerOptions
 
 EPILOG = """\
 a task line (JSON):
@@ -191,7 +190,7 @@ def _results(
     jobs: int | None,
     progress: Progress,
 ) -> Generator[JsonDict]:
-    from .runners import run_local, run_on_ray
+    from rpc_agent.batch.runners import run_local, run_on_ray
 
     if not todo:
         return

@@ -14,10 +14,9 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
+from rpc_agent.batch.tasks import BatchTask
+from rpc_agent.batch.worker import STOP_GRACE, Children, WorkerOptions, run_task
 from rpc_agent.protocol.base import JsonDict
-
-from .tasks import BatchTask
-from .worker import STOP_GRACE, Children, WorkerOptions, run_task
 
 RAY_POLL = 0.5
 """Seconds between checks of the Ray tasks in flight (so that an interrupt is seen soon)."""

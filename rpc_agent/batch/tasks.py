@@ -20,8 +20,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rpc_agent.protocol.base import JsonDict
-
-from ..validation import describe
+from rpc_agent.validation import describe
 
 
 class BatchInputError(Exception):

@@ -28,11 +28,10 @@ from typing import Any
 
 import orjson
 
+from rpc_agent.batch.checkout import CheckoutError, check_out
+from rpc_agent.batch.tasks import BatchTask
 from rpc_agent.protocol.base import JsonDict
-
-from ..session import files
-from .checkout import CheckoutError, check_out
-from .tasks import BatchTask
+from rpc_agent.session import files
 
 STOP_GRACE = 5.0
 """Seconds an interrupted child has to store what it has before it is killed."""

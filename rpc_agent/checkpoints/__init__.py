@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .engine import Limits, RestoreOutcome, SessionCheckpoints
-from .git import ShadowGit
-from .mapping import CheckpointMap, sidecar_path
-from .store import EMPTY_TREE, Skipped, Snapshot, TooManyFilesError, WorkspaceStore
+from rpc_agent.checkpoints.engine import Limits, RestoreOutcome, SessionCheckpoints
+from rpc_agent.checkpoints.git import ShadowGit
+from rpc_agent.checkpoints.mapping import CheckpointMap, sidecar_path
+from rpc_agent.checkpoints.store import EMPTY_TREE, Skipped, Snapshot, TooManyFilesError, WorkspaceStore
 
 __all__ = [
     "EMPTY_TREE",

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import CheckpointError, RestoreConflictError
-from .mapping import CheckpointMap
-from .restore import Restorer
-from .store import EMPTY_TREE, TEMP_PREFIX, Change, Skipped, Snapshot, WorkspaceStore
+from rpc_agent.checkpoints.mapping import CheckpointMap
+from rpc_agent.checkpoints.restore import Restorer
+from rpc_agent.checkpoints.store import EMPTY_TREE, TEMP_PREFIX, Change, Skipped, Snapshot, WorkspaceStore
+from rpc_agent.errors import CheckpointError, RestoreConflictError
 
 STATUS_WORDS = {"A": "added", "D": "deleted", "M": "modified", "T": "modified"}
 MAX_DIFF = 256 * 1024

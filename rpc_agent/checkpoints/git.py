@@ -17,7 +17,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import CheckpointError
+from rpc_agent.errors import CheckpointError
 
 _CONFIG = (
     "core.hooksPath=/dev/null",

@@ -19,9 +19,9 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import CheckpointError
-from ..session.files import read_header
-from .store import TEMP_PREFIX, Change, Skipped, WorkspaceStore
+from rpc_agent.checkpoints.store import TEMP_PREFIX, Change, Skipped, WorkspaceStore
+from rpc_agent.errors import CheckpointError
+from rpc_agent.session.files import read_header
 
 _FILE_MODES = {"100644", "100755"}
 _LINK_MODE = "120000"

@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentError, InvalidSessionFileError, SessionNotFoundError
-from ..session import files, guard
-from ..session.store import SessionManager
-from .engine import STATUS_WORDS, Limits, SessionCheckpoints, changes_by_entry
-from .mapping import CheckpointMap, sidecar_path
-from .store import WorkspaceStore
+from rpc_agent.checkpoints.engine import STATUS_WORDS, Limits, SessionCheckpoints, changes_by_entry
+from rpc_agent.checkpoints.mapping import CheckpointMap, sidecar_path
+from rpc_agent.checkpoints.store import WorkspaceStore
+from rpc_agent.errors import AgentError, InvalidSessionFileError, SessionNotFoundError
+from rpc_agent.session import files, guard
+from rpc_agent.session.store import SessionManager
 
 
 def build_parser() -> argparse.ArgumentParser:

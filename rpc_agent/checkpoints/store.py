@@ -15,9 +15,9 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import CheckpointError
-from ..session.files import read_header
-from .git import ShadowGit
+from rpc_agent.checkpoints.git import ShadowGit
+from rpc_agent.errors import CheckpointError
+from rpc_agent.session.files import read_header
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 TEMP_PREFIX = ".rpc-agent-restore-"

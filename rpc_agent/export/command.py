@@ -12,12 +12,11 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from rpc_agent.errors import InvalidSessionFileError, SessionNotFoundError
+from rpc_agent.export.html import page_data, write_page
 from rpc_agent.protocol.base import JsonDict
-
-from ..errors import InvalidSessionFileError, SessionNotFoundError
-from ..session import files
-from ..session.store import SessionManager
-from .html import page_data, write_page
+from rpc_agent.session import files
+from rpc_agent.session.store import SessionManager
 
 
 def build_parser() -> argparse.ArgumentParser:

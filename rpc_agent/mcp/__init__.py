@@ -4,7 +4,7 @@
 its tools agent tools, ``manager`` runs a session's servers together.
 """
 
-from .config import McpServerConfig, from_wire, from_wire_json
-from .manager import McpManager, UnknownServerError
+from rpc_agent.mcp.config import McpServerConfig, from_wire, from_wire_json
+from rpc_agent.mcp.manager import McpManager, UnknownServerError
 
 __all__ = ["McpManager", "McpServerConfig", "UnknownServerError", "from_wire", "from_wire_json"]

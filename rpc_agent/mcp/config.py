@@ -23,10 +23,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rpc_agent.errors import SettingsError
-
-from ..protocol import methods as m
-from ..settings_files import read_each
-from ..validation import describe
+from rpc_agent.protocol import methods as m
+from rpc_agent.settings_files import read_each
+from rpc_agent.validation import describe
 
 logger = logging.getLogger("rpc_agent.mcp")
 

@@ -21,10 +21,9 @@ import anyio
 import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from .. import __version__
-from ..protocol import methods as m
-from .config import McpServerConfig
-from .elicitation import (
+from rpc_agent import __version__
+from rpc_agent.mcp.config import McpServerConfig
+from rpc_agent.mcp.elicitation import (
     Elicit,
     ElicitationAnswer,
     ElicitationDone,
@@ -32,6 +31,7 @@ from .elicitation import (
     elicitation_request,
     nobody_to_tell,
 )
+from rpc_agent.protocol import methods as m
 
 if TYPE_CHECKING:
     from mcp import ClientSession, types
@@ -175,7 +175,7 @@ class McpConnection:
         from mcp.client.stdio import stdio_client
         from mcp.client.streamable_http import streamable_http_client
 
-        from .http_transport import BreakWatchingTransport
+        from rpc_agent.mcp.http_transport import BreakWatchingTransport
 
         # The transports close the streams they hand out only when they exit uncancelled (a
         # server that never answered is closed under cancellation), and the HTTP one never

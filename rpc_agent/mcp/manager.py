@@ -18,11 +18,7 @@ import anyio.abc
 from pydantic import BaseModel
 
 from rpc_agent.errors import InvalidRequestError
-
-from ..protocol import events as ev
-from ..protocol import methods as m
-from ..tools.base import Tool
-from .config import (
+from rpc_agent.mcp.config import (
     McpConfigError,
     McpServerConfig,
     McpSettings,
@@ -30,7 +26,7 @@ from .config import (
     load_file_settings,
     merge,
 )
-from .elicitation import (
+from rpc_agent.mcp.elicitation import (
     Elicit,
     ElicitationAnswer,
     ElicitationDone,
@@ -38,9 +34,12 @@ from .elicitation import (
     decline,
     nobody_to_tell,
 )
+from rpc_agent.protocol import events as ev
+from rpc_agent.protocol import methods as m
+from rpc_agent.tools.base import Tool
 
 if TYPE_CHECKING:
-    from .connection import McpConnection
+    from rpc_agent.mcp.connection import McpConnection
 
 logger = logging.getLogger("rpc_agent.mcp")
 
@@ -90,7 +89,7 @@ class McpManager:
             self._start(config)
 
     def _start(self, config: McpServerConfig) -> None:
-        from .connection import McpConnection  # the SDK itself is imported by the connection
+        from rpc_agent.mcp.connection import McpConnection  # the SDK itself is imported by the connection
 
         connection = McpConnection(
             config,
@@ -188,7 +187,7 @@ class McpManager:
             tools: list[Tool] = []
             ready = [c for c in self.connections.values() if c.status == "ready"]
             if ready:  # the SDK (imported by .tools) is loaded only when a server runs
-                from .tools import make_tool
+                from rpc_agent.mcp.tools import make_tool
 
                 for connection in ready:
                     tools += [make_tool(connection, tool) for tool in connection.tools]

@@ -14,10 +14,9 @@ from typing import Any, ClassVar
 from mcp import types
 from pydantic import BaseModel, ConfigDict
 
+from rpc_agent.mcp.connection import McpCallError, McpConnection
 from rpc_agent.protocol.base import JsonDict
-
-from ..tools.base import ToolContext, ToolError, ToolOutput
-from .connection import McpCallError, McpConnection
+from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 
 PREFIX = "mcp__"
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")

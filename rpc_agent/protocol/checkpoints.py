@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import Params, Result
+from rpc_agent.protocol.base import Params, Result
 
 FileStatus = Literal["added", "modified", "deleted"]
 

@@ -21,7 +21,7 @@ from pydantic import (
     model_serializer,
 )
 
-from .base import JsonDict
+from rpc_agent.protocol.base import JsonDict
 
 CURRENT_SESSION_VERSION = 3
 

@@ -9,10 +9,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import JsonDict
-from .checkpoints import CheckpointEvent, CheckpointFailedEvent, CheckpointSkippedEvent, FilesRestoredEvent
-from .entries import AgentMessage, ThinkingLevel, Usage
-from .methods import CompactResult, McpStatus
+from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.checkpoints import (
+    CheckpointEvent,
+    CheckpointFailedEvent,
+    CheckpointSkippedEvent,
+    FilesRestoredEvent,
+)
+from rpc_agent.protocol.entries import AgentMessage, ThinkingLevel, Usage
+from rpc_agent.protocol.methods import CompactResult, McpStatus
 
 AssistantEventType = Literal[
     "start",

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .base import Params, Result
-from .methods import SessionInfoModel
+from rpc_agent.protocol.base import Params, Result
+from rpc_agent.protocol.methods import SessionInfoModel
 
 
 class SearchSessionsParams(Params):

@@ -16,12 +16,12 @@ import orjson
 from pydantic import BaseModel, RootModel
 from pydantic.json_schema import models_json_schema
 
-from . import PROTOCOL_VERSION
-from .base import JsonDict
-from .entries import AgentMessage, KnownEntry, SessionHeader
-from .events import Event
-from .host import CLIENT_REQUESTS, CancelRequestParams
-from .table import METHODS, Method
+from rpc_agent.protocol import PROTOCOL_VERSION
+from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.entries import AgentMessage, KnownEntry, SessionHeader
+from rpc_agent.protocol.events import Event
+from rpc_agent.protocol.host import CLIENT_REQUESTS, CancelRequestParams
+from rpc_agent.protocol.table import METHODS, Method
 
 OUTPUT = Path(__file__).resolve().parents[2] / "protocol"
 
@@ -43,7 +43,7 @@ def _method_specs() -> list[Method]:
 
 
 def build_schema() -> JsonDict:
-    from .errors import ERROR_CODES
+    from rpc_agent.protocol.errors import ERROR_CODES
 
     specs = _method_specs()
     models: list[type[BaseModel]] = [EventSchema, EntrySchema, MessageSchema, SessionHeader]

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import JsonDict, Params, Result
-from .entries import AgentMessage, CompactionFields
+from rpc_agent.protocol.base import JsonDict, Params, Result
+from rpc_agent.protocol.entries import AgentMessage, CompactionFields
 
 HookName = Literal[
     "session_before_tree",

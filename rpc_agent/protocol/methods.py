@@ -4,14 +4,14 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from .base import JsonDict, Params, Result
-from .checkpoints import RestoreFilesResult
-from .entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel, Usage
-from .host import AcceptedCapabilities, ClientCapabilities
-from .sandbox import SandboxRequest, SandboxState
-from .stats import ContextUsage as ContextUsage
-from .stats import SessionStats as SessionStats
-from .stats import TokenTotals as TokenTotals
+from rpc_agent.protocol.base import JsonDict, Params, Result
+from rpc_agent.protocol.checkpoints import RestoreFilesResult
+from rpc_agent.protocol.entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel, Usage
+from rpc_agent.protocol.host import AcceptedCapabilities, ClientCapabilities
+from rpc_agent.protocol.sandbox import SandboxRequest, SandboxState
+from rpc_agent.protocol.stats import ContextUsage as ContextUsage
+from rpc_agent.protocol.stats import SessionStats as SessionStats
+from rpc_agent.protocol.stats import TokenTotals as TokenTotals
 
 StreamingBehavior = Literal["steer", "followUp"]
 QueueMode = Literal["all", "one-at-a-time"]

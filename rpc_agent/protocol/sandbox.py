@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from .base import Params, Result
+from rpc_agent.protocol.base import Params, Result
 
 SandboxMode = Literal["off", "read-only", "workspace-write"]
 SandboxNetwork = Literal["allow", "deny"]

@@ -2,7 +2,7 @@
 
 from pydantic import Field
 
-from .base import Result
+from rpc_agent.protocol.base import Result
 
 
 class TokenTotals(Result):

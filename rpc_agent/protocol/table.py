@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from . import checkpoints as c
-from . import finding as f
-from . import host as h
-from . import methods as m
-from .base import Ok
+from rpc_agent.protocol import checkpoints as c
+from rpc_agent.protocol import finding as f
+from rpc_agent.protocol import host as h
+from rpc_agent.protocol import methods as m
+from rpc_agent.protocol.base import Ok
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +153,7 @@ METHODS: tuple[Method, ...] = (
         "delete_session",
         f.DeleteSessionParams,
         f.DeleteSessionResult,
-        "Delete a session file and the stored images only it used; refuses the live session, one another process has open, and any file that is not a session of this agent's session folders.",
+        "Delete a session file, its file checkpoints and the stored images only it used; refuses the live session, one another process has open, and any file that is not a session of this agent's session folders.",
     ),
     Method(
         "fork",

@@ -18,10 +18,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from rpc_agent.errors import ProviderError
 from rpc_agent.protocol.base import JsonDict, trusted
-
-from ..errors import ProviderError
-from ..protocol.events import AssistantEventType, AssistantMessageDelta
+from rpc_agent.protocol.events import AssistantEventType, AssistantMessageDelta
 
 
 @dataclass(slots=True)

@@ -32,10 +32,9 @@ import orjson
 
 from rpc_agent.errors import ProviderError
 from rpc_agent.protocol.base import JsonDict
-
-from ..protocol.content import message_text
-from ..protocol.events import AssistantEventType
-from .base import AssistantEvent, ModelInfo, ProviderRequest, empty_usage
+from rpc_agent.protocol.content import message_text
+from rpc_agent.protocol.events import AssistantEventType
+from rpc_agent.providers.base import AssistantEvent, ModelInfo, ProviderRequest, empty_usage
 
 FAUX_MODELS = [
     ModelInfo(id="faux-1", provider="faux", name="Faux 1 (offline)", contextWindow=200_000, maxTokens=32_000),

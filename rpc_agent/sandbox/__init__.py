@@ -6,7 +6,7 @@ command the sandbox refused. The file tools (write, edit, read) run in the serve
 same ``Sandbox`` for the paths it allows.
 """
 
-from .policy import (
+from rpc_agent.sandbox.policy import (
     CREDENTIAL_PATHS,
     MODES,
     NETWORKS,

@@ -20,7 +20,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from .policy import Sandbox
+from rpc_agent.sandbox.policy import Sandbox
 
 _CHECKED: dict[str, str | None] = {}
 

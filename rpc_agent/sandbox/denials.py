@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .policy import Sandbox
+from rpc_agent.sandbox.policy import Sandbox
 
 _WRITE_WORDS = ("Read-only file system", "Errno 30")
 _NETWORK_WORDS = (

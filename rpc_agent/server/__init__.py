@@ -8,10 +8,10 @@ Wiring a server::
         await router.serve(reader)
 """
 
-from .errors import ERROR_CODES, ConnectionClosedError, ErrorCode, RpcError
-from .registry import MethodRegistry, MethodSpec
-from .router import Router
-from .transport import LineReader, LineWriter, open_stdio
+from rpc_agent.server.errors import ERROR_CODES, ConnectionClosedError, ErrorCode, RpcError
+from rpc_agent.server.registry import MethodRegistry, MethodSpec
+from rpc_agent.server.router import Router
+from rpc_agent.server.transport import LineReader, LineWriter, open_stdio
 
 __all__ = [
     "ERROR_CODES",

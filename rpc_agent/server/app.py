@@ -13,14 +13,14 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel
 
-from ..io.background import Background
-from ..protocol.payload import event_payload
-from ..runtime import Runtime, ServerConfig, event_loop_options
-from ..session.files import agent_home
-from .host_bridge import HostTimeouts, JsonRpcHost
-from .methods import Methods, map_error
-from .router import Router
-from .transport import open_stdio
+from rpc_agent.io.background import Background
+from rpc_agent.protocol.payload import event_payload
+from rpc_agent.runtime import Runtime, ServerConfig, event_loop_options
+from rpc_agent.server.host_bridge import HostTimeouts, JsonRpcHost
+from rpc_agent.server.methods import Methods, map_error
+from rpc_agent.server.router import Router
+from rpc_agent.server.transport import open_stdio
+from rpc_agent.session.files import agent_home
 
 logger = logging.getLogger("rpc_agent")
 
@@ -62,7 +62,7 @@ async def serve(config: ServerConfig) -> int:
         stop.set()
 
     async with writer, anyio.create_task_group() as group:
-        from ..mcp import McpManager
+        from rpc_agent.mcp import McpManager
 
         mcp = McpManager(group, emit, cwd=str(config.cwd), home=config.home or agent_home())
         agent.mcp = methods.mcp = mcp

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .replies import JsonObject, encode_reply
+from rpc_agent.server.replies import JsonObject, encode_reply
 
 
 class Batch:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol.errors import (
+from rpc_agent.protocol.errors import (
     AGENT_BUSY,
     CANCELLED,
     CHECKPOINT_FAILED,

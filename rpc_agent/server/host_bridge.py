@@ -17,15 +17,14 @@ from typing import Literal
 import anyio
 from pydantic import BaseModel, ValidationError
 
+from rpc_agent.agent.host import ApprovalAnswer, ApprovalQuestion, ClientToolAnswer, HostCapabilities
+from rpc_agent.mcp.elicitation import DECLINE, ElicitationAnswer, ElicitationRequest
+from rpc_agent.protocol import events as ev
+from rpc_agent.protocol import host as h
 from rpc_agent.protocol.base import JsonDict
-
-from ..agent.host import ApprovalAnswer, ApprovalQuestion, ClientToolAnswer, HostCapabilities
-from ..mcp.elicitation import DECLINE, ElicitationAnswer, ElicitationRequest
-from ..protocol import events as ev
-from ..protocol import host as h
-from ..validation import describe
-from .errors import ConnectionClosedError, RpcError
-from .router import Router
+from rpc_agent.server.errors import ConnectionClosedError, RpcError
+from rpc_agent.server.router import Router
+from rpc_agent.validation import describe
 
 logger = logging.getLogger(__name__)
 Fallback = Literal["denied", "no_change", "tool_error", "declined"]

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..agent.client_tools import check_schema, make_client_tool
-from ..agent.host import HOOK_NAMES, ClientToolSpec
-from ..errors import InvalidRequestError, NotAvailableError
-from ..protocol import host as h
+from rpc_agent.agent.client_tools import check_schema, make_client_tool
+from rpc_agent.agent.host import HOOK_NAMES, ClientToolSpec
+from rpc_agent.errors import InvalidRequestError, NotAvailableError
+from rpc_agent.protocol import host as h
 
 if TYPE_CHECKING:
-    from ..agent.session import AgentSession
-    from .host_bridge import JsonRpcHost
+    from rpc_agent.agent.session import AgentSession
+    from rpc_agent.server.host_bridge import JsonRpcHost
 
 
 def _tool_specs(agent: AgentSession, tools: list[h.ClientTool], rejected: list[str]) -> list[ClientToolSpec]:

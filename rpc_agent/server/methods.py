@@ -14,33 +14,31 @@ from typing import TYPE_CHECKING, TypeVar, cast
 
 import anyio.to_thread
 
+from rpc_agent import __version__
+from rpc_agent.agent import deletion
+from rpc_agent.agent.session import AgentSession
+from rpc_agent.agent.workspace import check_directories
 from rpc_agent.errors import AgentError
-from rpc_agent.protocol.base import JsonDict
-
-from .. import __version__
-from ..agent import deletion
-from ..agent.session import AgentSession
-from ..agent.workspace import check_directories
-from ..mcp import McpManager, from_wire
-from ..protocol import PROTOCOL_VERSION
-from ..protocol import checkpoints as c
-from ..protocol import finding as f
-from ..protocol import host as h
-from ..protocol import methods as m
-from ..protocol.base import Empty, Ok
-from ..protocol.table import METHODS
-from ..providers.base import ModelInfo
-from ..session import files, listing, paging, search
-from ..session.store import SessionManager
-from .deferred import Deferred
-from .errors import ERROR_CODES, RpcError
-from .host_methods import configure, set_client_tools
-from .registry import MethodRegistry
-from .replies import RawJson
-from .request_id import CURRENT_REQUEST_ID
+from rpc_agent.mcp import McpManager, from_wire
+from rpc_agent.protocol import PROTOCOL_VERSION
+from rpc_agent.protocol import checkpoints as c
+from rpc_agent.protocol import finding as f
+from rpc_agent.protocol import host as h
+from rpc_agent.protocol import methods as m
+from rpc_agent.protocol.base import Empty, JsonDict, Ok
+from rpc_agent.protocol.table import METHODS
+from rpc_agent.providers.base import ModelInfo
+from rpc_agent.server.deferred import Deferred
+from rpc_agent.server.errors import ERROR_CODES, RpcError
+from rpc_agent.server.host_methods import configure, set_client_tools
+from rpc_agent.server.registry import MethodRegistry
+from rpc_agent.server.replies import RawJson
+from rpc_agent.server.request_id import CURRENT_REQUEST_ID
+from rpc_agent.session import files, listing, paging, search
+from rpc_agent.session.store import SessionManager
 
 if TYPE_CHECKING:
-    from .host_bridge import JsonRpcHost
+    from rpc_agent.server.host_bridge import JsonRpcHost
 
 
 def map_error(exc: BaseException) -> RpcError | None:
@@ -147,10 +145,10 @@ class Methods:
 
     def initialize(self, params: m.InitializeParams | None) -> m.InitializeResult:
         roots = self._roots(params.additionalDirectories if params else None)
+        if params is not None and params.sandbox is not None:  # may refuse: before any change
+            self.agent.set_sandbox(params.sandbox.mode, params.sandbox.network)
         if roots is not None:
             self.agent.settings.additional_directories = roots
-        if params is not None and params.sandbox is not None:
-            self.agent.set_sandbox(params.sandbox.mode, params.sandbox.network)
         if params is not None and params.mcpServers is not None and self.mcp is not None:
             self.mcp.update_client_servers(from_wire(params.mcpServers))
         return m.InitializeResult(

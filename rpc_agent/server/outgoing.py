@@ -13,10 +13,9 @@ import orjson
 from pydantic import BaseModel
 
 from rpc_agent.quoting import quote
-
-from .errors import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosedError, RpcError
-from .ids import ID_TYPES
-from .replies import JsonObject, LineSink, error_response
+from rpc_agent.server.errors import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosedError, RpcError
+from rpc_agent.server.ids import ID_TYPES
+from rpc_agent.server.replies import JsonObject, LineSink, error_response
 
 logger = logging.getLogger(__name__)
 

@@ -11,9 +11,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from rpc_agent.quoting import bound
-
-from .errors import INVALID_PARAMS, RpcError
-from .replies import dump_result
+from rpc_agent.server.errors import INVALID_PARAMS, RpcError
+from rpc_agent.server.replies import dump_result
 
 
 class _Missing:

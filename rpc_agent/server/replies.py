@@ -19,8 +19,7 @@ import orjson
 from pydantic import BaseModel
 
 from rpc_agent.quoting import bound, quote, shorten
-
-from .errors import CANCELLED, INTERNAL_ERROR, RpcError
+from rpc_agent.server.errors import CANCELLED, INTERNAL_ERROR, RpcError
 
 logger = logging.getLogger(__name__)
 

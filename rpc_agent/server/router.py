@@ -40,21 +40,14 @@ from pydantic import BaseModel
 
 from rpc_agent.io.background import Foreground
 from rpc_agent.quoting import shorten
-
-from .batch import Batch
-from .deferred import Deferred, DeferredAnswer
-from .errors import (
-    INTERNAL_ERROR,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    RpcError,
-)
-from .ids import ID_TYPES, restore_exact_ids
-from .inflight import InFlight, InFlightRequests
-from .outgoing import ClientRequests, OnSent, RequestParams
-from .registry import MISSING, MethodRegistry, MethodSpec
-from .replies import (
+from rpc_agent.server.batch import Batch
+from rpc_agent.server.deferred import Deferred, DeferredAnswer
+from rpc_agent.server.errors import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError
+from rpc_agent.server.ids import ID_TYPES, restore_exact_ids
+from rpc_agent.server.inflight import InFlight, InFlightRequests
+from rpc_agent.server.outgoing import ClientRequests, OnSent, RequestParams
+from rpc_agent.server.registry import MISSING, MethodRegistry, MethodSpec
+from rpc_agent.server.replies import (
     JsonObject,
     LineSink,
     cancelled_error,
@@ -65,7 +58,7 @@ from .replies import (
     error_response,
     success_response,
 )
-from .request_id import CURRENT_REQUEST_ID
+from rpc_agent.server.request_id import CURRENT_REQUEST_ID
 
 logger = logging.getLogger(__name__)
 

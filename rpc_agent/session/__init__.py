@@ -8,13 +8,12 @@ from rpc_agent.errors import (
     SessionLockedError,
     SessionNotFoundError,
 )
-
-from ..protocol.methods import SessionInfoModel as SessionInfo
-from .context import ModelRef, SessionContext, build_session_context
-from .files import LoadReport
-from .listing import list_all_sessions, list_sessions
-from .store import LEAF_MARKER, PendingAppend, SessionManager
-from .tree import TreeNode
+from rpc_agent.protocol.methods import SessionInfoModel as SessionInfo
+from rpc_agent.session.context import ModelRef, SessionContext, build_session_context
+from rpc_agent.session.files import LoadReport
+from rpc_agent.session.listing import list_all_sessions, list_sessions
+from rpc_agent.session.store import LEAF_MARKER, PendingAppend, SessionManager
+from rpc_agent.session.tree import TreeNode
 
 __all__ = [
     "LEAF_MARKER",

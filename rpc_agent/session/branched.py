@@ -9,12 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rpc_agent.protocol.base import JsonDict
-
-from . import files
-from .index import is_leaf_marker, new_entry_id
+from rpc_agent.session import files
+from rpc_agent.session.index import is_leaf_marker, new_entry_id
 
 if TYPE_CHECKING:
-    from .index import EntryIndex
+    from rpc_agent.session.index import EntryIndex
 
 
 def path_entries(path: list[JsonDict], index: EntryIndex) -> list[JsonDict]:

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rpc_agent.protocol.base import JsonDict
-
-from ..protocol.entries import CURRENT_SESSION_VERSION
+from rpc_agent.protocol.entries import CURRENT_SESSION_VERSION
 
 
 def file_version(lines: list[JsonDict]) -> int:

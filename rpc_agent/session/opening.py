@@ -15,15 +15,14 @@ from pathlib import Path
 
 from rpc_agent.errors import SessionNotFoundError
 from rpc_agent.protocol.base import JsonDict
-
-from ..protocol.entries import CURRENT_SESSION_VERSION
-from . import files, listing
-from .blobs import BlobStore, restore_blobs
-from .decoding import StoredLines
-from .encoding import encode_for_disk, migrate_lines
-from .files import LoadReport
-from .locking import SessionLock
-from .place import SessionPlace
+from rpc_agent.protocol.entries import CURRENT_SESSION_VERSION
+from rpc_agent.session import files, listing
+from rpc_agent.session.blobs import BlobStore, restore_blobs
+from rpc_agent.session.decoding import StoredLines
+from rpc_agent.session.encoding import encode_for_disk, migrate_lines
+from rpc_agent.session.files import LoadReport
+from rpc_agent.session.locking import SessionLock
+from rpc_agent.session.place import SessionPlace
 
 
 @dataclass(slots=True)

@@ -31,12 +31,11 @@ from typing import Any
 import orjson
 
 from rpc_agent.errors import InvalidRequestError
-
-from ..protocol.content import message_text
-from ..protocol.finding import SearchSessionsResult, SessionSearchHit
-from ..protocol.methods import SessionInfoModel
-from . import paging
-from .listing import header_of, session_info
+from rpc_agent.protocol.content import message_text
+from rpc_agent.protocol.finding import SearchSessionsResult, SessionSearchHit
+from rpc_agent.protocol.methods import SessionInfoModel
+from rpc_agent.session import paging
+from rpc_agent.session.listing import header_of, session_info
 
 SNIPPET_BEFORE = 40
 SNIPPET_AFTER = 100

@@ -28,15 +28,21 @@ from pydantic import BaseModel
 
 from rpc_agent.errors import InvalidSessionFileError
 from rpc_agent.protocol.base import JsonDict
-
-from ..protocol.entries import dump_message, parse_message
-from . import branched, files, opening
-from .encoding import encode_for_disk
-from .index import LEAF_MARKER, EntryIndex, _ids, is_bookkeeping, is_leaf_marker, new_entry_id
-from .projection import with_system_checkpoint
-from .tree import SessionTree, TreeNode
-from .view import SessionView
-from .writer import WriteChain
+from rpc_agent.protocol.entries import dump_message, parse_message
+from rpc_agent.session import branched, files, opening
+from rpc_agent.session.encoding import encode_for_disk
+from rpc_agent.session.index import (
+    LEAF_MARKER,
+    EntryIndex,
+    _ids,
+    is_bookkeeping,
+    is_leaf_marker,
+    new_entry_id,
+)
+from rpc_agent.session.projection import with_system_checkpoint
+from rpc_agent.session.tree import SessionTree, TreeNode
+from rpc_agent.session.view import SessionView
+from rpc_agent.session.writer import WriteChain
 
 
 class PendingAppend:

@@ -16,11 +16,10 @@ from typing import Any
 
 from rpc_agent.io.background import SLICE_PAUSE
 from rpc_agent.protocol.base import JsonDict
-
-from .freeing import free_dict
-from .index import EntryIndex
-from .tree_rows import TreeRows
-from .tree_shape import TreeFilter, TreeShape, sort_key
+from rpc_agent.session.freeing import free_dict
+from rpc_agent.session.index import EntryIndex
+from rpc_agent.session.tree_rows import TreeRows
+from rpc_agent.session.tree_shape import TreeFilter, TreeShape, sort_key
 
 __all__ = ["SessionTree", "TreeFilter", "TreeNode", "TreeQuery", "sort_key"]
 
@@ -143,7 +142,8 @@ class SessionTree:
                 rows.full,
                 rows.previews,
                 rows.roles,
-                shape.kids,
+                shape.single,
+                shape.several,
                 shape.parent,
                 shape.depth,
             ]

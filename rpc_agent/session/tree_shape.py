@@ -13,9 +13,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from rpc_agent.protocol.base import JsonDict
-
-from .context import iso_to_ms
-from .index import PLAIN_TYPES, EntryIndex, is_bookkeeping
+from rpc_agent.session.context import iso_to_ms
+from rpc_agent.session.index import PLAIN_TYPES, EntryIndex, is_bookkeeping
 
 TreeFilter = Literal["default", "no-custom", "user-only", "labeled-only"]
 """``default``: every visible node; ``no-custom``: without extension entries (``custom`` and
@@ -30,19 +29,19 @@ def sort_key(timestamp: Any) -> str:
     return datetime.fromtimestamp(millis / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def _group(ids: str | list[str]) -> list[str]:
-    """A group of the index (one id as a string, several as a list) as a list of its own."""
-    return [ids] if isinstance(ids, str) else list(ids)
-
-
 class TreeShape:
     """Visible parents, children in order and depths of one index's entries."""
 
     def __init__(self, index: EntryIndex) -> None:
         self.index = index
         self.built = False
-        self.kids: dict[str | None, list[str]] = {}
-        """Visible children by visible parent, oldest first."""
+        self.single: dict[str | None, str] = {}
+        """The visible child of a visible parent that has one."""
+        self.several: dict[str | None, list[str]] = {}
+        """The visible children of a visible parent that has more than one, oldest first.
+
+        Most parents have one child: a list for each would be 100,000 more objects for the
+        cyclic collector to walk in a long session (and their making sets off collections)."""
         self.parent: dict[str, str | None] = {}
         self.depth: dict[str, int] = {}
         self.order: list[str] | None = None
@@ -84,12 +83,40 @@ class TreeShape:
             visible = self._visible_parent(entry_id, entry)
         self.parent[entry_id] = visible
         self.depth[entry_id] = 0 if visible is None else self.depth.get(visible, -1) + 1
-        siblings = self.kids.setdefault(visible, [])
-        siblings.append(entry_id)
-        if self.built and len(siblings) > 1 and self._key(siblings[-2]) > self._key(entry_id):
+        siblings = self._add_child(visible, entry_id)
+        if self.built and siblings is not None and self._key(siblings[-2]) > self._key(entry_id):
             siblings.sort(key=self._key)
             return False
         return True
+
+    def _add_child(self, parent: str | None, child: str) -> list[str] | None:
+        """Add ``child`` last under ``parent``; its siblings with it when it has any."""
+        siblings = self.several.get(parent)
+        if siblings is not None:
+            siblings.append(child)
+            return siblings
+        first = self.single.pop(parent, None)
+        if first is None:
+            self.single[parent] = child
+            return None
+        siblings = self.several[parent] = [first, child]
+        return siblings
+
+    def _remove_child(self, parent: str | None, child: str) -> None:
+        if self.single.get(parent) == child:
+            del self.single[parent]
+            return
+        siblings = self.several.get(parent)
+        if siblings is None or child not in siblings:
+            return
+        siblings.remove(child)
+        if len(siblings) == 1:
+            self.single[parent] = self.several.pop(parent)[0]
+
+    def _take_children(self, parent: str | None) -> list[str]:
+        """Remove and return every child of ``parent``."""
+        first = self.single.pop(parent, None)
+        return [first] if first is not None else self.several.pop(parent, [])
 
     def _key(self, entry_id: str) -> tuple[str, int]:
         return sort_key(self.index.by_id[entry_id].get("timestamp")), self.index.position[entry_id]
@@ -115,7 +142,7 @@ class TreeShape:
             self._place_each()
         else:
             self._regroup()
-        for siblings in self.kids.values():
+        for siblings in self.several.values():
             siblings.sort(key=self._key)
         # Depths in file order can see a child before its parent (an odd file): set them again
         # from the walk, which is the definition.
@@ -144,19 +171,28 @@ class TreeShape:
         by_id = self.index.by_id
         # The groups before the hidden ids: an entry the loop appends meanwhile is then either
         # in no group copied or known to be hidden (it is placed on its append otherwise).
-        kids = {parent: _group(ids) for parent, ids in list(self.index.children.items())}
+        # The index keeps a group of one as the id itself, as this does.
+        self.single, self.several = {}, {}
+        for parent, ids in list(self.index.children.items()):
+            if isinstance(ids, str):
+                self.single[parent] = ids
+            else:
+                self.several[parent] = list(ids)
         hidden = list(self.index.hidden)
         for entry_id in hidden:
             parent = by_id[entry_id].get("parentId")
-            group = kids.get(parent if isinstance(parent, str) else None)
-            if group is not None and entry_id in group:
-                group.remove(entry_id)
+            self._remove_child(parent if isinstance(parent, str) else None, entry_id)
         moves = [(entry_id, self._visible_parent(entry_id, by_id[entry_id])) for entry_id in hidden]
-        moves += [(parent, None) for parent in list(kids) if parent is not None and parent not in by_id]
+        moves += [
+            (parent, None)
+            for parent in [*self.single, *self.several]
+            if parent is not None and parent not in by_id
+        ]
         for source, target in moves:
-            kids.setdefault(target, []).extend(kids.pop(source, []))
-        self.kids = {parent: group for parent, group in kids.items() if group}
-        self.parent = {child: parent for parent, group in self.kids.items() for child in group}
+            for child in self._take_children(source):
+                self._add_child(target, child)
+        self.parent = {child: parent for parent, child in self.single.items()}
+        self.parent.update((child, parent) for parent, group in self.several.items() for child in group)
 
     def walk(self) -> list[str]:
         """Depth-first from the roots. Every node sits in exactly one parent's list (``_place``
@@ -168,7 +204,12 @@ class TreeShape:
         while stack:
             entry_id = stack.pop()
             order.append(entry_id)
-            children = self.kids.get(entry_id)
+            only = self.single.get(entry_id)
+            if only is not None:
+                self.depth[only] = self.depth[entry_id] + 1
+                stack.append(only)
+                continue
+            children = self.several.get(entry_id)
             if children is None:
                 continue
             level = self.depth[entry_id] + 1
@@ -181,10 +222,14 @@ class TreeShape:
         return order
 
     def children(self, parent: str | None) -> list[str]:
-        return self.kids.get(parent, [])
+        only = self.single.get(parent)
+        return [only] if only is not None else self.several.get(parent, [])
 
     def count(self, entry_id: str) -> int:
-        return len(self.kids.get(entry_id, ()))
+        siblings = self.several.get(entry_id)
+        if siblings is not None:
+            return len(siblings)
+        return 1 if entry_id in self.single else 0
 
     # --- what a request selects ----------------------------------------------------------
 

@@ -17,9 +17,8 @@ from pydantic import BaseModel
 
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.sandbox import Sandbox
-
-from .environment import DEFAULT_POLICY
-from .temp_files import UNOWNED, TempFiles
+from rpc_agent.tools.environment import DEFAULT_POLICY
+from rpc_agent.tools.temp_files import UNOWNED, TempFiles
 
 
 @dataclass(slots=True)

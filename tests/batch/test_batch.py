@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from batch.batch_testlib import Batch, JsonDict, script, session_header
 from proc_table import processes_running
 from rpc_agent.batch.tasks import BatchTask
 from rpc_agent.batch.worker import WorkerOptions, child_argv
-
-from .batch_testlib import Batch, JsonDict, script, session_header
 
 WAIT = 60.0
 
@@ -257,8 +256,8 @@ def test_a_kept_checkout_is_the_ref_and_the_run_worked_in_it(batch: Batch) -> No
     assert git(folder, "status", "--porcelain") == "?? out.txt"
     assert not (repo / "out.txt").exists()
     _header, *entries = (json.loads(x) for x in Path(line["sessionFile"]).read_text().splitlines())
-    first = next(e for e in entries if e["type"] == "message")
-    assert first["message"]["content"] == big
+    first_message = next(e for e in entries if e["type"] == "message")
+    assert first_message["message"]["content"] == big
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")

@@ -19,11 +19,10 @@ from typing import Any
 
 import pytest
 
+from batch.batch_testlib import Batch, script, session_header
 from proc_table import processes_running
 from rpc_agent.batch.tasks import BatchTask
 from rpc_agent.batch.worker import WorkerOptions, run_task
-
-from .batch_testlib import Batch, script, session_header
 
 ray = pytest.importorskip("ray")
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import io
 
+from batch.batch_testlib import JsonDict
 from rpc_agent.batch.progress import Progress
-
-from .batch_testlib import JsonDict
 
 
 class Terminal(io.StringIO):

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from rpc_agent.session import SessionManager, build_session_context
-from rpc_agent_client import RpcAgentClient
+from rpc_agent_client import RpcAgentClient, types
 
 JsonDict = dict[str, Any]
 
@@ -154,15 +154,33 @@ async def test_get_messages_after_navigation_is_pi_s_context_and_pi_reopens_our_
             messages = (await client.call("get_messages"))["messages"]
             expected = contexts[landed]["messages"] if landed is not None else []
             assert messages == expected, (entry_id, nav.leafId)
+        stats = await client.get_session_stats()
         # Back to pi's leaf, and on from there.
         await client.navigate_tree(pi_written["leafId"])
         await client.prompt("from rpc-agent")
         ours = (await client.call("get_messages"))["messages"]
+    [before] = run_pi15(node22, pi_home, "pi15_context.mjs", pi_written["file"])
+    assert pi_stats(stats) == rounded(before["stats"])  # pi's own count of pi's file
     [seen] = run_pi15(node22, pi_home, "pi15_context.mjs", str(path))
     assert seen["last"]["messages"] == ours
     assert ours[-2]["content"] == "from rpc-agent"
     assert seen["unchangedByOpen"] is True
     assert seen["appendedByAgent"] == ""
+
+
+def pi_stats(stats: types.SessionStats) -> JsonDict:
+    """Our get_session_stats in the shape pi's getSessionStats has (without contextUsage,
+    which needs a model pi can load offline)."""
+    data: JsonDict = stats.model_dump(mode="json")
+    data.pop("contextUsage", None)
+    data.pop("sessionFile", None)
+    data.pop("sessionId", None)
+    return data
+
+
+def rounded(stats: JsonDict) -> JsonDict:
+    """pi's stats with the cost rounded as ours is (to a millionth of a dollar)."""
+    return {**stats, "cost": round(stats["cost"], 6)}
 
 
 # --- ours -> pi ------------------------------------------------------------------------------
@@ -203,6 +221,7 @@ async def write_ours(folder: Path) -> tuple[list[Path], dict[str, JsonDict]]:
         seen[str(first)] = {
             "messages": (await client.call("get_messages"))["messages"],
             "thinkingLevel": (await client.get_state()).thinkingLevel,
+            "stats": pi_stats(await client.get_session_stats()),
         }
         await client.fork(u_fork)
         await client.prompt("in the fork")
@@ -210,6 +229,7 @@ async def write_ours(folder: Path) -> tuple[list[Path], dict[str, JsonDict]]:
         seen[str(forked)] = {
             "messages": (await client.call("get_messages"))["messages"],
             "thinkingLevel": (await client.get_state()).thinkingLevel,
+            "stats": pi_stats(await client.get_session_stats()),
         }
     return [first, forked], seen
 
@@ -227,6 +247,7 @@ async def test_our_sessions_open_in_pi_with_the_same_context_and_nothing_appende
     for path, result in zip(files, results, strict=True):
         assert result["last"]["messages"] == seen[str(path)]["messages"], path
         assert result["last"]["thinkingLevel"] == seen[str(path)]["thinkingLevel"], path
+        assert rounded(result["stats"]) == seen[str(path)]["stats"], path
         assert result["unchangedByOpen"] is True
         assert result["appendedByAgent"] == "", result["appendedByAgent"]
         assert path.read_bytes() == before[path]

@@ -29,11 +29,10 @@ import orjson
 import pytest
 from pydantic import TypeAdapter
 
+from e2e.inprocess import serve_in_task
 from linepipe import LinePipe
 from rpc_agent.protocol.events import Event
 from rpc_agent_client import RpcAgentClient, RpcCallError
-
-from .inprocess import serve_in_task
 
 JsonDict = dict[str, Any]
 

@@ -8,9 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from e2e.conftest import E2E, expect_error
 from fake_anthropic import FakeAnthropic, Reply, Text
-
-from .conftest import E2E, expect_error
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

@@ -15,9 +15,8 @@ import anyio
 import anyio.to_thread
 import pytest
 
+from e2e.conftest import E2E, header_and_entries, messages_of, start, text_of, wait_event
 from fake_anthropic import FakeAnthropic, HttpError, Reply, Text, Thinking, ToolUse, tool_round
-
-from .conftest import E2E, header_and_entries, messages_of, start, text_of, wait_event
 
 pytestmark = pytest.mark.anyio
 

@@ -8,9 +8,8 @@ from typing import Any
 import orjson
 import pytest
 
+from e2e.conftest import E2E, RawServer, read_jsonl
 from rpc_agent.server import errors as codes
-
-from .conftest import E2E, RawServer, read_jsonl
 
 pytestmark = pytest.mark.anyio
 

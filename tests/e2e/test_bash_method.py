@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from .conftest import E2E, WAIT, start, text_of
+from e2e.conftest import E2E, WAIT, start, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

@@ -16,12 +16,11 @@ from typing import Any
 
 import pytest
 
+from e2e.conftest import E2E, current_file, header_and_entries, messages_of
+from e2e.test_checkpoints import bash, disk_state, entry_ids, events_of, seed, user_entries
+from e2e.test_headless import run
 from rpc_agent.checkpoints import free_session_checkpoints
 from rpc_agent.checkpoints.store import TEMP_PREFIX
-
-from .conftest import E2E, current_file, header_and_entries, messages_of
-from .test_checkpoints import bash, disk_state, entry_ids, events_of, seed, user_entries
-from .test_headless import run
 
 pytestmark = pytest.mark.in_process
 

@@ -14,10 +14,9 @@ from typing import Any
 
 import pytest
 
+from e2e.conftest import E2E, current_file, expect_error, header_and_entries, messages_of
 from rpc_agent.protocol.errors import ENTRY_NOT_FOUND, INVALID_PARAMS, NO_CHECKPOINT, RESTORE_CONFLICT
 from rpc_agent_client import RpcAgentClient
-
-from .conftest import E2E, current_file, expect_error, header_and_entries, messages_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
@@ -99,7 +98,8 @@ async def test_bash_write_and_edit_are_undone_and_redone_by_navigating(e2e: E2E)
         assert [e["filesChanged"] for e in taken][1:] == [6, 1, 1]
 
         back = await client.call("navigate_tree", {"targetId": prompt_id, "restoreFiles": True})
-        assert back["leafId"] is None
+        (prompt_entry,) = (e for e in entries if e["id"] == prompt_id)
+        assert back["leafId"] == prompt_entry["parentId"]  # the prompt's parent (the opening level)
         assert back["editorText"] == "change things"
         restored = disk_state(e2e.cwd)
         # The ignored file keeps what bash wrote; everything else is as it was.
@@ -290,7 +290,8 @@ async def test_the_session_file_is_what_it_would_be_without_checkpoints(e2e: E2E
         await client.call("prompt", {"message": "change things"})
         session = await current_file(client)
     _header, entries = header_and_entries(session)
-    assert {e["type"] for e in entries} == {"message"}
+    # The messages and the opening model and thinking level pi writes too: nothing of checkpoints.
+    assert {e["type"] for e in entries} == {"message", "model_change", "thinking_level_change"}
     sidecar = session.with_name(session.name + ".checkpoints")
     lines = [json.loads(line) for line in sidecar.read_text().splitlines()]
     assert lines[0]["type"] == "rpc-agent.checkpoints"

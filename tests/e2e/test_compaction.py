@@ -13,10 +13,18 @@ from typing import Any
 import anyio
 import pytest
 
+from e2e.conftest import (
+    E2E,
+    context_of,
+    expect_error,
+    header_and_entries,
+    long_text,
+    start,
+    text_of,
+    wait_event,
+)
 from rpc_agent.server import errors as codes
 from rpc_agent_client import RpcAgentClient, RpcCallError
-
-from .conftest import E2E, context_of, expect_error, header_and_entries, long_text, start, text_of, wait_event
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

@@ -8,9 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from rpc_agent.server import errors as codes
-
-from .conftest import (
+from e2e.conftest import (
     E2E,
     event_types,
     expect_error,
@@ -20,6 +18,7 @@ from .conftest import (
     text_of,
     wait_event,
 )
+from rpc_agent.server import errors as codes
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

@@ -7,9 +7,8 @@ from typing import Any
 import orjson
 import pytest
 
+from e2e.conftest import E2E, RawServer
 from rpc_agent.server import errors as codes
-
-from .conftest import E2E, RawServer
 
 pytestmark = pytest.mark.anyio
 

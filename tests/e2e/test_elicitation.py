@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from .conftest import E2E, WAIT, start, text_of, wait_event
+from e2e.conftest import E2E, WAIT, start, text_of, wait_event
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

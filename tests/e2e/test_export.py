@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import E2E
-from .test_tree import prompt_ids
+from e2e.conftest import E2E
+from e2e.test_tree import prompt_ids
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

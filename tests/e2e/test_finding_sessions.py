@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
+from e2e.conftest import E2E, current_file, expect_error
 from rpc_agent.server import errors as codes
 from rpc_agent_client import RpcAgentClient
-
-from .conftest import E2E, current_file, expect_error
 
 pytestmark = pytest.mark.anyio
 

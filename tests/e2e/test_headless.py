@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
+from e2e.conftest import E2E, header_and_entries, messages_of
 from rpc_agent import cli
-
-from .conftest import E2E, header_and_entries, messages_of
 
 pytestmark = pytest.mark.in_process
 

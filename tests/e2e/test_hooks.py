@@ -7,9 +7,8 @@ from typing import Any
 import anyio
 import pytest
 
+from e2e.conftest import E2E, header_and_entries, start, text_of, wait_event
 from rpc_agent_client import RpcCallError
-
-from .conftest import E2E, header_and_entries, start, text_of, wait_event
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from .conftest import E2E, header_and_entries, messages_of, start, text_of, wait_event
+from e2e.conftest import E2E, header_and_entries, messages_of, start, text_of, wait_event
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

@@ -10,10 +10,9 @@ from typing import Any
 import orjson
 import pytest
 
+from e2e.conftest import E2E, RawServer, read_jsonl
+from e2e.test_write_failures import LIMIT, limited_server
 from rpc_agent.server import errors as codes
-
-from .conftest import E2E, RawServer, read_jsonl
-from .test_write_failures import LIMIT, limited_server
 
 pytestmark = pytest.mark.anyio
 

@@ -11,7 +11,7 @@ import anyio
 import orjson
 import pytest
 
-from .conftest import E2E, WAIT
+from e2e.conftest import E2E, WAIT
 
 pytestmark = pytest.mark.anyio
 

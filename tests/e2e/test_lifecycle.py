@@ -14,11 +14,10 @@ import anyio
 import orjson
 import pytest
 
+from e2e.conftest import E2E, WAIT, RawServer, messages_of, read_jsonl, start, text_of, wait_event
 from proc_table import processes_running
 from rpc_agent.server import errors as codes
 from rpc_agent_client import RpcAgentClient, RpcCallError, ServerExitedError
-
-from .conftest import E2E, WAIT, RawServer, messages_of, read_jsonl, start, text_of, wait_event
 
 pytestmark = pytest.mark.anyio
 

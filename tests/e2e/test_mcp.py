@@ -13,10 +13,9 @@ from typing import Any
 import anyio
 import pytest
 
+from e2e.conftest import E2E, WAIT, expect_error, text_of
 from mcp_servers import http_server, pid_alive, stdio_server, wait_gone
 from rpc_agent.server import errors as codes
-
-from .conftest import E2E, WAIT, expect_error, text_of
 
 pytestmark = pytest.mark.anyio
 

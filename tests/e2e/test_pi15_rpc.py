@@ -14,10 +14,9 @@ from typing import Any
 import anyio
 import pytest
 
+from e2e.conftest import E2E, start, wait_event
 from rpc_agent.protocol.entries import THINKING_LEVELS
 from rpc_agent_client import RpcCallError
-
-from .conftest import E2E, start, wait_event
 
 pytestmark = [pytest.mark.anyio]
 

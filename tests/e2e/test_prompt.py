@@ -8,10 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rpc_agent.server import errors as codes
-from rpc_agent.server.methods import Methods
-
-from .conftest import (
+from e2e.conftest import (
     CHECKPOINT_EVENTS,
     E2E,
     event_types,
@@ -20,6 +17,8 @@ from .conftest import (
     messages_of,
     text_of,
 )
+from rpc_agent.server import errors as codes
+from rpc_agent.server.methods import Methods
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

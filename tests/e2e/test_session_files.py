@@ -15,10 +15,9 @@ from typing import Any
 
 import pytest
 
+from e2e.conftest import E2E, current_file, expect_error, header_and_entries, messages_of, text_of
 from rpc_agent.server import errors as codes
 from rpc_agent_client import RpcAgentClient
-
-from .conftest import E2E, current_file, expect_error, header_and_entries, messages_of, text_of
 
 JsonDict = dict[str, Any]
 

@@ -9,11 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from pi_lines import assistant_message, encode, old_compaction, old_header, old_line, old_message, old_user
-from rpc_agent.server import errors as codes
-from rpc_agent_client import RpcAgentClient
-
-from .conftest import (
+from e2e.conftest import (
     E2E,
     WAIT,
     context_of,
@@ -24,6 +20,9 @@ from .conftest import (
     read_jsonl,
     text_of,
 )
+from pi_lines import assistant_message, encode, old_compaction, old_header, old_line, old_message, old_user
+from rpc_agent.server import errors as codes
+from rpc_agent_client import RpcAgentClient
 
 pytestmark = pytest.mark.anyio
 

@@ -12,9 +12,8 @@ from typing import Any
 import anyio
 import pytest
 
+from e2e.conftest import E2E, expect_error, start, text_of, wait_event
 from rpc_agent.server import errors as codes
-
-from .conftest import E2E, expect_error, start, text_of, wait_event
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

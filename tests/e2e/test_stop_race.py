@@ -19,9 +19,8 @@ import anyio
 import orjson
 import pytest
 
+from e2e.conftest import WAIT, RawServer, messages_of, read_jsonl
 from rpc_agent.server import errors as codes
-
-from .conftest import WAIT, RawServer, messages_of, read_jsonl
 
 pytestmark = pytest.mark.anyio
 

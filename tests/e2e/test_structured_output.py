@@ -14,12 +14,11 @@ from typing import Any
 import anyio
 import pytest
 
+from e2e.conftest import E2E, expect_error, header_and_entries, messages_of, start, wait_event
+from e2e.test_headless import run
 from fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
 from rpc_agent.agent.structured import MAX_REASKS, TOOL_NAME
 from rpc_agent.server import errors as codes
-
-from .conftest import E2E, expect_error, header_and_entries, messages_of, start, wait_event
-from .test_headless import run
 
 pytestmark = pytest.mark.in_process
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from .conftest import E2E
-from .test_tree import entries_now, prompt_ids
+from e2e.conftest import E2E
+from e2e.test_tree import entries_now, prompt_ids
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
+from e2e.conftest import E2E
+from e2e.test_tree import entries_now, prompt_ids
 from pi15_lines import pi15_session
 from pi_lines import write_jsonl
-
-from .conftest import E2E
-from .test_tree import entries_now, prompt_ids
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

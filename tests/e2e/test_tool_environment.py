@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import E2E, text_of
+from e2e.conftest import E2E, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import CHECKPOINT_EVENTS, E2E, event_types, header_and_entries, messages_of, text_of
+from e2e.conftest import CHECKPOINT_EVENTS, E2E, event_types, header_and_entries, messages_of, text_of
 
 pytestmark = pytest.mark.anyio
 

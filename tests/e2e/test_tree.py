@@ -10,10 +10,9 @@ import anyio
 import orjson
 import pytest
 
+from e2e.conftest import E2E, WAIT, expect_error, header_and_entries, read_jsonl, text_of
 from rpc_agent.server import errors as codes
 from rpc_agent_client import RpcAgentClient
-
-from .conftest import E2E, WAIT, expect_error, header_and_entries, read_jsonl, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
+from e2e.conftest import E2E, PAIRS, RawServer, event_types, validate_events
 from rpc_agent.server import errors as codes
-
-from .conftest import E2E, PAIRS, RawServer, event_types, validate_events
 
 pytestmark = pytest.mark.anyio
 

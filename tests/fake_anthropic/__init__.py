@@ -30,7 +30,7 @@ The parts: ``script`` (what to answer), ``sse`` (how an answer looks on the wire
 
 from __future__ import annotations
 
-from .script import (
+from fake_anthropic.script import (
     Block,
     HttpError,
     JsonDict,
@@ -42,9 +42,9 @@ from .script import (
     ToolUse,
     tool_round,
 )
-from .server import HANG_LIMIT, FakeAnthropic, RecordedRequest
-from .sse import message_body, sse_events
-from .validate import validate_request
+from fake_anthropic.server import HANG_LIMIT, FakeAnthropic, RecordedRequest
+from fake_anthropic.sse import message_body, sse_events
+from fake_anthropic.validate import validate_request
 
 __all__ = [
     "HANG_LIMIT",

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .script import HttpError, JsonDict, Reply, ScriptItem
-from .sse import message_body, sse_events
-from .validate import validate_request
+from fake_anthropic.script import HttpError, JsonDict, Reply, ScriptItem
+from fake_anthropic.sse import message_body, sse_events
+from fake_anthropic.validate import validate_request
 
 HANG_LIMIT = 60.0
 """Seconds a hanging reply waits for the client to go away before giving up."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from .script import JsonDict, RedactedThinking, Reply, Text, Thinking
+from fake_anthropic.script import JsonDict, RedactedThinking, Reply, Text, Thinking
 
 
 def _split(text: str, size: int) -> list[str]:

@@ -8,9 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from fake_anthropic import validate_request
+from providers.stored_messages import MODEL, JsonDict, text
 from rpc_agent.providers.convert import MISSING_RESULT_TEXT, convert_messages
-
-from .stored_messages import MODEL, JsonDict, text
 
 
 def convert(messages: list[JsonDict], **kwargs: Any) -> list[JsonDict]:

@@ -9,9 +9,8 @@ import anyio
 import pytest
 
 from fake_anthropic import FakeAnthropic, Reply, Text
+from providers.anthropic_testlib import collect, make_request, wait_for
 from rpc_agent.providers.anthropic import AnthropicProvider
-
-from .anthropic_testlib import collect, make_request, wait_for
 
 pytestmark = pytest.mark.anyio
 

@@ -8,11 +8,10 @@ from __future__ import annotations
 import pytest
 
 from fake_anthropic import FakeAnthropic, HttpError, Reply, Text, Thinking
+from providers.anthropic_testlib import collect, make_request
 from rpc_agent.errors import ProviderError
 from rpc_agent.providers.anthropic import AnthropicProvider
 from rpc_agent.providers.base import AssistantEvent
-
-from .anthropic_testlib import collect, make_request
 
 pytestmark = pytest.mark.anyio
 

@@ -9,10 +9,9 @@ import sys
 import pytest
 
 from fake_anthropic import FakeAnthropic, Reply, Text
+from providers.anthropic_testlib import collect, make_request
 from rpc_agent.errors import ProviderNotConfiguredError
 from rpc_agent.providers.anthropic import AnthropicProvider, warm_up
-
-from .anthropic_testlib import collect, make_request
 
 pytestmark = pytest.mark.anyio
 

@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 
 from fake_anthropic import FakeAnthropic, RedactedThinking, Reply, Text, Thinking, ToolUse
+from providers.anthropic_testlib import MODEL, READ_TOOL, collect, make_request, summary, user
 from rpc_agent.providers.anthropic import AnthropicProvider
-
-from .anthropic_testlib import MODEL, READ_TOOL, collect, make_request, summary, user
 
 pytestmark = pytest.mark.anyio
 

@@ -8,10 +8,9 @@ import copy
 import pytest
 
 from fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
+from providers.anthropic_testlib import JsonDict, collect, make_request, summary, user
 from rpc_agent.providers.anthropic import AnthropicProvider
 from rpc_agent.providers.base import AssistantEvent
-
-from .anthropic_testlib import JsonDict, collect, make_request, summary, user
 
 pytestmark = pytest.mark.anyio
 

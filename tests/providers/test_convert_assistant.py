@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from .convert_testlib import convert, missing, roles, tool_result_block
-from .stored_messages import MODEL, assistant, call, result, text, thinking, user
+from providers.convert_testlib import convert, missing, roles, tool_result_block
+from providers.stored_messages import MODEL, assistant, call, result, text, thinking, user
 
 
 def test_assistant_blocks_same_model() -> None:

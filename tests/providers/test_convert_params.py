@@ -4,12 +4,11 @@ the thinking and token fields each model gets."""
 from __future__ import annotations
 
 from fake_anthropic import validate_request
+from providers.convert_testlib import convert
+from providers.stored_messages import assistant, call, result, text, user
 from rpc_agent.providers.base import ProviderRequest, ToolSpec
 from rpc_agent.providers.convert import build_params, convert_system, convert_tools
 from rpc_agent.providers.models import resolve_model
-
-from .convert_testlib import convert
-from .stored_messages import assistant, call, result, text, user
 
 
 def test_cache_control_on_the_last_two_user_messages() -> None:

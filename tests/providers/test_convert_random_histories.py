@@ -6,9 +6,8 @@ from __future__ import annotations
 import random
 
 from fake_anthropic import validate_request
+from providers.stored_messages import MODEL, JsonDict, assistant, bash, call, result, text, thinking, user
 from rpc_agent.providers.convert import convert_messages
-
-from .stored_messages import MODEL, JsonDict, assistant, bash, call, result, text, thinking, user
 
 
 def _random_history(rng: random.Random) -> list[JsonDict]:

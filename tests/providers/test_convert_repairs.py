@@ -4,10 +4,9 @@ assistant message first) into one it accepts."""
 
 from __future__ import annotations
 
+from providers.convert_testlib import all_blocks, convert, missing, roles, tool_result_block
+from providers.stored_messages import assistant, call, result, text, user
 from rpc_agent.providers.convert import LEADING_PLACEHOLDER
-
-from .convert_testlib import all_blocks, convert, missing, roles, tool_result_block
-from .stored_messages import assistant, call, result, text, user
 
 
 def test_consecutive_tool_results_are_one_user_message_in_call_order() -> None:

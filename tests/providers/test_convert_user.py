@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from providers.convert_testlib import convert
+from providers.stored_messages import JsonDict, bash, text, user
 from rpc_agent.providers.convert import BRANCH_SUMMARY_PREAMBLE, COMPACTION_SUMMARY_PREAMBLE
-
-from .convert_testlib import convert
-from .stored_messages import JsonDict, bash, text, user
 
 
 def test_user_string_becomes_a_text_block() -> None:

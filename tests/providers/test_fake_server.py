@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 
 from fake_anthropic import FakeAnthropic, Reply, Text, Thinking, ToolUse, sse_events, validate_request
+from providers.anthropic_testlib import MODEL, collect, make_request
 from rpc_agent.providers.anthropic import AnthropicProvider
-
-from .anthropic_testlib import MODEL, collect, make_request
 
 JsonDict = dict[str, Any]
 

@@ -22,8 +22,7 @@ import pytest
 
 from proc_table import processes_running
 from rpc_agent.tools.bash import BashTool
-
-from .sandbox_testlib import KEY_SECRET, SSH_SECRET, World, listener, make_world, needs_bwrap, text_of
+from sandbox.sandbox_testlib import KEY_SECRET, SSH_SECRET, World, listener, make_world, needs_bwrap, text_of
 
 pytestmark = [pytest.mark.anyio, needs_bwrap]
 

@@ -13,8 +13,7 @@ from rpc_agent.tools.edit import EditTool
 from rpc_agent.tools.grep import GrepTool
 from rpc_agent.tools.read import ReadTool
 from rpc_agent.tools.write import WriteTool
-
-from .sandbox_testlib import SSH_SECRET, World, make_world, needs_bwrap, text_of
+from sandbox.sandbox_testlib import SSH_SECRET, World, make_world, needs_bwrap, text_of
 
 pytestmark = pytest.mark.anyio
 

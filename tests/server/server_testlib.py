@@ -17,8 +17,7 @@ import anyio.abc
 from e2e.inprocess import ServerTask
 from linepipe import LinePipe
 from rpc_agent.server.transport import LineReader, LineWriter
-
-from . import rpc_test_server
+from server import rpc_test_server
 
 SERVER_SCRIPT = Path(__file__).with_name("rpc_test_server.py")
 

@@ -14,8 +14,7 @@ import orjson
 import pytest
 
 from rpc_agent.server import errors as codes
-
-from .server_testlib import RpcServer, ids_and_codes, running_server, server_in_task
+from server.server_testlib import RpcServer, ids_and_codes, running_server, server_in_task
 
 pytestmark = pytest.mark.anyio
 

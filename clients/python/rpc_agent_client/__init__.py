@@ -13,7 +13,7 @@ The parts, each importing only the ones after it: ``_client`` (the typed method 
 events), ``_errors``; ``types`` is generated from ``protocol/schema.json``.
 """
 
-from ._client import QueueMode, RpcAgentClient, ThinkingLevel
-from ._errors import RpcCallError, ServerExitedError
+from rpc_agent_client._client import QueueMode, RpcAgentClient, ThinkingLevel
+from rpc_agent_client._errors import RpcCallError, ServerExitedError
 
 __all__ = ["QueueMode", "RpcAgentClient", "RpcCallError", "ServerExitedError", "ThinkingLevel"]

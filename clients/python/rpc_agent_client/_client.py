@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from . import types as m
-from ._connection import JsonDict
-from ._host import HostConnection
+from rpc_agent_client import types as m
+from rpc_agent_client._connection import JsonDict
+from rpc_agent_client._host import HostConnection
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 QueueMode = Literal["all", "one-at-a-time"]

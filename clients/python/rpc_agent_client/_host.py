@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio.abc
 
-from ._connection import Connection, Handler, JsonDict
+from rpc_agent_client._connection import Connection, Handler, JsonDict
 
 
 class HostConnection(Connection):

@@ -17,7 +17,7 @@ from typing import Any
 from jsonrpcserver import Error, InvalidParams, Result, Success, async_dispatch_to_serializable
 from pydantic import BaseModel, ValidationError
 
-from .types import ApprovalRequestParams, HookEvent, ToolCallParams
+from rpc_agent_client.types import ApprovalRequestParams, HookEvent, ToolCallParams
 
 JsonDict = dict[str, Any]
 Handler = Callable[[JsonDict], Awaitable[Any] | Any]

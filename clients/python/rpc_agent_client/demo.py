@@ -13,8 +13,8 @@ from pathlib import Path
 
 import anyio
 
-from . import RpcAgentClient
-from . import types as m
+from rpc_agent_client import RpcAgentClient
+from rpc_agent_client import types as m
 
 
 def render_tree(tree: m.TreeResult) -> str:

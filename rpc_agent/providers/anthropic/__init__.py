@@ -5,9 +5,9 @@ retry policy), ``partial_json`` (streamed tool arguments), ``stream`` (assemblin
 from the SDK's events) and ``provider`` (the client and the Provider protocol).
 """
 
-from .errors import classify_error
-from .partial_json import PartialJson
-from .provider import AnthropicProvider
-from .sdk import warm_up
+from rpc_agent.providers.anthropic.errors import classify_error
+from rpc_agent.providers.anthropic.partial_json import PartialJson
+from rpc_agent.providers.anthropic.provider import AnthropicProvider
+from rpc_agent.providers.anthropic.sdk import warm_up
 
 __all__ = ["AnthropicProvider", "PartialJson", "classify_error", "warm_up"]

@@ -36,13 +36,12 @@ import anyio.lowlevel
 
 from rpc_agent.credentials import CredentialStore
 from rpc_agent.errors import ProviderError, ProviderNotConfiguredError
+from rpc_agent.providers.anthropic.errors import classify_error
+from rpc_agent.providers.anthropic.sdk import sdk, warm_up
+from rpc_agent.providers.anthropic.stream import Assembler, drain
 from rpc_agent.providers.base import AssistantEvent, ModelInfo, ProviderRequest
 from rpc_agent.providers.convert import build_params
 from rpc_agent.providers.models import PROVIDER, known_spec, listed_models, resolve_model
-
-from .errors import classify_error
-from .sdk import sdk, warm_up
-from .stream import Assembler, drain
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic

@@ -10,11 +10,10 @@ import anyio
 from rpc_agent.errors import ProviderError
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.events import AssistantEventType
+from rpc_agent.providers.anthropic.partial_json import PartialJson
 from rpc_agent.providers.base import AssistantEvent, ModelInfo, empty_usage
 from rpc_agent.providers.convert import API
 from rpc_agent.providers.models import PROVIDER, cost_of
-
-from .partial_json import PartialJson
 
 __all__ = ["Assembler", "drain"]
 

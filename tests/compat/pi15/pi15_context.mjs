@@ -9,6 +9,7 @@
 // SessionManager.open. ``appendedByAgent``: what createAgentSession (pi's own start of a
 // session, offline, with a private agent folder) appended to the file on opening it, "" for
 // nothing: pi 1.5 appends a thinking_level_change to a file whose branch records none.
+// ``stats``: that session's getSessionStats() (counts, tokens and cost over every entry).
 
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -61,10 +62,13 @@ async function readSession(path) {
 
 	const agentDir = mkdtempSync(join(tmpdir(), "pi15-agent-"));
 	let appendedByAgent;
+	let stats;
 	try {
 		const opened = SessionManager.open(path);
 		const { session } = await createAgentSession({ cwd: opened.getCwd() || agentDir, agentDir, sessionManager: opened });
 		appendedByAgent = readFileSync(path).subarray(before.length).toString("utf8");
+		const { userMessages, assistantMessages, toolCalls, toolResults, totalMessages, tokens, cost } = session.getSessionStats();
+		stats = { userMessages, assistantMessages, toolCalls, toolResults, totalMessages, tokens, cost };
 		session.dispose?.();
 	} finally {
 		rmSync(agentDir, { recursive: true, force: true });
@@ -77,5 +81,6 @@ async function readSession(path) {
 		labels,
 		unchangedByOpen,
 		appendedByAgent,
+		stats,
 	};
 }

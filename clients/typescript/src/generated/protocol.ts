@@ -29,7 +29,7 @@ export interface Methods {
   cycle_model: { params: undefined; result: CycleModelResult };
   /** Switch to the next thinking level. */
   cycle_thinking_level: { params: undefined; result: ThinkingLevelResult };
-  /** Delete a session file and the stored images only it used; refuses the live session, one another process has open, and any file that is not a session of this agent's session folders. */
+  /** Delete a session file, its file checkpoints and the stored images only it used; refuses the live session, one another process has open, and any file that is not a session of this agent's session folders. */
   delete_session: { params: DeleteSessionParams; result: DeleteSessionResult };
   /** Write the whole session tree as one self-contained HTML page; returns its path. */
   export_html: { params: ExportHtmlParams; result: ExportHtmlResult };
