@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from rpc_agent import __version__
 
@@ -42,6 +42,10 @@ examples:
                                             the whole session tree as one HTML page (see
                                             rpc-agent export --help)
   rpc-agent -p "fix the failing test" --approval writes --max-turns 20 --output-format json
+  rpc-agent -p "list the TODOs" --output-schema todos.schema.json --output-format json
+  rpc-agent batch TASKS.jsonl -o RESULTS.jsonl --jobs 4
+                                            many -p runs: resumable, locally or on Ray (see
+                                            rpc-agent batch --help)
 """
 
 
@@ -94,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="model id (default: the provider's first model)")
     parser.add_argument(
         "--thinking",
-        choices=["off", "minimal", "low", "medium", "high", "xhigh"],
+        choices=["off", "minimal", "low", "medium", "high", "xhigh", "max"],  # THINKING_LEVELS
         help="thinking level (default: from the session, else off)",
     )
     parser.add_argument(
@@ -114,6 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
         '"retry": {"maxRetries": 3, "baseDelayMs": 2000}}); these flags override both',
     )
     tuning.add_argument("--no-auto-compaction", action="store_true", help="never compact on its own")
+    tuning.add_argument(
+        "--no-checkpoints",
+        action="store_true",
+        help="do not snapshot the working directory per entry (settings: checkpoints.enabled)",
+    )
     tuning.add_argument(
         "--reserve-tokens", type=int, metavar="N", help="compact when context > window - N (16384)"
     )
@@ -176,11 +185,19 @@ def build_parser() -> argparse.ArgumentParser:
         default="text",
         help="--print output: the final text, one JSON result object, or every event as a JSON line",
     )
+    script.add_argument(
+        "--output-schema",
+        type=Path,
+        metavar="FILE",
+        help="--print: the final answer must match this JSON Schema (a file); it is printed as JSON "
+        "(structuredOutput in --output-format json); exit 1 when the model never gives a matching one",
+    )
     return parser
 
 
 def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSettings:
     from rpc_agent.agent.settings import (
+        CheckpointsFile,
         CompactionFile,
         RetryFile,
         SandboxFile,
@@ -200,6 +217,7 @@ def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSetti
             maxRetries=args.max_retries,
             baseDelayMs=args.retry_base_delay_ms,
         ),
+        checkpoints=CheckpointsFile(enabled=False if getattr(args, "no_checkpoints", False) else None),
         approval=getattr(args, "approval", None),
         maxTurns=getattr(args, "max_turns", None),
         maxBudgetUsd=getattr(args, "max_budget_usd", None),
@@ -229,16 +247,55 @@ def command() -> int:
     return tuning.leave(code)
 
 
+def _output_schema(args: argparse.Namespace) -> dict[str, Any] | Literal[False] | None:
+    """The --output-schema file read and checked before the run; False (said on stderr) when
+    it cannot be used."""
+    if args.output_schema is None:
+        return None
+    import orjson
+
+    from rpc_agent.agent.structured import check_output_schema
+    from rpc_agent.errors import InvalidRequestError
+
+    where = f"rpc-agent: --output-schema {args.output_schema}"
+    if args.print_prompt is None:
+        print(f"{where}: applies to --print (-p) runs only", file=sys.stderr)
+        return False
+    try:
+        schema = orjson.loads(args.output_schema.read_bytes())
+        return check_output_schema(schema)
+    except OSError as exc:
+        print(f"{where}: cannot read it: {exc.strerror or exc}", file=sys.stderr)
+    except orjson.JSONDecodeError as exc:
+        print(f"{where}: not JSON: {exc}", file=sys.stderr)
+    except InvalidRequestError as exc:
+        print(f"{where}: {exc}", file=sys.stderr)
+    return False
+
+
 def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | None = None) -> int:
     """Parse the flags and run what they ask for; ``started`` is called once the modules of
     what runs are loaded, before it runs."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["batch"]:
+        if started is not None:
+            started()
+        from rpc_agent.batch.command import main as batch_main
+
+        return batch_main(argv[1:])
     if argv[:1] == ["export"]:
         if started is not None:
             started()
+        from rpc_agent.checkpoints.rewind import export_changes
         from rpc_agent.export.command import main as export_main
 
-        return export_main(argv[1:])
+        return export_main(argv[1:], export_changes)
+    if argv[:1] == ["rewind"]:
+        if started is not None:
+            started()
+        from rpc_agent.checkpoints.rewind import main as rewind_main
+
+        return rewind_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command is not None:
         from rpc_agent import login
@@ -282,6 +339,9 @@ def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | Non
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
     )
+    output_schema = _output_schema(args)
+    if output_schema is False:
+        return 2
     if started is not None:
         started()
     if args.print_prompt is not None:
@@ -289,7 +349,7 @@ def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | Non
 
         prompt = sys.stdin.read() if args.print_prompt == "-" else args.print_prompt
         try:
-            return run_headless(config, prompt, args.output_format)
+            return run_headless(config, prompt, args.output_format, output_schema or None)
         except KeyboardInterrupt:
             return 130
         except Exception as exc:

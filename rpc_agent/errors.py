@@ -21,6 +21,9 @@ ours and reaches the client as an internal error, never as a fault of its reques
     │   ├── PersistenceError       a write failed; latched (PERSISTENCE_FAILED)
     │   ├── SessionFileChangedError  replaced or truncated behind our back (PERSISTENCE_FAILED)
     │   └── ProtectedPathError     a write aimed at a session file (INVALID_PARAMS)
+    ├── CheckpointError            a checkpoint or file restore failed (CHECKPOINT_FAILED)
+    │   ├── NoCheckpointError      the entry has no workspace state (NO_CHECKPOINT)
+    │   └── RestoreConflictError   files changed behind the agent; data lists them (RESTORE_CONFLICT)
     ├── ProviderError              a model call failed; retryable/overflow (PROVIDER_ERROR)
     └── ProviderNotConfiguredError no credentials, no SDK: nothing to retry (PROVIDER_NOT_CONFIGURED)
 """
@@ -36,10 +39,12 @@ from rpc_agent.quoting import quote, shorten
 __all__ = [
     "AgentBusyError",
     "AgentError",
+    "CheckpointError",
     "EntryNotFoundError",
     "InvalidRequestError",
     "InvalidSessionFileError",
     "LiveSessionError",
+    "NoCheckpointError",
     "NotAvailableError",
     "NothingToCompactError",
     "OperationCancelledError",
@@ -47,6 +52,7 @@ __all__ = [
     "ProtectedPathError",
     "ProviderError",
     "ProviderNotConfiguredError",
+    "RestoreConflictError",
     "SessionError",
     "SessionFileChangedError",
     "SessionLockedError",
@@ -196,6 +202,39 @@ class ProtectedPathError(SessionError, ValueError):
     def __init__(self, path: Path | str, reason: str) -> None:
         super().__init__(f"refusing to write {path}: {reason}", path)
         self.reason = reason
+
+
+# --- checkpoints ------------------------------------------------------------------------------
+
+
+class CheckpointError(AgentError):
+    """Taking a checkpoint or restoring files failed (git, the disk); the message says why."""
+
+    kind = "CHECKPOINT_FAILED"
+
+
+class NoCheckpointError(CheckpointError):
+    """The entry has no workspace state: it is older than checkpoints in this session."""
+
+    kind = "NO_CHECKPOINT"
+
+
+class RestoreConflictError(CheckpointError):
+    """Files changed since the last checkpoint by someone other than the agent: a restore
+    would lose those edits, so it is refused unless forced."""
+
+    kind = "RESTORE_CONFLICT"
+
+    def __init__(self, files: list[str], checkpoint_id: str | None) -> None:
+        shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
+        super().__init__(
+            f"{len(files)} file(s) changed since the last checkpoint ({shown}); pass force to restore anyway"
+        )
+        self.files = files
+        self.checkpoint_id = checkpoint_id
+
+    def data(self) -> dict[str, Any] | None:
+        return {"files": self.files, "checkpointId": self.checkpoint_id}
 
 
 # --- model providers ------------------------------------------------------------------------

@@ -2,8 +2,12 @@
 
 Nobody is there to ask: the approval policy still applies, and a call it would ask about is
 denied, with the reason in the output (the model reads it too and can go on without). Exit
-codes: 0 the model finished; 1 the run failed (provider error, or the run was aborted);
-3 a limit (--max-turns, --max-budget-usd) stopped it; 2 bad usage (from argparse or settings).
+codes: 0 the model finished; 1 the run failed (provider error, or the run was aborted, or
+with --output-schema it never gave an answer matching the schema); 3 a limit (--max-turns,
+--max-budget-usd) stopped it; 2 bad usage (from argparse, settings, or an invalid schema).
+
+With an output schema, the answer is the validated JSON value: ``structuredOutput`` in the JSON
+result, and the whole text output (one JSON document) in text mode.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import anyio.to_thread
 import orjson
 from pydantic import BaseModel
 
+from rpc_agent.agent.structured import INVALID_OUTPUT
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
 from rpc_agent.protocol.payload import event_payload
@@ -33,7 +38,7 @@ def _write_line(data: JsonDict) -> None:
 def _exit_code(stop_reason: str | None) -> int:
     if stop_reason in LIMIT_STOPS:
         return 3
-    if stop_reason in ("error", "aborted"):
+    if stop_reason in ("error", "aborted", INVALID_OUTPUT):
         return 1
     return 0
 
@@ -53,7 +58,9 @@ def _usage(messages: list[JsonDict]) -> tuple[JsonDict, float, int]:
     return totals, round(cost, 6), turns
 
 
-async def run_prompt(config: ServerConfig, prompt: str, output_format: str) -> int:
+async def run_prompt(
+    config: ServerConfig, prompt: str, output_format: str, output_schema: JsonDict | None = None
+) -> int:
     started = time.monotonic()
     runtime = Runtime(config)
     runtime.tools()  # an unknown --tools name fails here, before the session is opened
@@ -77,7 +84,7 @@ async def run_prompt(config: ServerConfig, prompt: str, output_format: str) -> i
 
     agent = runtime.agent(manager, emit)
     try:
-        result = await agent.prompt(prompt)
+        result = await agent.prompt(prompt, output_schema=output_schema)
     finally:
         await agent.shutdown()
     messages = [dict(m) for m in result.messages]
@@ -86,6 +93,8 @@ async def run_prompt(config: ServerConfig, prompt: str, output_format: str) -> i
     code = _exit_code(result.stopReason)
     usage, cost, turns = _usage(messages)
     if output_format == "text":
+        if output_schema is not None:
+            text = orjson.dumps(result.structuredOutput).decode() if code == 0 else ""
         if text:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
             sys.stdout.flush()
@@ -98,6 +107,7 @@ async def run_prompt(config: ServerConfig, prompt: str, output_format: str) -> i
         {
             "type": "result",
             "text": text,
+            "structuredOutput": result.structuredOutput,
             "stopReason": result.stopReason,
             "errorMessage": result.errorMessage,
             "isError": code != 0,
@@ -113,5 +123,7 @@ async def run_prompt(config: ServerConfig, prompt: str, output_format: str) -> i
     return code
 
 
-def run(config: ServerConfig, prompt: str, output_format: str) -> int:
-    return anyio.run(run_prompt, config, prompt, output_format, backend_options=event_loop_options())
+def run(config: ServerConfig, prompt: str, output_format: str, output_schema: JsonDict | None = None) -> int:
+    return anyio.run(
+        run_prompt, config, prompt, output_format, output_schema, backend_options=event_loop_options()
+    )

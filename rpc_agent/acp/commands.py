@@ -18,6 +18,7 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
+from rpc_agent.acp import rewind
 from rpc_agent.acp.prompt import PromptBlock
 from rpc_agent.acp.session import AcpSession
 from rpc_agent.acp.sessions import Sessions
@@ -30,6 +31,12 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     ("tree", "Show the conversation tree; /tree <entry-id> moves to that entry", "entry id (optional)"),
     ("compact", "Summarize older messages to free context", "custom instructions (optional)"),
     ("fork", "Copy this conversation (current branch) into a new session", None),
+    (
+        "rewind",
+        "Go back to before the last prompt (or to an entry) with the files as they were then",
+        "entry id (optional), force",
+    ),
+    ("changes", "Show the files the last prompt (or an entry) changed, with diffs", "entry id (optional)"),
     ("name", "Name this session", "session name"),
     ("label", "Label an entry of the tree (no label clears it)", "entry id and label"),
     ("mcp", "Show the MCP servers: status, tool count, last error", None),
@@ -86,6 +93,10 @@ async def run_command(sessions: Sessions, session: AcpSession, command: str) -> 
                     f"\n\nEditor text: {result.editorText}" if result.editorText else ""
                 )
             return format_tree(agent.tree())
+        if name == "rewind":
+            return await rewind.rewind(agent, rest)
+        if name == "changes":
+            return await rewind.changes(agent, rest)
         if name == "compact":
             compacted = await agent.compact(rest or None)
             return f"Compacted {compacted.tokensBefore} tokens into a summary."

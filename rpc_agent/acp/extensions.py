@@ -25,6 +25,8 @@ EXTENSION_METHODS = frozenset(
         "get_messages",
         "get_session_stats",
         "export_html",
+        "restore_files",
+        "get_file_changes",
     }
 )
 

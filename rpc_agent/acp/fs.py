@@ -7,7 +7,7 @@ capability the client did not advertise falls back to the disk.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from acp.interfaces import Client
@@ -49,6 +49,30 @@ class EditorFiles:
             await self._client().write_text_file(session_id=self._session_id, path=str(path), content=text)
         except (RequestError, ConnectionError) as exc:
             raise ToolError(f"The editor could not write {path}: {_reason(exc)}") from None
+
+
+def restored_to_editor(
+    capabilities: ClientCapabilities, client: Callable[[], Client], session_id: str
+) -> Callable[[list[Path]], Awaitable[None]] | None:
+    """With ``fs.writeTextFile``, files a restore wrote are handed to the editor as well, so
+    its open buffers show the restored text instead of the text it would save back."""
+    if not (capabilities.fs and capabilities.fs.write_text_file):
+        return None
+
+    async def write_through(paths: list[Path]) -> None:
+        for path in paths:
+            if path.is_symlink() or not path.is_file():
+                continue
+            try:
+                text = path.read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue  # binary or gone: the disk has it, no buffer could show it
+            try:
+                await client().write_text_file(session_id=session_id, path=str(path), content=text)
+            except (RequestError, ConnectionError):
+                continue  # the disk is restored; an editor that refuses keeps its buffer
+
+    return write_through
 
 
 def file_access(

@@ -32,7 +32,7 @@ from pydantic import BaseModel
 from acp import RequestError, update_tool_call
 from rpc_agent.acp import permissions
 from rpc_agent.acp.elicitation import editor_completion, editor_elicitation
-from rpc_agent.acp.fs import file_access
+from rpc_agent.acp.fs import file_access, restored_to_editor
 from rpc_agent.acp.session import AcpSession, Flush
 from rpc_agent.acp.terminal import EditorTerminal
 from rpc_agent.acp.updates import EventTranslator, Update
@@ -154,6 +154,7 @@ class Sessions:
 
         agent.authorize = authorize
         agent.files = file_access(self.client_capabilities, self.client, session.id)
+        agent.checkpoints.on_restored = restored_to_editor(self.client_capabilities, self.client, session.id)
         if self.client_capabilities.terminal:
 
             def show_terminal(call_id: str, terminal_id: str) -> None:
@@ -279,6 +280,7 @@ class Sessions:
             roots = list(source.agent.settings.additional_directories)
         fork = await self.open(new, servers, announced=announced, roots=roots)
         await self.record_workspace(fork, new.cwd)
+        await fork.agent.checkpoints.carry_to(source.agent.checkpoints.current_engine(), new)
         if source.agent.model.id != fork.agent.model.id:
             fork.agent.model = source.agent.model
         fork.agent.thinking_level = source.agent.thinking_level

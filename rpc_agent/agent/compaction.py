@@ -68,6 +68,12 @@ def estimate_tokens(message: JsonDict) -> int:
                 chars += len(str(block.get("name", ""))) + len(orjson.dumps(block.get("arguments") or {}))
             elif kind == "image":
                 chars += IMAGE_CHARS
+    if message.get("role") == "system":  # pi 1.5: its sections and tool declarations count too
+        sections = message.get("sections")
+        if isinstance(sections, dict):
+            chars += sum(len(text) for text in sections.values() if isinstance(text, str))
+        if message.get("toolsAdded"):
+            chars += len(orjson.dumps(message["toolsAdded"]))
     return math.ceil(chars / 4)
 
 

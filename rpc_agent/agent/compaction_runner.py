@@ -105,7 +105,12 @@ async def compact_branch(
         )
         first_kept = preparation.first_kept_entry_id
     entry_id = await manager.append_compaction(
-        summary, first_kept, tokens_before, details, from_hook=True if from_hook else None
+        summary,
+        first_kept,
+        tokens_before,
+        details,
+        from_hook=True if from_hook else None,
+        usage=calls.usage if calls is not None else None,  # as pi: counted in the session's totals
     )
     entry = manager.get_entry(entry_id) if entry_id else None
     if entry is not None:

@@ -15,6 +15,7 @@ import anyio
 from pydantic import BaseModel
 
 from rpc_agent.agent.approvals import ApprovalGate
+from rpc_agent.agent.checkpointing import Checkpointing
 from rpc_agent.agent.host import Host
 from rpc_agent.agent.loop import Authorize, RunContext
 from rpc_agent.agent.queue import MessageQueue, QueuedMessage
@@ -60,6 +61,7 @@ class AgentCore(Protocol):
     op_scope: anyio.CancelScope | None
     run_context: RunContext | None
     gate: ApprovalGate
+    checkpoints: Checkpointing
 
     @property
     def tools(self) -> list[Tool]: ...

@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import BaseModel, ValidationError
@@ -25,6 +25,8 @@ from rpc_agent.agent.host import Host
 from rpc_agent.agent.queue import MessageQueue, QueuedMessage
 from rpc_agent.agent.sandboxing import escape_asker
 from rpc_agent.agent.settings import AgentSettings
+from rpc_agent.agent.structured import INVALID_OUTPUT, StructuredRun
+from rpc_agent.agent.structured import TOOL_NAME as STRUCTURED_TOOL
 from rpc_agent.errors import ProviderError
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import JsonDict, trusted
@@ -32,9 +34,20 @@ from rpc_agent.providers.base import ModelInfo, Provider, ProviderRequest, ToolS
 from rpc_agent.sandbox import Sandbox
 from rpc_agent.session.blobs import stage_images
 from rpc_agent.session.store import PendingAppend, SessionManager
-from rpc_agent.tools.base import CommandRunner, FileAccess, Tool, ToolContext, ToolError, ToolOutput
+from rpc_agent.tools.base import (
+    CommandRunner,
+    FileAccess,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+    is_read_only,
+)
 from rpc_agent.tools.temp_files import UNOWNED, TempFiles
 from rpc_agent.validation import describe
+
+if TYPE_CHECKING:
+    from rpc_agent.agent.checkpointing import Checkpointing
 
 Emit = Callable[[BaseModel], None]
 Authorize = Callable[[str, str, JsonDict], Awaitable[bool]]
@@ -92,7 +105,13 @@ class RunContext:
     max_budget_usd: float | None = None
     """Per-prompt limit of the cost of the run's model calls."""
     extra_first: list[JsonDict] = field(default_factory=list)
+    checkpoints: Checkpointing | None = None
+    """Snapshots after user messages and tools that may change files; None: none."""
     """Custom messages (before_agent_start) stored right after the prompt's first messages."""
+    structured: StructuredRun | None = None
+    """The answer in a schema this run must end with (``agent.structured``); None: any answer."""
+    tool_choice: str | None = None
+    """A tool the next model call must call, where the provider can force it."""
 
 
 class RunOutcome:
@@ -142,7 +161,9 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
     turns = 0
     while True:
         for queued in pending:
-            await append_and_announce(ctx, user_message(queued.text, queued.images))
+            entry_id = await append_and_announce(ctx, user_message(queued.text, queued.images))
+            if ctx.checkpoints is not None:
+                ctx.checkpoints.entry_appended(entry_id)
         pending = []
         while ctx.extra_first:
             await _append_custom_message(ctx, ctx.extra_first.pop(0))
@@ -167,7 +188,17 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
             raise
         ctx.emit(trusted(ev.TurnEndEvent, message=assistant, toolResults=tool_results))
         outcome.stop_reason = assistant.get("stopReason")
-        if _limit_reached(ctx, outcome, turns, bool(calls)):
+        if ctx.structured is not None:
+            verdict = ctx.structured.settle(calls)
+            if verdict.ends:
+                outcome.stop_reason = "stop" if verdict.error is None else INVALID_OUTPUT
+                outcome.error_message = verdict.error
+                return
+            if verdict.force_tool:
+                ctx.tool_choice = STRUCTURED_TOOL
+            if verdict.remind:
+                ctx.extra_first.append(verdict.reminder())
+        if _limit_reached(ctx, outcome, turns, bool(calls or ctx.extra_first)):
             return
         pending = _dequeue(ctx, ctx.queue.take_steering, ctx.settings.steering_mode)
         # Host messages sent during the run (``extra_first``) steer it, as in pi.
@@ -369,6 +400,7 @@ async def stream_assistant(ctx: RunContext) -> JsonDict:
         messages=context.messages,
         tools=ctx.tool_specs,
         thinking_level=ctx.thinking_level,
+        tool_choice=ctx.tool_choice,
     )
     partial: JsonDict | None = None
     started = False
@@ -410,8 +442,10 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
     name = str(call.get("name"))
     call_id = str(call.get("id"))
     arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
-    ctx.emit(trusted(ev.ToolExecutionStartEvent, toolCallId=call_id, toolName=name, args=arguments))
     tool = next((t for t in ctx.tools if t.name == name), None)
+    if ctx.checkpoints is not None and tool is not None and not is_read_only(tool):
+        await ctx.checkpoints.barrier()  # the state before this tool is stored first
+    ctx.emit(trusted(ev.ToolExecutionStartEvent, toolCallId=call_id, toolName=name, args=arguments))
     output: ToolOutput
     last_update = 0.0
     duration_ms: int | None = None
@@ -506,5 +540,8 @@ async def _store_tool_result(
             durationMs=duration_ms,
         )
     )
-    await append_and_announce(ctx, result)
+    entry_id = await append_and_announce(ctx, result)
+    if ctx.checkpoints is not None:
+        tool = next((t for t in ctx.tools if t.name == name), None)
+        ctx.checkpoints.entry_appended(entry_id, may_change=tool is not None and not is_read_only(tool))
     return result

@@ -13,6 +13,7 @@ import anyio
 
 from rpc_agent.agent import hooks
 from rpc_agent.agent.branch_summary import generate_branch_summary, prepare_branch_summary
+from rpc_agent.agent.selection import record_after_navigation
 from rpc_agent.agent.summary_calls import SummaryCalls
 from rpc_agent.agent.switching import announce_session
 from rpc_agent.protocol import events as ev
@@ -56,6 +57,7 @@ async def navigate_tree(session: AgentCore, params: m.NavigateTreeParams) -> m.N
         preparation = prepare_branch_summary(manager, old_leaf, new_leaf)
         if preparation.entries:
             try:
+                calls = SummaryCalls(session.settings.retry, session.emit, "branchSummary")
                 with anyio.CancelScope() as scope:
                     session.op_scope = scope
                     summary, details = await generate_branch_summary(
@@ -64,16 +66,20 @@ async def navigate_tree(session: AgentCore, params: m.NavigateTreeParams) -> m.N
                         preparation.entries,
                         custom_instructions=params.customInstructions,
                         replace_instructions=params.replaceInstructions,
-                        calls=SummaryCalls(session.settings.retry, session.emit, "branchSummary"),
+                        calls=calls,
                     )
             finally:
                 session.op_scope = None
             if scope.cancelled_caught:
                 return m.NavigateTreeResult(cancelled=True, leafId=old_leaf)
             details["fromLeafId"] = old_leaf
-            summary_entry_id = await manager.branch_with_summary(new_leaf, summary, details)
+            # Its usage is stored with it, as pi does: the session's totals count it.
+            summary_entry_id = await manager.branch_with_summary(
+                new_leaf, summary, details, usage=calls.usage
+            )
     if summary_entry_id is None:
         await (manager.branch(new_leaf) if new_leaf is not None else manager.reset_leaf())
+    await record_after_navigation(session)
     label_target = summary_entry_id or params.targetId
     if params.label:
         await manager.append_label_change(label_target, params.label, move_leaf=False)

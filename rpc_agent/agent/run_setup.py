@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rpc_agent.agent.loop import Authorize, RunContext
+from rpc_agent.agent.structured import TOOL_NAME, StructuredRun
 from rpc_agent.agent.system_prompt import build_system_prompt
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.providers.base import ToolSpec
@@ -42,9 +43,19 @@ def additional_directories(session: AgentCore) -> tuple[Path, ...]:
     return tuple(Path(folder) for folder in session.settings.additional_directories)
 
 
-def run_context(session: AgentCore, *, max_turns: int | None, max_budget_usd: float | None) -> RunContext:
-    """The context of one run; limits given for this prompt win over the session's."""
+def run_context(
+    session: AgentCore,
+    *,
+    max_turns: int | None,
+    max_budget_usd: float | None,
+    output_schema: JsonDict | None = None,
+) -> RunContext:
+    """The context of one run; limits given for this prompt win over the session's. With an
+    output schema the run also offers the final-answer tool (``agent.structured``)."""
+    structured = StructuredRun(output_schema) if output_schema is not None else None
     tools = session.run_tools()
+    if structured is not None:
+        tools = [*(t for t in tools if t.name != TOOL_NAME), structured.tool()]
     specs = tool_specs(tools)
     cwd = Path(session.manager.cwd)
     sandbox = session.sandbox.for_tools(cwd, additional_directories(session))
@@ -76,4 +87,6 @@ def run_context(session: AgentCore, *, max_turns: int | None, max_budget_usd: fl
         host=session.host,
         max_turns=max_turns if max_turns is not None else session.max_turns,
         max_budget_usd=max_budget_usd if max_budget_usd is not None else session.max_budget_usd,
+        structured=structured,
+        checkpoints=session.checkpoints,
     )

@@ -34,6 +34,7 @@ from rpc_agent.agent import (
     views,
 )
 from rpc_agent.agent.approvals import ApprovalGate
+from rpc_agent.agent.checkpointing import Checkpointing
 from rpc_agent.agent.compaction_runner import auto_compact, needs_compaction
 from rpc_agent.agent.host import Host, NoHost
 from rpc_agent.agent.loop import (
@@ -49,11 +50,15 @@ from rpc_agent.agent.pairing import EventPairing
 from rpc_agent.agent.policy import ApprovalPolicy, parse_rules
 from rpc_agent.agent.queue import MessageQueue, QueuedMessage
 from rpc_agent.agent.sandboxing import SessionSandbox
+from rpc_agent.agent.selection import opening_level, record_before_prompt
 from rpc_agent.agent.settings import AgentSettings
 from rpc_agent.agent.starts import PromptStarts
+from rpc_agent.agent.stats import session_stats
+from rpc_agent.agent.structured import check_output_schema
 from rpc_agent.agent.user_bash import UserBash
 from rpc_agent.errors import AgentBusyError, PersistenceError
 from rpc_agent.io.background import Background
+from rpc_agent.protocol import checkpoints as c
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict, trusted
@@ -152,7 +157,9 @@ class AgentSession:
         context = manager.context_settings()
         chosen = model_id or (context.model.modelId if context.model else None)
         self.model: ModelInfo = provider.resolve_model(chosen) if chosen else provider.models()[0]
-        self.thinking_level = thinking_level or context.thinkingLevel or "off"
+        self.thinking_level = thinking_level or opening_level(context, self.settings)
+        self.checkpoints = Checkpointing(self)
+        """Workspace states per entry (``agent/checkpointing.py``)."""
 
     @property
     def tools(self) -> list[Tool]:
@@ -274,6 +281,7 @@ class AgentSession:
         *,
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
+        output_schema: JsonDict | None = None,
         ticket: int | None = None,
     ) -> m.PromptResult:
         """Run a prompt (or queue it while a run goes on); ``ticket`` is the ``prompt_ticket``
@@ -281,7 +289,9 @@ class AgentSession:
         if ticket is None:
             ticket = self._starts.ticket()
         try:
-            return await self._prompt(text, images, streaming_behavior, ticket, max_turns, max_budget_usd)
+            return await self._prompt(
+                text, images, streaming_behavior, ticket, max_turns, max_budget_usd, output_schema
+            )
         finally:
             self._starts.ended()
 
@@ -297,7 +307,10 @@ class AgentSession:
         ticket: int,
         max_turns: int | None,
         max_budget_usd: float | None,
+        output_schema: JsonDict | None,
     ) -> m.PromptResult:
+        if output_schema is not None:
+            check_output_schema(output_schema)  # refused before anything runs
         if self.mcp is not None and not (self.is_streaming or self.is_compacting):
             await self.mcp.ready()  # servers still starting: their tools belong in this run
         if hooks.declared(self.host, "input"):  # pi: every prompt, queued ones too
@@ -306,6 +319,8 @@ class AgentSession:
                 self.emit(ev.InputHandledEvent(text=text))
                 return m.PromptResult(queued=False, stopReason="handled")
         if self.is_streaming or self.is_compacting:
+            if output_schema is not None:
+                raise AgentBusyError("a prompt with an outputSchema starts a run; it cannot be queued")
             if streaming_behavior is None:
                 raise AgentBusyError(
                     "the agent is already running; send streamingBehavior 'steer' or 'followUp' to queue this prompt"
@@ -318,6 +333,7 @@ class AgentSession:
             max_turns=max_turns,
             max_budget_usd=max_budget_usd,
             ticket=ticket,
+            output_schema=output_schema,
         )
 
     async def run(
@@ -327,6 +343,7 @@ class AgentSession:
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
         ticket: int | None = None,
+        output_schema: JsonDict | None = None,
     ) -> m.PromptResult:
         """Run the agent loop from ``first`` (the prompt and what it brought; empty: continue
         from the session as it is) until the model stops, is stopped or a limit is reached."""
@@ -334,7 +351,9 @@ class AgentSession:
         self._abort_requested = False
         done = self._run_done = anyio.Event()
         outcome = RunOutcome()
-        ctx = run_setup.run_context(self, max_turns=max_turns, max_budget_usd=max_budget_usd)
+        ctx = run_setup.run_context(
+            self, max_turns=max_turns, max_budget_usd=max_budget_usd, output_schema=output_schema
+        )
         pairing = EventPairing(self.emit, lambda text: error_message(ctx, text))
         ctx.emit = pairing
         self.run_context = ctx
@@ -342,6 +361,7 @@ class AgentSession:
         failure: BaseException | None = None
         try:
             await self._user_bash.flush(self.manager)
+            await record_before_prompt(self)
             with anyio.CancelScope() as scope:
                 self._run_scope = scope
                 if self._starts.aborted(ticket):
@@ -351,7 +371,8 @@ class AgentSession:
                     scope.cancel()
                 if first:
                     await hooks.before_agent_start(self.host, ctx, first[0].text, first[0].images)
-                await run_turns(ctx, first, outcome)
+                async with self.checkpoints.during_run():
+                    await run_turns(ctx, first, outcome)
                 compaction = self.settings.compaction
                 if outcome.overflow and compaction is not None and compaction.enabled:
                     # The prompt no longer fits: compact, then answer the same request once more.
@@ -404,6 +425,7 @@ class AgentSession:
             stopReason=outcome.stop_reason,
             messages=ctx.new_messages,
             errorMessage=outcome.error_message,
+            structuredOutput=ctx.structured.value if ctx.structured is not None else None,
         )
 
     op_scope: anyio.CancelScope | None = None
@@ -460,7 +482,7 @@ class AgentSession:
         return views.last_assistant_text(self.manager)
 
     def session_stats(self) -> m.SessionStats:
-        return views.session_stats(self.manager)
+        return session_stats(self.manager, self.model.contextWindow)
 
     def tree(self, params: m.GetTreeParams | None = None) -> JsonDict:
         return views.tree(self.manager, params)
@@ -469,14 +491,19 @@ class AgentSession:
         return views.fork_messages(self.manager)
 
     async def export_html(self, output_path: str | None) -> str:
-        return await views.export_html(self.manager, output_path)
+        return await views.export_html(self.manager, output_path, self.checkpoints.current_engine())
 
     # --- the tree (agent/navigation.py) ---------------------------------------------------
 
     async def navigate_tree(self, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
         with self._exclusive("navigating the tree"):
-            async with self.mutation():
-                return await navigation.navigate_tree(self, params)
+            return await self.checkpoints.moving(
+                params.targetId, params.force, lambda: self._navigate(params), restore=params.restoreFiles
+            )
+
+    async def _navigate(self, params: m.NavigateTreeParams) -> m.NavigateTreeResult:
+        async with self.mutation():
+            return await navigation.navigate_tree(self, params)
 
     async def set_label(self, entry_id: str, label: str | None) -> str:
         label_id, stored = self.queue_label(entry_id, label)
@@ -509,13 +536,28 @@ class AgentSession:
         with self._exclusive("switching sessions"):
             return await switching.switch_session(self, path)
 
-    async def fork(self, entry_id: str) -> m.ForkResult:
+    async def fork(self, entry_id: str, *, restore_files: bool = False, force: bool = False) -> m.ForkResult:
         with self._exclusive("forking"):
-            return await switching.fork(self, entry_id)
+            return await self.checkpoints.moving(
+                entry_id, force, lambda: switching.fork(self, entry_id), restore=restore_files
+            )
 
-    async def clone(self) -> m.SessionChangeResult:
+    async def clone(self, *, restore_files: bool = False, force: bool = False) -> m.SessionChangeResult:
         with self._exclusive("cloning"):
-            return await switching.clone(self)
+            return await self.checkpoints.moving(
+                self.manager.leaf_id, force, lambda: switching.clone(self), restore=restore_files
+            )
+
+    # --- workspace checkpoints (agent/checkpointing.py) -------------------------------------
+
+    async def restore_files(self, p: c.RestoreFilesParams) -> c.RestoreFilesResult:
+        with self._exclusive("restoring files"):
+            return await self.checkpoints.restore(
+                entry_id=p.entryId, tree=p.checkpointId, paths=p.paths, dry_run=p.dryRun, force=p.force
+            )
+
+    async def file_changes(self, entry_id: str, since: str | None) -> c.FileChangesResult:
+        return await self.checkpoints.file_changes(entry_id, since)
 
     async def set_session_name(self, name: str) -> None:
         async with self.mutation():

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rpc_agent.errors import SettingsError
+from rpc_agent.protocol.entries import ThinkingLevel
 from rpc_agent.sandbox import SandboxPolicy, tighter
 from rpc_agent.sandbox.policy import chosen
 from rpc_agent.settings_files import read_each
@@ -28,6 +29,17 @@ class CompactionSettings:
     enabled: bool = True
     reserve_tokens: int = 16_384
     keep_recent_tokens: int = 20_000
+
+
+@dataclass(slots=True)
+class CheckpointSettings:
+    """Workspace checkpoints (``rpc_agent.checkpoints``): on by default."""
+
+    enabled: bool = True
+    max_file_size: int = 10 * 1024 * 1024
+    """Files larger than this (bytes) are left out of snapshots, and said so."""
+    max_files: int = 100_000
+    """A working directory with more files is not checkpointed (an event says why)."""
 
 
 @dataclass(slots=True)
@@ -56,6 +68,9 @@ class AgentSettings:
     stays the base of relative paths. Per session: ACP ``additionalDirectories``, JSON-RPC
     ``initialize``/``new_session``. Assigned whole, never changed in place (sessions built from
     one AgentSettings share its lists)."""
+    checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
+    default_thinking_level: str | None = None
+    """The level of a session that records none (settings ``defaultThinkingLevel``, as pi's)."""
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
     """The kernel sandbox of the commands the agent runs (``rpc_agent.sandbox``)."""
 
@@ -98,6 +113,12 @@ class ShellEnvironmentFile(_FileSection):
         return EnvironmentPolicy(self.inherit, tuple(self.exclude), tuple(self.include), dict(self.set_))
 
 
+class CheckpointsFile(_FileSection):
+    enabled: bool | None = None
+    maxFileSizeBytes: int | None = Field(default=None, ge=0)
+    maxFiles: int | None = Field(default=None, ge=0)
+
+
 class SandboxFile(_FileSection):
     """``sandbox``: see :mod:`rpc_agent.sandbox.policy` for the modes."""
 
@@ -114,6 +135,7 @@ class SettingsFile(_FileSection):
     """
 
     compaction: CompactionFile = Field(default_factory=CompactionFile)
+    checkpoints: CheckpointsFile = Field(default_factory=CheckpointsFile)
     retry: RetryFile = Field(default_factory=RetryFile)
     steeringMode: Literal["all", "one-at-a-time"] | None = None
     followUpMode: Literal["all", "one-at-a-time"] | None = None
@@ -127,6 +149,7 @@ class SettingsFile(_FileSection):
     approvalTimeoutSeconds: float | None = Field(default=None, gt=0)
     hookTimeoutSeconds: float | None = Field(default=None, gt=0)
     toolTimeoutSeconds: float | None = Field(default=None, gt=0)
+    defaultThinkingLevel: ThinkingLevel | None = None
     sandbox: SandboxFile | None = None
     """The user's file sets it; a project's file may only tighten it (see ``load_settings``)."""
 
@@ -155,6 +178,13 @@ def _apply(settings: AgentSettings, source: SettingsFile) -> None:
     settings.approval_timeout = source.approvalTimeoutSeconds or settings.approval_timeout
     settings.hook_timeout = source.hookTimeoutSeconds or settings.hook_timeout
     settings.tool_timeout = source.toolTimeoutSeconds or settings.tool_timeout
+    cp, checkpoints = source.checkpoints, settings.checkpoints
+    checkpoints.enabled = cp.enabled if cp.enabled is not None else checkpoints.enabled
+    checkpoints.max_file_size = (
+        cp.maxFileSizeBytes if cp.maxFileSizeBytes is not None else checkpoints.max_file_size
+    )
+    checkpoints.max_files = cp.maxFiles if cp.maxFiles is not None else checkpoints.max_files
+    settings.default_thinking_level = source.defaultThinkingLevel or settings.default_thinking_level
 
 
 def settings_paths(home: Path, cwd: Path) -> list[Path]:

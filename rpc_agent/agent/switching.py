@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 
 from rpc_agent.agent import hooks
+from rpc_agent.agent.selection import opening_level
 from rpc_agent.errors import InvalidRequestError, SessionNotFoundError
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import host as h
@@ -70,7 +71,7 @@ async def _replace_manager(session: AgentCore, new: SessionManager, reason: str)
         await old.aclose()
     finally:
         context = new.context_settings()
-        session.thinking_level = context.thinkingLevel
+        session.thinking_level = opening_level(context, session.settings)
         if context.model is not None:
             session.model = session.provider.resolve_model(context.model.modelId)
         announce_session(session, reason)

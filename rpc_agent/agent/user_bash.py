@@ -55,6 +55,7 @@ class UserBash:
             nonlocal output_text
             output_text = message_text(partial.content)
 
+        await session.checkpoints.barrier()
         with anyio.CancelScope() as scope:
             self.scope = scope
             try:
@@ -95,7 +96,8 @@ class UserBash:
             self.pending.append(message)
         else:
             async with session.mutation():
-                await session.manager.append_message(message)
+                entry_id = await session.manager.append_message(message)
+            await session.checkpoints.take_now(entry_id)
         return m.BashResult(
             output=output_text,
             exitCode=message["exitCode"],

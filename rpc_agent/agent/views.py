@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio.to_thread
 import orjson
 
+from rpc_agent.checkpoints.engine import SessionCheckpoints, changes_by_entry
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
@@ -29,41 +30,6 @@ def last_assistant_text(manager: SessionManager) -> str | None:
             if text or message.get("stopReason") != "aborted":
                 return text
     return None
-
-
-def session_stats(manager: SessionManager) -> m.SessionStats:
-    counts = {"user": 0, "assistant": 0, "toolResult": 0}
-    tool_calls = 0
-    total = 0
-    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
-    cost = 0.0
-    for entry in manager.entries:
-        if entry.get("type") != "message":
-            continue
-        message = entry.get("message") or {}
-        role = message.get("role")
-        total += 1
-        if role in counts:
-            counts[role] += 1
-        if role == "assistant":
-            tool_calls += sum(
-                1 for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"
-            )
-            usage = message.get("usage") or {}
-            for key in tokens:
-                tokens[key] += int(usage.get(key) or 0)
-            cost += float((usage.get("cost") or {}).get("total") or 0)
-    return m.SessionStats(
-        sessionFile=str(manager.session_file) if manager.session_file else None,
-        sessionId=manager.session_id,
-        userMessages=counts["user"],
-        assistantMessages=counts["assistant"],
-        toolCalls=tool_calls,
-        toolResults=counts["toolResult"],
-        totalMessages=total,
-        tokens=m.TokenTotals(total=sum(tokens.values()), **tokens),
-        cost=round(cost, 6),
-    )
 
 
 def tree(manager: SessionManager, params: m.GetTreeParams | None = None) -> JsonDict:
@@ -88,12 +54,22 @@ def fork_messages(manager: SessionManager) -> list[m.ForkMessage]:
     ]
 
 
-async def export_html(manager: SessionManager, output_path: str | None) -> str:
+async def export_html(
+    manager: SessionManager, output_path: str | None, checkpoints: SessionCheckpoints | None = None
+) -> str:
     """The whole tree as one self-contained page (see ``rpc_agent.export``, imported here: only
-    this request needs the page's code)."""
+    this request needs the page's code), with the files each turn changed when checkpointed."""
     from rpc_agent import export
 
-    data = export.page_data(manager)  # here, on the loop: the manager is not thread-safe
+    changed: JsonDict = {}
+    if checkpoints is not None:
+        parents = {e["id"]: e.get("parentId") for e in manager.entries if isinstance(e.get("id"), str)}
+        changed = await anyio.to_thread.run_sync(
+            changes_by_entry,
+            checkpoints,
+            lambda e: parents.get(e) if isinstance(parents.get(e), str) else None,
+        )
+    data = export.page_data(manager, changed)  # here, on the loop: the manager is not thread-safe
     target = Path(output_path).expanduser() if output_path else export.default_output_path(manager)
     # Never over a session file: the live one under any name, or any other session.
     await anyio.to_thread.run_sync(lambda: guard.check_write_target(target, live=manager.session_file))

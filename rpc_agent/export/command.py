@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rpc_agent.errors import InvalidSessionFileError, SessionNotFoundError
 from rpc_agent.export.html import page_data, write_page
+from rpc_agent.protocol.base import JsonDict
 from rpc_agent.session import files
 from rpc_agent.session.store import SessionManager
 
@@ -41,7 +42,9 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.absolute() == b.absolute()
 
 
-def main(argv: Sequence[str]) -> int:
+def main(argv: Sequence[str], file_changes: Callable[[SessionManager, Path], JsonDict] | None = None) -> int:
+    """``file_changes``: the files each entry's checkpoint changed (the checkpoints sit beside
+    this layer, so the command line hands it in)."""
     args = build_parser().parse_args(argv)
     source: Path = args.session
     target: Path = (args.output or Path.cwd() / source.with_suffix(".html").name).expanduser()
@@ -60,7 +63,8 @@ def main(argv: Sequence[str]) -> int:
         print(f"rpc-agent export: {exc}", file=sys.stderr)
         return 1
     try:
-        write_page(page_data(manager), target)
+        changed = file_changes(manager, source) if file_changes is not None else None
+        write_page(page_data(manager, changed), target)
     except OSError as exc:
         print(f"rpc-agent export: cannot write {target}: {exc}", file=sys.stderr)
         return 1

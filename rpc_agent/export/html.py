@@ -60,11 +60,12 @@ def _title(manager: SessionManager) -> str:
     return f"Session {manager.session_id}"
 
 
-def page_data(manager: SessionManager) -> JsonDict:
+def page_data(manager: SessionManager, file_changes: JsonDict | None = None) -> JsonDict:
     """What the page needs: the tree in depth-first order (children oldest first), the leaf.
 
     Label entries and leaf markers are not nodes: a label is a field of the node it names.
     Must run where the manager lives (the event loop); the result shares nothing mutable.
+    ``file_changes``: entry id -> the files its checkpoint changed, with diffs (shown per turn).
     """
     header = manager.header
     nodes = [
@@ -86,6 +87,7 @@ def page_data(manager: SessionManager) -> JsonDict:
         "exportedAt": files.now_iso(),
         "generator": f"rpc-agent {__version__}",
         "nodes": nodes,
+        "fileChanges": file_changes or {},
     }
 
 

@@ -5,6 +5,7 @@
 (function () {
   const DATA = JSON.parse(document.getElementById("session-data").textContent);
   const NODES = DATA.nodes || [];
+  const FILES = DATA.fileChanges || {};
   const N = NODES.length;
   const ROW_H = 24;
   const WINDOW = 60; // path entries rendered at first; older ones on request
@@ -611,8 +612,27 @@
       r.appendChild(el("div", "sub", "result · " + fmtTime(NODES[resultIndex].entry.timestamp) + " · " + NODES[resultIndex].entry.id));
       const lang = name === "read" ? langOfPath(args.path) : "";
       plainContent(r, result.content, lang);
+      withFiles(r, NODES[resultIndex].entry.id);
       box.appendChild(r);
     }
+    return box;
+  }
+  function filesBox(entryId) {
+    const list = FILES[entryId];
+    if (!list || !list.length) return null;
+    const box = el("details", "files");
+    box.appendChild(el("summary", null, "Files changed · " + list.length));
+    for (const f of list) {
+      const row = el("details", "file");
+      row.appendChild(el("summary", null, f.status + " " + f.path + (f.binary ? " (binary)" : "") + (f.truncated ? " (diff cut)" : "")));
+      if (f.diff) row.appendChild(folded(f.diff, "diff", true));
+      box.appendChild(row);
+    }
+    return box;
+  }
+  function withFiles(box, entryId) {
+    const files = filesBox(entryId);
+    if (files) box.appendChild(files);
     return box;
   }
   function renderEntry(i, pairedResults, skip) {
@@ -620,7 +640,7 @@
     const m = e.message;
     if (e.type === "message" && m) {
       if (m.role === "user") {
-        const box = el("div", "msg user"); box.appendChild(who("User", "k-user", i)); content(box, m.content); return box;
+        const box = el("div", "msg user"); box.appendChild(who("User", "k-user", i)); content(box, m.content); return withFiles(box, e.id);
       }
       if (m.role === "assistant") {
         const err = m.stopReason === "error" || m.stopReason === "aborted";
@@ -650,14 +670,14 @@
         const box = el("div", "msg toolResult" + (m.isError ? " error" : ""));
         box.appendChild(who("Tool result", m.isError ? "k-error" : "k-tool", i, m.toolName));
         plainContent(box, m.content, "");
-        return box;
+        return withFiles(box, e.id);
       }
       if (m.role === "bashExecution") {
         const box = el("div", "msg bash");
         box.appendChild(who("Shell", "k-tool", i, "exit " + (m.exitCode === null || m.exitCode === undefined ? "?" : m.exitCode) + (m.cancelled ? " · cancelled" : "")));
         box.appendChild(folded("$ " + m.command, "bash", true));
         box.appendChild(folded(m.output || "", "", true));
-        return box;
+        return withFiles(box, e.id);
       }
       if (m.role === "branchSummary" || m.role === "compactionSummary") {
         const box = el("div", "msg branchSummary");

@@ -12,7 +12,14 @@ same names so that ``model_dump()`` is the line we write, with no alias layer to
 from functools import cache
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+)
 
 from rpc_agent.protocol.base import JsonDict
 
@@ -52,6 +59,11 @@ class ToolCall(_Open):
     id: str
     name: str
     arguments: dict[str, Any]
+    thoughtSignature: str | None = None
+    namespace: str | None = Field(default=None, description="pi 1.5: a namespaced tool's namespace")
+    argumentsError: str | None = Field(
+        default=None, description="pi 1.5: why the model's arguments text was not a JSON object"
+    )
 
 
 UserContent = Annotated[TextContent | ImageContent, Field(discriminator="type")]
@@ -61,12 +73,29 @@ AssistantContent = Annotated[TextContent | ThinkingContent | ToolCall, Field(dis
 # --- messages -----------------------------------------------------------------------------
 
 
+def _drop_none(data: Any, names: tuple[str, ...]) -> Any:
+    """pi leaves a usage's optional splits out when it has none: so do we, wherever a usage is
+    dumped (not only where messages are written with ``exclude_none``)."""
+    if isinstance(data, dict):
+        for name in names:
+            if name in data and data[name] is None:
+                del data[name]
+    return data
+
+
 class Cost(_Open):
     input: float = 0
     output: float = 0
     cacheRead: float = 0
     cacheWrite: float = 0
     total: float = 0
+    totalFromProvider: bool | None = Field(
+        default=None, description="pi 1.5: the total is what the provider billed, not an estimate"
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_absent(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _drop_none(handler(self), ("totalFromProvider",))
 
 
 class Usage(_Open):
@@ -76,9 +105,50 @@ class Usage(_Open):
     cacheWrite: int = 0
     totalTokens: int = 0
     cost: Cost = Field(default_factory=Cost)
+    cacheWrite1h: int | None = Field(default=None, description="pi 1.5: the part of cacheWrite kept an hour")
+    reasoning: int | None = Field(default=None, description="pi 1.5: thinking tokens, a part of output")
+
+    @model_serializer(mode="wrap")
+    def _without_absent(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _drop_none(handler(self), ("cacheWrite1h", "reasoning"))
 
 
-StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+StopReason = Literal["stop", "length", "toolUse", "error", "aborted", "pending", "deferred"]
+"""pi 1.5 added ``pending`` and ``deferred`` (a response fetched later)."""
+
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = get_args(ThinkingLevel)
+"""The levels in cycling order, from the one definition above."""
+
+
+class ToolDeclaration(_Open):
+    """A tool as a system message declares it to the model (pi 1.5)."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolReference(_Open):
+    name: str
+
+
+class SystemMessage(_Open):
+    """pi 1.5's record of the system prompt and tools at one point of the conversation.
+
+    The first one holds every prompt section and tool; later ones patch ``sections`` by name
+    (null removes one) and list the tools added or removed. A compaction keeps the replayed
+    state as its ``systemMessage``.
+    """
+
+    role: Literal["system"] = "system"
+    content: str | list[TextContent] = Field(
+        default="", description="instructions; on the first system message, the base prompt"
+    )
+    sections: dict[str, str | None] | None = None
+    toolsAdded: list[ToolDeclaration] | None = None
+    toolsRemoved: list[ToolReference] | None = None
+    timestamp: int = 0
 
 
 class UserMessage(_Open):
@@ -97,6 +167,15 @@ class AssistantMessage(_Open):
     stopReason: StopReason = "stop"
     errorMessage: str | None = None
     timestamp: int
+    responseModel: str | None = None
+    responseId: str | None = None
+    thinkingLevel: ThinkingLevel | None = Field(
+        default=None, description="pi 1.5: the thinking level requested for this response"
+    )
+    providerThinkingLevel: str | None = None
+    rawStopReason: str | None = None
+    endTurn: bool | None = None
+    durationMs: float | None = None
 
 
 class ToolResultMessage(_Open):
@@ -107,6 +186,9 @@ class ToolResultMessage(_Open):
     details: Any = None
     isError: bool = False
     timestamp: int
+    usage: Usage | None = Field(default=None, description="pi 1.5: usage of the tool's own model calls")
+    nestedCalls: Any = Field(default=None, description="pi 1.5: calls the tool made to other tools")
+    durationMs: float | None = None
 
 
 class BashExecutionMessage(_Open):
@@ -133,7 +215,7 @@ class CustomMessage(_Open):
 class BranchSummaryMessage(_Open):
     role: Literal["branchSummary"] = "branchSummary"
     summary: str
-    fromId: str
+    fromId: str | None
     timestamp: int
 
 
@@ -145,7 +227,8 @@ class CompactionSummaryMessage(_Open):
 
 
 AgentMessage = Annotated[
-    UserMessage
+    SystemMessage
+    | UserMessage
     | AssistantMessage
     | ToolResultMessage
     | BashExecutionMessage
@@ -154,11 +237,6 @@ AgentMessage = Annotated[
     | CompactionSummaryMessage,
     Field(discriminator="role"),
 ]
-
-ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
-THINKING_LEVELS: tuple[ThinkingLevel, ...] = get_args(ThinkingLevel)
-"""The levels in cycling order, from the one definition above."""
-
 
 # --- file lines ---------------------------------------------------------------------------
 
@@ -216,12 +294,18 @@ class CompactionFields(BaseModel):
 
 
 class CompactionEntry(_EntryBase):
+    """``firstKeptEntryId`` equal to the entry's own id keeps nothing (pi 1.5's retain-none)."""
+
     type: Literal["compaction"] = "compaction"
     summary: str
     firstKeptEntryId: str
     tokensBefore: int
     details: Any = None
     fromHook: bool | None = None
+    usage: Usage | None = Field(default=None, description="pi 1.5: usage of the summary's model calls")
+    systemMessage: SystemMessage | None = Field(
+        default=None, description="pi 1.5: the system prompt and tools at this point; it leads the context"
+    )
 
 
 class BranchSummaryEntry(_EntryBase):
@@ -230,6 +314,7 @@ class BranchSummaryEntry(_EntryBase):
     summary: str
     details: Any = None
     fromHook: bool | None = None
+    usage: Usage | None = Field(default=None, description="pi 1.5: usage of the summary's model call")
 
 
 class CustomEntry(_EntryBase):
@@ -244,6 +329,32 @@ class CustomMessageEntry(_EntryBase):
     content: str | list[UserContent]
     display: bool | None = Field(default=None, description="absent means shown (true)")
     details: Any = None
+
+
+class UsageEntry(_EntryBase):
+    """pi 1.5: model usage outside the conversation (cache warming...), counted in the
+    session's totals and never part of the context. Unknown ``kind`` values are usage too."""
+
+    type: Literal["usage"] = "usage"
+    kind: str
+    provider: str
+    model: str
+    usage: Usage
+    note: str | None = None
+
+
+class ContextReplacement(_Open):
+    content: str | list[UserContent | ThinkingContent | ToolCall]
+
+
+class ContextEditEntry(_EntryBase):
+    """pi 1.5: a later change to what an earlier entry gives the model's context: a null
+    ``replacement`` leaves it out, else its content is replaced (role and fields kept). The
+    latest edit of an entry on the current branch wins; the entry itself never changes."""
+
+    type: Literal["context_edit"] = "context_edit"
+    targetId: str
+    replacement: ContextReplacement | None
 
 
 class LabelEntry(_EntryBase):
@@ -280,6 +391,8 @@ KnownEntry = Annotated[
     | BranchSummaryEntry
     | CustomEntry
     | CustomMessageEntry
+    | UsageEntry
+    | ContextEditEntry
     | LabelEntry
     | SessionInfoEntry
     | TtsrInjectionEntry

@@ -27,6 +27,9 @@ PROVIDER_ERROR = -32008
 CANCELLED = -32009
 NOT_AVAILABLE = -32010
 NOTHING_TO_COMPACT = -32011
+CHECKPOINT_FAILED = -32012
+NO_CHECKPOINT = -32013
+RESTORE_CONFLICT = -32014
 
 
 class ErrorCode(NamedTuple):
@@ -73,5 +76,15 @@ ERROR_CODES: dict[str, ErrorCode] = {
     ),
     "NOTHING_TO_COMPACT": ErrorCode(
         NOTHING_TO_COMPACT, "The branch already fits in the part compaction keeps; nothing was changed."
+    ),
+    "CHECKPOINT_FAILED": ErrorCode(
+        CHECKPOINT_FAILED, "A checkpoint or file restore failed (git, a full disk); the message says why."
+    ),
+    "NO_CHECKPOINT": ErrorCode(
+        NO_CHECKPOINT, "The entry has no workspace state (it is older than checkpoints in this session)."
+    ),
+    "RESTORE_CONFLICT": ErrorCode(
+        RESTORE_CONFLICT,
+        "Files changed since the last checkpoint by someone else; data.files lists them. Pass force to restore.",
     ),
 }

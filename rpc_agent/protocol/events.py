@@ -10,6 +10,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.checkpoints import (
+    CheckpointEvent,
+    CheckpointFailedEvent,
+    CheckpointSkippedEvent,
+    FilesRestoredEvent,
+)
 from rpc_agent.protocol.entries import AgentMessage, ThinkingLevel, Usage
 from rpc_agent.protocol.methods import CompactResult, McpStatus
 
@@ -317,6 +323,10 @@ Event = Annotated[
     | BashExecutionUpdateEvent
     | ThinkingLevelChangedEvent
     | SessionInfoChangedEvent
-    | EntryAppendedEvent,
+    | EntryAppendedEvent
+    | CheckpointEvent
+    | CheckpointFailedEvent
+    | CheckpointSkippedEvent
+    | FilesRestoredEvent,
     Field(discriminator="type"),
 ]

@@ -1,13 +1,17 @@
 """Params and results of every method."""
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from rpc_agent.protocol.base import JsonDict, Params, Result
+from rpc_agent.protocol.checkpoints import RestoreFilesResult
 from rpc_agent.protocol.entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel, Usage
 from rpc_agent.protocol.host import AcceptedCapabilities, ClientCapabilities
 from rpc_agent.protocol.sandbox import SandboxRequest, SandboxState
+from rpc_agent.protocol.stats import ContextUsage as ContextUsage
+from rpc_agent.protocol.stats import SessionStats as SessionStats
+from rpc_agent.protocol.stats import TokenTotals as TokenTotals
 
 StreamingBehavior = Literal["steer", "followUp"]
 QueueMode = Literal["all", "one-at-a-time"]
@@ -153,13 +157,26 @@ class PromptParams(Params):
     )
     maxTurns: int | None = Field(default=None, ge=1, description="stop this run after N model calls")
     maxBudgetUsd: float | None = Field(default=None, gt=0, description="stop this run once it cost this much")
+    outputSchema: dict[str, Any] | None = Field(
+        default=None,
+        description="a JSON Schema the run's final answer must match: the model answers by calling "
+        "a structured_output tool with it as input schema, re-asked a few times when the answer does "
+        "not validate; the answer comes back as structuredOutput (an invalid schema is refused)",
+    )
 
 
 class PromptResult(Result):
     queued: bool = Field(description="true when the prompt was queued (streamingBehavior) instead of run")
-    stopReason: str | None = None
+    stopReason: str | None = Field(
+        default=None,
+        description="how the run ended: stop, length, error, aborted, max_turns, max_budget, handled, "
+        "or invalid_output (an outputSchema run that never produced a matching answer)",
+    )
     messages: list[AgentMessage] = Field(default_factory=list, description="messages the run added")
     errorMessage: str | None = None
+    structuredOutput: Any = Field(
+        default=None, description="with outputSchema: the final answer, valid against the schema"
+    )
 
 
 class QueueParams(Params):
@@ -200,26 +217,6 @@ class EntriesResult(Result):
 
 class LastAssistantTextResult(Result):
     text: str | None
-
-
-class TokenTotals(Result):
-    input: int
-    output: int
-    cacheRead: int
-    cacheWrite: int
-    total: int
-
-
-class SessionStats(Result):
-    sessionFile: str | None
-    sessionId: str
-    userMessages: int
-    assistantMessages: int
-    toolCalls: int
-    toolResults: int
-    totalMessages: int
-    tokens: TokenTotals
-    cost: float
 
 
 # --- the tree ------------------------------------------------------------------------------
@@ -285,6 +282,10 @@ class TreeResult(Result):
     cursor: int | None = Field(
         default=None, description="pass as since to get only what changed after this result"
     )
+    filesChanged: dict[str, int] | None = Field(
+        default=None,
+        description="entry id -> how many files its checkpoint changed (entries that changed none are left out)",
+    )
 
 
 class NavigateTreeParams(Params):
@@ -293,6 +294,8 @@ class NavigateTreeParams(Params):
     customInstructions: str | None = None
     replaceInstructions: bool = False
     label: str | None = None
+    restoreFiles: bool = Field(default=False, description="make the working directory the target's state")
+    force: bool = Field(default=False, description="with restoreFiles: overwrite files someone else changed")
 
 
 class NavigateTreeResult(Result):
@@ -300,6 +303,7 @@ class NavigateTreeResult(Result):
     editorText: str | None = Field(default=None, description="text of the selected user message, to edit")
     leafId: str | None
     summaryEntryId: str | None = None
+    restore: RestoreFilesResult | None = Field(default=None, description="what restoreFiles changed")
 
 
 class SetLabelParams(Params):
@@ -338,6 +342,7 @@ class SessionChangeResult(Result):
     sessionId: str
     sessionFile: str | None
     leafId: str | None
+    restore: RestoreFilesResult | None = Field(default=None, description="what restoreFiles changed")
 
 
 class ListSessionsParams(Params):
@@ -369,6 +374,13 @@ class ListSessionsResult(Result):
 
 class ForkParams(Params):
     entryId: str = Field(description="a user message; the new session ends just before it")
+    restoreFiles: bool = Field(default=False, description="make the working directory that message's state")
+    force: bool = Field(default=False, description="with restoreFiles: overwrite files someone else changed")
+
+
+class CloneParams(Params):
+    restoreFiles: bool = Field(default=False, description="make the working directory the leaf's state")
+    force: bool = Field(default=False, description="with restoreFiles: overwrite files someone else changed")
 
 
 class ForkResult(SessionChangeResult):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from rpc_agent.protocol import checkpoints as c
 from rpc_agent.protocol import finding as f
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
@@ -152,7 +153,7 @@ METHODS: tuple[Method, ...] = (
         "delete_session",
         f.DeleteSessionParams,
         f.DeleteSessionResult,
-        "Delete a session file and the stored images only it used; refuses the live session, one another process has open, and any file that is not a session of this agent's session folders.",
+        "Delete a session file, its file checkpoints and the stored images only it used; refuses the live session, one another process has open, and any file that is not a session of this agent's session folders.",
     ),
     Method(
         "fork",
@@ -162,7 +163,7 @@ METHODS: tuple[Method, ...] = (
     ),
     Method(
         "clone",
-        None,
+        m.CloneParams,
         m.SessionChangeResult,
         "New session file holding the current branch.",
     ),
@@ -267,6 +268,19 @@ METHODS: tuple[Method, ...] = (
         m.ExportHtmlParams,
         m.ExportHtmlResult,
         "Write the whole session tree as one self-contained HTML page; returns its path.",
+    ),
+    Method(
+        "restore_files",
+        c.RestoreFilesParams,
+        c.RestoreFilesResult,
+        "Make some or all files what they were at an entry (or a checkpoint) without moving the leaf; "
+        "refused with the list of files someone else changed unless force; dryRun writes nothing.",
+    ),
+    Method(
+        "get_file_changes",
+        c.GetFileChangesParams,
+        c.FileChangesResult,
+        "The files an entry changed (against its parent's state, or since another entry), with unified diffs.",
     ),
     Method(
         "mcp_servers",

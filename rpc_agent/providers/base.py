@@ -117,6 +117,9 @@ class ProviderRequest:
     max_tokens: int | None = None
     purpose: Literal["turn", "summary"] = "turn"
     """Summaries (compaction, branch summary) use the same call with no tools."""
+    tool_choice: str | None = None
+    """A tool the model must call in this answer; a provider that cannot force it (or not
+    with thinking on) lets the model choose."""
 
 
 class Provider(Protocol):

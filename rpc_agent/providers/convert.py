@@ -17,6 +17,13 @@ The request this builds is always valid, whatever the stored history looks like:
   message (the API would take it as a prefill);
 - text blocks are never empty or whitespace-only.
 
+System messages (pi 1.5 stores the system prompt and tool set as ``role: "system"``
+messages) never become turns. As pi-ai does for Claude models, which take no system
+messages mid-conversation, they are folded into the request's one ``system`` prompt: the agent's
+own prompt and tools stand where pi would declare its live prompt sections and tools over the
+stored ones, and the ``content`` of each stored system message (instructions added from that
+point on, which pi's replay keeps) follows it.
+
 Thinking blocks of the same model go back verbatim with their signature (redacted thinking as
 ``redacted_thinking`` with its data). A thinking block without a signature (a stream cut
 before the signature arrived), or one written by another model or provider (its signature
@@ -218,7 +225,8 @@ def _items(messages: Sequence[JsonDict], model_id: str) -> list[_Item]:
         elif role == "compactionSummary":
             text = summary_text(COMPACTION_SUMMARY_PREAMBLE, str(message.get("summary") or ""))
             items.append(_Item("user", [{"type": "text", "text": _clean(text)}]))
-        # Unknown roles never reach the model.
+        # System messages are folded into the system prompt (``system_text``); unknown roles
+        # never reach the model.
     return items
 
 
@@ -353,6 +361,32 @@ def convert_system(system_prompt: str, *, cache: bool = True) -> list[JsonDict] 
     return [block]
 
 
+def _content_text(content: Any) -> str:
+    """pi-ai's ``contentText``: a string as it is, the text blocks of a list joined by newlines."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        str(block.get("text") or "")
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
+
+
+def system_text(system_prompt: str, messages: Sequence[JsonDict]) -> str:
+    """The request's system prompt: the agent's own, then the instructions the context's
+    system messages add (see the module docstring), separated by blank lines as pi-ai's
+    replay joins them."""
+    parts = [system_prompt] if system_prompt else []
+    for message in messages:
+        if message.get("role") == "system":
+            text = _content_text(message.get("content"))
+            if text:
+                parts.append(text)
+    return "\n\n".join(parts)
+
+
 def convert_tools(tools: Iterable[ToolSpec]) -> list[JsonDict]:
     converted: list[JsonDict] = []
     for tool in tools:
@@ -381,10 +415,21 @@ def build_params(request: ProviderRequest, *, cache: bool = True) -> JsonDict:
         "max_tokens": max_tokens,
         "messages": convert_messages(request.messages, model_id=model.id, cache=cache),
     }
-    system = convert_system(request.system_prompt, cache=cache)
+    system = convert_system(system_text(request.system_prompt, request.messages), cache=cache)
     if system:
         params["system"] = system
     if request.tools:
         params["tools"] = convert_tools(request.tools)
     params.update(thinking)
+    forced = request.tool_choice
+    if forced and any(tool.name == forced for tool in request.tools) and not _thinks(params):
+        params["tool_choice"] = {"type": "tool", "name": forced}
     return params
+
+
+def _thinks(params: JsonDict) -> bool:
+    """Whether the call may think: the API refuses a forced tool_choice with thinking on."""
+    thinking = params.get("thinking")
+    if thinking is not None:
+        return bool(thinking.get("type") != "disabled")
+    return "output_config" in params  # adaptive models think unless told not to

@@ -38,9 +38,11 @@ THINKING_BUDGETS: dict[str, int] = {
     "medium": 10240,
     "high": 32000,
     "xhigh": 64000,
+    "max": 128000,
 }
 """Budget tokens per level for ``budget`` models; also the extra room added to max_tokens for
-``adaptive`` ones (where max_tokens covers thinking and answer together)."""
+``adaptive`` ones (where max_tokens covers thinking and answer together). ``max`` asks for as
+much as the model's output allows (the budget is capped by it, leaving room for an answer)."""
 
 MIN_THINKING_BUDGET = 1024
 MIN_ANSWER_TOKENS = 1024
@@ -52,7 +54,10 @@ _EFFORT_OF_LEVEL: dict[str, str] = {
     "low": "low",
     "medium": "medium",
     "high": "high",
+    "max": "max",
 }
+"""Effort per level for ``adaptive`` models; ``max`` is an effort every adaptive Claude model
+takes (pi-ai maps it so too), ``xhigh`` is the model's own (see ``ModelSpec.xhigh_effort``)."""
 
 
 def _prices(inp: float, out: float) -> dict[str, float]:

@@ -21,6 +21,7 @@ from rpc_agent.agent.workspace import check_directories
 from rpc_agent.errors import AgentError
 from rpc_agent.mcp import McpManager, from_wire
 from rpc_agent.protocol import PROTOCOL_VERSION
+from rpc_agent.protocol import checkpoints as c
 from rpc_agent.protocol import finding as f
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
@@ -144,10 +145,10 @@ class Methods:
 
     def initialize(self, params: m.InitializeParams | None) -> m.InitializeResult:
         roots = self._roots(params.additionalDirectories if params else None)
+        if params is not None and params.sandbox is not None:  # may refuse: before any change
+            self.agent.set_sandbox(params.sandbox.mode, params.sandbox.network)
         if roots is not None:
             self.agent.settings.additional_directories = roots
-        if params is not None and params.sandbox is not None:
-            self.agent.set_sandbox(params.sandbox.mode, params.sandbox.network)
         if params is not None and params.mcpServers is not None and self.mcp is not None:
             self.mcp.update_client_servers(from_wire(params.mcpServers))
         return m.InitializeResult(
@@ -203,6 +204,7 @@ class Methods:
             p.streamingBehavior,
             max_turns=p.maxTurns,
             max_budget_usd=p.maxBudgetUsd,
+            output_schema=p.outputSchema,
             ticket=ticket,
         )
 
@@ -239,9 +241,16 @@ class Methods:
                 root=p.rootId, max_depth=p.maxDepth, keep=p.filter, since=p.since, columns=columns
             ),
         )
+        changed = self.agent.checkpoints.files_changed_map()
         if columns:
-            return {"leafId": leaf, "nodes": [], "columns": RawJson(nodes), "cursor": cursor}
-        return {"leafId": leaf, "nodes": RawJson(nodes), "cursor": cursor}
+            return {
+                "leafId": leaf,
+                "nodes": [],
+                "columns": RawJson(nodes),
+                "cursor": cursor,
+                "filesChanged": changed,
+            }
+        return {"leafId": leaf, "nodes": RawJson(nodes), "cursor": cursor, "filesChanged": changed}
 
     async def navigate_tree(self, p: m.NavigateTreeParams) -> m.NavigateTreeResult:
         return await self.agent.navigate_tree(p)
@@ -325,10 +334,17 @@ class Methods:
         )
 
     async def fork(self, p: m.ForkParams) -> m.ForkResult:
-        return await self.agent.fork(p.entryId)
+        return await self.agent.fork(p.entryId, restore_files=p.restoreFiles, force=p.force)
 
-    async def clone(self, _p: Empty | None) -> m.SessionChangeResult:
-        return await self.agent.clone()
+    async def clone(self, p: m.CloneParams | None) -> m.SessionChangeResult:
+        p = p or m.CloneParams()
+        return await self.agent.clone(restore_files=p.restoreFiles, force=p.force)
+
+    async def restore_files(self, p: c.RestoreFilesParams) -> c.RestoreFilesResult:
+        return await self.agent.restore_files(p)
+
+    async def get_file_changes(self, p: c.GetFileChangesParams) -> c.FileChangesResult:
+        return await self.agent.file_changes(p.entryId, p.since)
 
     async def set_session_name(self, p: m.SetSessionNameParams) -> Ok:
         await self.agent.set_session_name(p.name)

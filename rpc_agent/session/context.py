@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.session.projection import apply_edit, edit_of, is_system_message_entry, normalized
 
 
 @dataclass(slots=True)
@@ -26,6 +27,8 @@ class SessionContext:
     messages: list[JsonDict] = field(default_factory=list)
     thinkingLevel: str = "off"
     model: ModelRef | None = None
+    thinkingLevelRecorded: bool = False
+    """Whether the path holds a ``thinking_level_change`` (else ``thinkingLevel`` is the default)."""
 
 
 def iso_to_ms(timestamp: Any) -> int:
@@ -74,12 +77,13 @@ def entry_to_message(entry: JsonDict) -> JsonDict | None:
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message")
-        return message if isinstance(message, dict) else None
+        return normalized(message) if isinstance(message, dict) else None
     if kind == "custom_message":
+        content = entry.get("content")
         message = {
             "role": "custom",
             "customType": entry.get("customType", ""),
-            "content": entry.get("content", ""),
+            "content": [] if content is None else content,  # as pi: ``content ?? []``
             "timestamp": iso_to_ms(entry.get("timestamp")),
         }
         if "display" in entry:  # as pi: a missing ``display`` stays missing (and means shown)
@@ -139,6 +143,7 @@ def build_session_context(
     level: str | None = None
     model: ModelRef | None = None
     compaction_at = -1
+    edits: list[int] = []
     for index, entry in enumerate(backwards):
         kind = entry.get("type")
         if kind == "message":
@@ -158,29 +163,53 @@ def build_session_context(
                     model = ModelRef(provider, model_id)
                 elif isinstance(entry.get("model"), str) and entry.get("role", "default") == "default":
                     model = parse_model_string(entry["model"])
-        elif kind == "compaction" and compaction_at < 0:
-            compaction_at = index
+        elif kind == "compaction":
+            if compaction_at < 0:
+                compaction_at = index
+        elif kind == "context_edit":
+            edits.append(index)
     if level is not None:
         context.thinkingLevel = level
+        context.thinkingLevelRecorded = True
     context.model = model
 
+    # pi's buildContextEntries: without a compaction, the whole path; with one, the
+    # compaction, then the kept entries from its firstKeptEntryId (none when that id is not
+    # on the path, or is the compaction's own: retain-none), then everything after it.
+    kept_at = -1
+    if compaction_at >= 0:
+        first_kept = backwards[compaction_at].get("firstKeptEntryId")
+        for index in range(compaction_at + 1, len(backwards)):
+            if backwards[index].get("id") == first_kept:
+                kept_at = index
+                break
+    project = _Projection(take, full, _latest_edits(backwards, edits, compaction_at, kept_at))
     messages = context.messages
     if compaction_at < 0:
-        _extend(messages, backwards, len(backwards) - 1, -1, take)
+        project.extend(messages, backwards, len(backwards) - 1, -1)
         return context
-    compaction = backwards[compaction_at]
-    summary: JsonDict = {"role": "compactionSummary", "summary": compaction.get("summary", "")}
-    if "tokensBefore" in compaction:  # reported as stored: no invented 0
-        summary["tokensBefore"] = compaction["tokensBefore"]
-    summary["timestamp"] = iso_to_ms(compaction.get("timestamp"))
-    messages.append(summary)
-    first_kept = compaction.get("firstKeptEntryId")
-    for index in range(compaction_at + 1, len(backwards)):
-        if backwards[index].get("id") == first_kept:
-            _extend(messages, backwards, index, compaction_at, take)
-            break
-    _extend(messages, backwards, compaction_at - 1, -1, take)
+    project.compaction(messages, backwards[compaction_at])
+    if kept_at >= 0:
+        # The compaction's checkpoint stands for the system messages before it.
+        project.extend(messages, backwards, kept_at, compaction_at, drop_system=True)
+    project.extend(messages, backwards, compaction_at - 1, -1)
     return context
+
+
+def _latest_edits(
+    backwards: list[JsonDict], edits: list[int], compaction_at: int, kept_at: int
+) -> dict[str, Any]:
+    """The replacement of each edited entry: the latest ``context_edit`` naming it among the
+    entries that make up the context (an edit summarised away by a compaction no longer
+    applies). ``edits`` are positions in ``backwards``, latest first."""
+    latest: dict[str, Any] = {}
+    for index in edits:
+        if compaction_at >= 0 and index > compaction_at and index > kept_at:
+            continue
+        found = edit_of(backwards[index])
+        if found is not None and found[0] not in latest:
+            latest[found[0]] = found[1]
+    return latest
 
 
 def _walk_to_root(by_id: Mapping[str, JsonDict], leaf: JsonDict) -> list[JsonDict]:
@@ -215,28 +244,69 @@ def _dict_or_none(message: Any) -> JsonDict | None:
     return message if isinstance(message, dict) else None
 
 
-def _extend(
-    messages: list[JsonDict],
-    backwards: list[JsonDict],
-    start: int,
-    stop: int,
-    take: Callable[[JsonDict], Any],
-) -> None:
-    """Messages of ``backwards[start]`` down to ``backwards[stop + 1]`` (root-to-leaf order)."""
-    append = messages.append
-    for index in range(start, stop, -1):
-        entry = backwards[index]
+class _Projection:
+    """Turns the entries of the context into messages (pi's projectContextEntry)."""
+
+    __slots__ = ("edits", "full", "take")
+
+    def __init__(
+        self, take: Callable[[JsonDict], Any], full: Callable[[JsonDict], JsonDict], edits: dict[str, Any]
+    ) -> None:
+        self.take = take
+        self.full = full
+        self.edits = edits
+
+    def compaction(self, messages: list[JsonDict], compaction: JsonDict) -> None:
+        """The latest compaction's contribution: its saved system checkpoint, then its summary."""
+        produced: list[JsonDict] = []
+        checkpoint = compaction.get("systemMessage")
+        if isinstance(checkpoint, dict):
+            produced.append(checkpoint)
+        summary: JsonDict = {"role": "compactionSummary", "summary": compaction.get("summary", "")}
+        if "tokensBefore" in compaction:  # reported as stored: no invented 0
+            summary["tokensBefore"] = compaction["tokensBefore"]
+        summary["timestamp"] = iso_to_ms(compaction.get("timestamp"))
+        produced.append(summary)
+        if self.edits and compaction.get("id") in self.edits:
+            produced = apply_edit(produced, self.edits[compaction["id"]])
+        messages.extend(produced)
+
+    def extend(
+        self,
+        messages: list[JsonDict],
+        backwards: list[JsonDict],
+        start: int,
+        stop: int,
+        *,
+        drop_system: bool = False,
+    ) -> None:
+        """Messages of ``backwards[start]`` down to ``backwards[stop + 1]`` (root-to-leaf order)."""
+        append, take, edits = messages.append, self.take, self.edits
+        for index in range(start, stop, -1):
+            entry = backwards[index]
+            if entry.get("type") == "message":
+                if drop_system and is_system_message_entry(self.full(entry)):
+                    continue
+                if edits and entry.get("id") in edits:
+                    messages.extend(self._edited(entry))
+                    continue
+                message = take(entry)
+                if message is None:
+                    continue
+                append(normalized(message) if message.__class__ is dict else message)
+            else:
+                if edits and entry.get("id") in edits:
+                    messages.extend(self._edited(entry))
+                    continue
+                message = entry_to_message(entry)
+                if message is not None:
+                    append(message)
+
+    def _edited(self, entry: JsonDict) -> list[JsonDict]:
         if entry.get("type") == "message":
-            message = take(entry)
-            if message is not None:
-                append(message)
+            stored = self.full(entry).get("message")
+            produced = [normalized(stored)] if isinstance(stored, dict) else []
         else:
             message = entry_to_message(entry)
-            if message is not None:
-                append(message)
-
-
-def _append(messages: list[JsonDict], entry: JsonDict) -> None:
-    message = entry_to_message(entry)
-    if message is not None:
-        messages.append(message)
+            produced = [] if message is None else [message]
+        return apply_edit(produced, self.edits[entry["id"]])

@@ -12,6 +12,8 @@ that would not parse is found here, at open, and never sent on as JSON.
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 import orjson
 
@@ -34,6 +36,24 @@ class _Head(msgspec.Struct):
 
 
 _decode_head = msgspec.json.Decoder(_Head).decode
+
+_CONTENT_KEY = b'"content"'
+_NULL_CONTENT = re.compile(rb'"content"\s*:\s*null')
+
+
+def _content_may_be_absent(line: bytes) -> bool:
+    """Whether the message of ``line`` may have a null or missing ``content``, which pi
+    normalises (so the line is parsed, never sent on as stored).
+
+    Looks at the first ``"content"`` key of the line (a message's own comes before anything
+    nested in it as pi writes them) and the few bytes after it, so that a long line is not
+    scanned to its end: yes when the line has no such key, or when its value is ``null``. A
+    line it says yes for wrongly is only parsed the ordinary way.
+    """
+    at = line.find(_CONTENT_KEY, 0, 1024)
+    if at < 0:
+        return _CONTENT_KEY not in line
+    return line.find(b"null", at, at + 24) >= 0 and _NULL_CONTENT.match(line, at) is not None
 
 
 class StoredMessage:
@@ -87,8 +107,9 @@ class StoredLines:
 def stub_of(line: bytes) -> tuple[JsonDict, msgspec.Raw] | None:
     """The index fields of a well-formed message line and its stored bytes, else None.
 
-    None means "parse this line the ordinary way": not a message, a message with odd fields,
-    blob references, or bytes that are not JSON (which the ordinary way reports).
+    None means "parse this line the ordinary way": not a message, a message with odd fields
+    or a content to normalise, blob references, or bytes that are not JSON (which the
+    ordinary way reports).
     """
     try:
         head = _decode_head(line)
@@ -96,6 +117,8 @@ def stub_of(line: bytes) -> tuple[JsonDict, msgspec.Raw] | None:
         return None
     message = head.message
     if head.type != "message" or memoryview(message)[0] != 0x7B:  # "{": an object
+        return None
+    if _content_may_be_absent(line):
         return None
     stub = {"type": "message", "id": head.id, "parentId": head.parentId, "timestamp": head.timestamp}
     return stub, message

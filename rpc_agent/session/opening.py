@@ -9,6 +9,7 @@ strings, which the collector does not track, so a long file adds almost nothing 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +52,19 @@ def new_header(cwd: str, parent_session: str | None) -> JsonDict:
     if parent_session is not None:
         header["parentSession"] = parent_session
     return header
+
+
+_NAMED_ID = re.compile(r"_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$")
+
+
+def id_in_name(name: str) -> str | None:
+    """The session id a pi-style file name (``<timestamp>_<id>.jsonl``) carries, if any.
+
+    A session created at a path chosen beforehand (``rpc-agent batch`` names each task's file
+    before the run, to report it even when the run crashes) takes that id, so that its name
+    and its header agree as in every file the store names itself."""
+    found = _NAMED_ID.search(name)
+    return found.group(1) if found else None
 
 
 def blob_folder(session_dir: Path, home: Path | None) -> Path:
@@ -114,6 +128,7 @@ def _open_locked(
             raise SessionNotFoundError(path)
         files.clear_blank_file(path)
         header = new_header(cwd or os.getcwd(), None)
+        header["id"] = id_in_name(path.name) or header["id"]
         return fresh(header["cwd"], folder, path, header, home, lock=lock)
     blobs = BlobStore(blob_folder(folder, home))
     files.repair_tail(path, raw)

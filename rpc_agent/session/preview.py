@@ -74,8 +74,16 @@ def preview_of(entry: JsonDict) -> tuple[str | None, str]:
             text = f"{message.get('toolName')}: {head_text(message.get('content'))}"
         elif role == "bashExecution":
             text = f"$ {message.get('command')}"
+        elif role == "system":
+            text = _system_text(message)
         else:
             text = head_text(message.get("content"))
+    elif kind == "context_edit":
+        text = f"{'edit' if isinstance(entry.get('replacement'), dict) else 'omit'} {entry.get('targetId')}"
+    elif kind == "usage":
+        usage = entry.get("usage")
+        tokens = usage.get("totalTokens") if isinstance(usage, dict) else None
+        text = f"{entry.get('kind')}: {tokens} tokens"
     elif kind in ("branch_summary", "compaction"):
         text = str(entry.get("summary", ""))[: PREVIEW_CHARS * 4]
     elif kind == "custom_message":
@@ -97,6 +105,24 @@ def preview_of(entry: JsonDict) -> tuple[str | None, str]:
     # Only the head matters: folding whitespace of a 50 KB tool output for 200 characters
     # would make get_tree on a big session pay for every byte of it.
     return role, one_line(text)
+
+
+def _system_text(message: JsonDict) -> str:
+    """A pi 1.5 system message: its added instructions, else what it changes (the sections set
+    or removed, the tools added or removed)."""
+    text = head_text(message.get("content"))
+    if text:
+        return text
+    sections = message.get("sections")
+    names = (
+        [name if value is not None else f"-{name}" for name, value in sections.items()]
+        if isinstance(sections, dict)
+        else []
+    )
+    tools = [f"+{t.get('name')}" for t in message.get("toolsAdded") or [] if isinstance(t, dict)]
+    tools += [f"-{t.get('name')}" for t in message.get("toolsRemoved") or [] if isinstance(t, dict)]
+    parts = [f"sections {', '.join(names)}" if names else "", f"tools {' '.join(tools)}" if tools else ""]
+    return "; ".join(part for part in parts if part)
 
 
 class _Block(msgspec.Struct):
@@ -138,6 +164,8 @@ def preview_of_stored(message: Any) -> tuple[str | None, str] | None:
     except msgspec.DecodeError:
         return None
     role, content = head.role, head.content
+    if role == "system":  # rare: its sections and tools need the whole message
+        return None
     if role == "assistant":
         blocks = content if isinstance(content, list) else []
         text = _blocks_text(blocks) or ", ".join(f"{b.name}(...)" for b in blocks if b.type == "toolCall")

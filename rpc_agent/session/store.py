@@ -39,6 +39,7 @@ from rpc_agent.session.index import (
     is_leaf_marker,
     new_entry_id,
 )
+from rpc_agent.session.projection import with_system_checkpoint
 from rpc_agent.session.tree import SessionTree, TreeNode
 from rpc_agent.session.view import SessionView
 from rpc_agent.session.writer import WriteChain
@@ -238,14 +239,12 @@ class SessionManager(SessionView):
         tokens_before: int,
         details: Any = None,
         from_hook: bool | None = None,
+        usage: JsonDict | None = None,
     ) -> PendingAppend:
-        required = {
-            "type": "compaction",
-            "summary": summary,
-            "firstKeptEntryId": first_kept_entry_id,
-            "tokensBefore": tokens_before,
-        }
-        return self._append(_fields(required, {"details": details, "fromHook": from_hook}))
+        required = {"type": "compaction", "summary": summary, "firstKeptEntryId": first_kept_entry_id}
+        optional = {"details": details, "usage": usage, "fromHook": from_hook}
+        fields = _fields({**required, "tokensBefore": tokens_before}, optional)
+        return self._append(with_system_checkpoint(fields, self.build_session_context().messages))
 
     def append_custom_entry(self, custom_type: str, data: Any = None) -> PendingAppend:
         return self._append(_fields({"type": "custom", "customType": custom_type}, {"data": data}))
@@ -303,6 +302,7 @@ class SessionManager(SessionView):
         summary: str,
         details: Any = None,
         from_hook: bool | None = None,
+        usage: JsonDict | None = None,
     ) -> PendingAppend:
         """Move the leaf to ``entry_id`` (None: the root) and add a summary of the branch left."""
         if entry_id is not None:
@@ -314,7 +314,7 @@ class SessionManager(SessionView):
             "fromId": entry_id if entry_id is not None else "root",
             "summary": summary,
         }
-        return self._append(_fields(required, {"details": details, "fromHook": from_hook}))
+        return self._append(_fields(required, {"details": details, "usage": usage, "fromHook": from_hook}))
 
     # --- new files from this one --------------------------------------------------------
 

@@ -187,7 +187,7 @@ class SessionView:
         """
         cached = self._cached_context()
         return SessionContext(
-            messages=list(cached.messages), thinkingLevel=cached.thinkingLevel, model=cached.model
+            list(cached.messages), cached.thinkingLevel, cached.model, cached.thinkingLevelRecorded
         )
 
     def _key(self) -> tuple[str | None, int]:
@@ -236,7 +236,7 @@ class SessionView:
     def context_settings(self) -> SessionContext:
         """Thinking level and model of the current leaf (``messages`` is empty)."""
         cached = self._fresh() or self._reader_context()
-        return SessionContext(thinkingLevel=cached.thinkingLevel, model=cached.model)
+        return SessionContext([], cached.thinkingLevel, cached.model, cached.thinkingLevelRecorded)
 
     def warm_up(self, background: Background | None = None) -> None:
         """Walk the current path once for what every ``get_state`` asks (in a worker thread,

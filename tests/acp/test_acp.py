@@ -72,6 +72,8 @@ async def test_prompt_asks_before_bash_and_runs_it_when_allowed(world: AcpWorld)
             "tree",
             "compact",
             "fork",
+            "rewind",
+            "changes",
             "name",
             "label",
             "mcp",

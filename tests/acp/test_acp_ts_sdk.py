@@ -1,7 +1,7 @@
 """``rpc-agent --acp`` driven by the official TypeScript SDK 2.4.0 (``tests/acp/ts/harness.mjs``),
 which parses everything the agent sends with the current stable schema: request cancellation
-with the SDK's own ``cancellationSignal``, ``logout``, ``usage_update``, ``session_info_update``
-and ``additionalDirectories``, as a current editor sees them.
+with the SDK's own ``cancellationSignal``, ``logout``, ``usage_update``, ``session_info_update``,
+``additionalDirectories`` and ``session/delete``, as a current editor sees them.
 
 Skipped, with the command to run, when the SDK is not installed (``.ci/run`` installs it).
 """
@@ -21,7 +21,7 @@ from acp_schema import SDK_DIR
 HARNESS = Path(__file__).parent / "ts" / "harness.mjs"
 
 
-def test_a_current_editor_cancels_logs_out_and_sees_usage_titles_and_roots(tmp_path: Path) -> None:
+def test_a_current_editor_cancels_deletes_logs_out_and_sees_usage_titles_and_roots(tmp_path: Path) -> None:
     node = shutil.which("node")
     if node is None or not SDK_DIR.is_dir():
         pytest.skip("the ACP TypeScript SDK is not installed: run `npm ci` in tests/acp/ts")
@@ -64,6 +64,11 @@ def test_a_current_editor_cancels_logs_out_and_sees_usage_titles_and_roots(tmp_p
         str(extra),
         [str(extra)],
     )
+    assert init["agentCapabilities"]["sessionCapabilities"]["delete"] == {}
+    assert report["deleteOpen"] == {"code": -32600}  # open on this connection: close it first
+    assert report["deleted"] == {}
+    assert report["listAfterDelete"] == [report["sessionId"]]
+    assert not [path for path in home.rglob("*.jsonl") if report["deletedId"] in path.name]
     assert report["logout"] == {
         "_meta": {"rpc-agent": {"removedStoredKey": False, "keyInEnvironment": False}}
     }

@@ -12,7 +12,9 @@ import orjson
 import pytest
 
 from child_python import modules_loaded_by
-from rpc_agent_client import RpcAgentClient, RpcCallError
+from pi15_lines import CONTEXT_ROLES, pi15_session
+from pi_lines import write_jsonl
+from rpc_agent_client import RpcAgentClient, RpcCallError, types
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "protocol" / "schema.json"
@@ -96,3 +98,26 @@ async def test_lines_cut_anywhere_by_the_pipe_arrive_whole_and_in_order() -> Non
     assert [event["n"] for event in received] == [1, 2, 3, 4]
     assert received[2]["text"] == "y" * (2 << 20)
     assert client.protocol_errors == [b"not json", b'{"unterminated"']
+
+
+@pytest.mark.anyio
+async def test_the_typed_client_reads_a_pi_1_5_session(tmp_path: Path, agent_home: Path) -> None:
+    # pi 1.5.2's files hold system messages, usage and context_edit entries and thinking level
+    # max: every typed call that returns them validates.
+    path = tmp_path / "pi15.jsonl"
+    write_jsonl(path, pi15_session(str(tmp_path)))
+    async with RpcAgentClient.spawn("--provider", "faux", "--session", str(path), cwd=tmp_path) as client:
+        assert (await client.initialize()).state.thinkingLevel == "max"
+        assert (await client.get_state()).thinkingLevel == "max"
+        messages = (await client.get_messages()).messages
+        assert [message.role for message in messages] == CONTEXT_ROLES
+        assert isinstance(messages[0], types.SystemMessage)
+        assert messages[0].sections == {
+            "preamble": "You are an expert coding assistant.",
+            "cwd": f"Current directory: {tmp_path}/sub",
+        }
+        entries = (await client.get_entries()).entries
+        assert {entry["type"] for entry in entries} >= {"usage", "context_edit", "compaction"}
+        await client.set_thinking_level("off")
+        await client.set_thinking_level("max")
+        assert (await client.get_state()).thinkingLevel == "max"

@@ -35,7 +35,8 @@ async def test_malformed_input_gets_clear_errors_and_changes_nothing(e2e: E2E) -
         assert first["result"]["stopReason"] == "stop"
         session_file = Path((await server.call("get_state"))["result"]["sessionFile"])
         entries = read_jsonl(session_file)[1:]
-        assert len(entries) == 2
+        # A new session's model and thinking level (as pi writes them), the prompt, the answer.
+        assert [e["type"] for e in entries] == ["model_change", "thinking_level_change", "message", "message"]
 
         # Not JSON at all, and JSON cut short: parse errors with a null id.
         for line in [b"garbage", b"\x00\xff{", b'{"jsonrpc":"2.0","id":5,"method":"get_state"']:
@@ -100,7 +101,7 @@ async def test_malformed_input_gets_clear_errors_and_changes_nothing(e2e: E2E) -
             (4, "ok"),
             (5, codes.ENTRY_NOT_FOUND),
         ]
-        assert len(answers[4]["result"]["nodes"]) == 2
+        assert len(answers[4]["result"]["nodes"]) == 4  # model, thinking level, prompt, answer
         await assert_alive(server, session_file, entries)
 
         # CRLF line ends are accepted; U+2028 inside a string never splits a line.
@@ -109,7 +110,7 @@ async def test_malformed_input_gets_clear_errors_and_changes_nothing(e2e: E2E) -
         answer = await server.call("prompt", {"message": "line\u2028separator\u2029here"})
         assert answer["result"]["messages"][0]["content"] == "line\u2028separator\u2029here"
         entries = read_jsonl(session_file)[1:]
-        assert len(entries) == 4
+        assert len(entries) == 6
 
         assert await server.close_and_wait() == 0
     # Everything on stdout was a JSON-RPC line.

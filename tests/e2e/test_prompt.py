@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from e2e.conftest import E2E, event_types, expect_error, header_and_entries, messages_of, text_of
+from e2e.conftest import (
+    CHECKPOINT_EVENTS,
+    E2E,
+    event_types,
+    expect_error,
+    header_and_entries,
+    messages_of,
+    text_of,
+)
 from rpc_agent.server import errors as codes
 from rpc_agent.server.methods import Methods
 
@@ -63,7 +71,7 @@ async def test_prompt_resolves_with_the_run_and_streams_events_in_order(e2e: E2E
         assert [b["type"] for b in assistant["content"]] == ["thinking", "text"]
         assert assistant["usage"]["input"] > 0
 
-        events = client.events_seen
+        events = [e for e in client.events_seen if e["type"] not in CHECKPOINT_EVENTS]
         types = event_types(events)
         first_update = types.index("message_update")
         last_update = len(types) - 1 - types[::-1].index("message_update")
@@ -105,7 +113,15 @@ async def test_prompt_resolves_with_the_run_and_streams_events_in_order(e2e: E2E
         assert header["cwd"] == str(e2e.cwd)
         stored = messages_of(entries)
         assert [e["id"] for e in stored] == [user_end["entryId"], assistant_end["entryId"]]
-        assert stored[0]["parentId"] is None
+        # Before them, as pi starts a session: its model, then its thinking level.
+        first_model, first_level = entries[0], entries[1]
+        assert (first_model["type"], first_model["parentId"], first_model["provider"]) == (
+            "model_change",
+            None,
+            "faux",
+        )
+        assert (first_level["type"], first_level["parentId"]) == ("thinking_level_change", first_model["id"])
+        assert stored[0]["parentId"] == first_level["id"]
         assert stored[1]["parentId"] == stored[0]["id"]
         assert stored[1]["message"] == assistant
         assert state.leafId == assistant_end["entryId"]

@@ -3,6 +3,7 @@ command says so, the host may let one command out, and a mode that cannot run st
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from typing import Any
@@ -155,3 +156,34 @@ async def test_initialize_asking_for_a_sandbox_that_cannot_run_is_an_error(
         )
         assert "bubblewrap is missing" in error.message
         assert (await client.call("get_state"))["sandbox"]["mode"] == "off"
+
+
+@needs_bwrap
+@pytest.mark.in_process
+async def test_workspace_write_covers_the_additional_directories(e2e: E2E) -> None:
+    extra = e2e.root / "extra"
+    extra.mkdir()
+    outside = e2e.root / "not-a-root.txt"
+    script = [bash_call(f"echo x > {extra}/in-extra.txt; echo y > {outside}"), {"text": "done"}]
+    async with e2e.server(script=script) as client:
+        await client.call(
+            "initialize", {"sandbox": {"mode": "workspace-write"}, "additionalDirectories": [str(extra)]}
+        )
+        await client.call("prompt", {"message": "go"})
+    assert (extra / "in-extra.txt").read_text() == "x\n"
+    assert not outside.exists()
+
+
+@pytest.mark.in_process
+async def test_a_refused_sandbox_leaves_the_additional_directories_as_they_were(
+    e2e: E2E, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bwrap, "unavailable_reason", lambda: "bubblewrap is missing")
+    extra = e2e.root / "extra"
+    extra.mkdir()
+    async with e2e.server() as client:
+        params = {"sandbox": {"mode": "read-only"}, "additionalDirectories": [str(extra)]}
+        await expect_error(client.call("initialize", params), codes.INVALID_PARAMS)
+        state = await client.call("get_state")
+    assert state["sandbox"]["mode"] == "off"
+    assert str(extra) not in json.dumps(state)

@@ -214,14 +214,18 @@ async def test_reopen_restores_the_leaf_after_navigation(e2e: E2E) -> None:
         assert state.sessionFile == str(session_file)
         assert state.leafId == a1
         assert context_texts(await client.call("get_messages")) == ["first", "Echo: first"]
-        await client.navigate_tree(u1)  # the root user message: an empty context
-        assert (await client.get_state()).leafId is None
+        # The first user message: an empty context, the leaf on the session's initial
+        # thinking_level_change (its parent), as in pi's files.
+        await client.navigate_tree(u1)
+        start = (await client.get_state()).leafId
+        assert start is not None
+        assert (await client.call("get_messages"))["messages"] == []
     async with e2e.server("--continue") as client:
         state = await client.get_state()
         assert state.sessionFile == str(session_file)
-        assert state.leafId is None
+        assert state.leafId == start
         assert (await client.call("get_messages"))["messages"] == []
-        assert len((await client.call("get_tree"))["nodes"]) == 4
+        assert len((await client.call("get_tree"))["nodes"]) == 6
 
 
 def v1_file(cwd: Path) -> bytes:

@@ -51,6 +51,7 @@ async def test_model_thinking_and_queue_settings(e2e: E2E) -> None:
         assert await client.call("set_thinking_level", {"level": "high"}) == {}
         assert (await client.get_state()).thinkingLevel == "high"
         assert (await client.call("cycle_thinking_level"))["level"] == "xhigh"
+        assert (await client.call("cycle_thinking_level"))["level"] == "max"
         assert (await client.call("cycle_thinking_level"))["level"] == "off"
         await expect_error(client.call("set_thinking_level", {"level": "extreme"}), codes.INVALID_PARAMS)
 
@@ -61,11 +62,15 @@ async def test_model_thinking_and_queue_settings(e2e: E2E) -> None:
             if e["type"] in ("model_change", "thinking_level_change")
         ]
         assert changes == [
+            # The first prompt's: a new session's model and thinking level, as pi writes them.
+            ("model_change", "faux-1"),
+            ("thinking_level_change", "off"),
             ("model_change", "faux-mini"),
             ("model_change", "faux-1"),
             ("model_change", "faux-mini"),
             ("thinking_level_change", "high"),
             ("thinking_level_change", "xhigh"),
+            ("thinking_level_change", "max"),
             ("thinking_level_change", "off"),
         ]
         # The next answer comes from the chosen model.

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from e2e.conftest import E2E, event_types, header_and_entries, messages_of, text_of
+from e2e.conftest import CHECKPOINT_EVENTS, E2E, event_types, header_and_entries, messages_of, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -38,14 +38,15 @@ async def test_bash_tool_round_trip(e2e: E2E) -> None:
         assert text_of(final) == "The file says hi."
         assert (e2e.cwd / "f.txt").read_text() == "hi\n"
 
-        types = event_types(client.events_seen)
+        events = [e for e in client.events_seen if e["type"] not in CHECKPOINT_EVENTS]
+        types = event_types(events)
         start = types.index("tool_execution_start")
         end = types.index("tool_execution_end")
         assert start < end
         assert set(types[start + 1 : end]) <= {"tool_execution_update"}
         assert types.count("turn_start") == 2
         assert types.index("turn_end") > end
-        start_event, end_event = client.events_seen[start], client.events_seen[end]
+        start_event, end_event = events[start], events[end]
         assert start_event["toolCallId"] == call["id"]
         assert start_event["args"] == {"command": "echo hi > f.txt && cat f.txt"}
         assert end_event["isError"] is False

@@ -41,14 +41,18 @@ async def test_tree_listing_and_navigation_rules(e2e: E2E) -> None:
 
         tree = await client.call("get_tree")
         assert tree["leafId"] == a2
-        nodes = tree["nodes"]
+        # The session starts, as pi's do, with its model and thinking level.
+        start, nodes = tree["nodes"][:2], tree["nodes"][2:]
+        assert [n["type"] for n in start] == ["model_change", "thinking_level_change"]
+        m0, t0 = start[0]["id"], start[1]["id"]
         assert [n["id"] for n in nodes] == [u1, a1, u2, a2]
-        assert [n["depth"] for n in nodes] == [0, 1, 2, 3]
+        assert [n["depth"] for n in nodes] == [2, 3, 4, 5]
         assert [n["childCount"] for n in nodes] == [1, 1, 1, 0]
-        assert [n["parentId"] for n in nodes] == [None, u1, a1, u2]
+        assert [n["parentId"] for n in nodes] == [t0, u1, a1, u2]
         assert [n["role"] for n in nodes] == ["user", "assistant", "user", "assistant"]
         assert [n["preview"] for n in nodes] == ["first", "Echo: first", "second", "Echo: second"]
         assert all(n["type"] == "message" and n["label"] is None and n["timestamp"] for n in nodes)
+        nodes = tree["nodes"]
         compact = await client.get_tree(format="columns")
         assert (compact.nodes, compact.leafId) == ([], a2)
         assert compact.columns is not None
@@ -71,14 +75,16 @@ async def test_tree_listing_and_navigation_rules(e2e: E2E) -> None:
         u2b, a2b = await prompt_ids(client, "second, differently")
         nodes = (await client.call("get_tree"))["nodes"]
         assert [(n["id"], n["depth"], n["childCount"]) for n in nodes] == [
-            (u1, 0, 1),
-            (a1, 1, 2),
-            (u2, 2, 1),
-            (a2, 3, 0),
-            (u2b, 2, 1),
-            (a2b, 3, 0),
+            (m0, 0, 1),
+            (t0, 1, 1),
+            (u1, 2, 1),
+            (a1, 3, 2),
+            (u2, 4, 1),
+            (a2, 5, 0),
+            (u2b, 4, 1),
+            (a2b, 5, 0),
         ]
-        assert nodes[4]["parentId"] == a1
+        assert nodes[6]["parentId"] == a1
 
         # Any other entry: the leaf goes to the entry itself, no editor text.
         nav = await client.navigate_tree(a2)
@@ -96,18 +102,21 @@ async def test_tree_listing_and_navigation_rules(e2e: E2E) -> None:
         assert leaf == a2
         assert not [e for e in client.events_seen[mark:] if e["type"] == "session_changed"]
 
-        # The root user message: the leaf is reset, the context is empty.
+        # The first user message: the leaf goes to the session's start, the context is empty.
         mark = len(client.events_seen)
         nav = await client.navigate_tree(u1)
-        assert (nav.editorText, nav.leafId) == ("first", None)
-        assert (await client.get_state()).leafId is None
+        assert (nav.editorText, nav.leafId) == ("first", t0)
+        assert (await client.get_state()).leafId == t0
         assert (await client.call("get_messages"))["messages"] == []
         changed = [e for e in client.events_seen[mark:] if e["type"] == "session_changed"]
-        assert changed[-1]["leafId"] is None
-        # Starting again from there makes a second root.
+        assert changed[-1]["leafId"] == t0
+        # Starting again from there makes a second branch of the start.
         u_new, _ = await prompt_ids(client, "from scratch")
-        roots = [n for n in (await client.call("get_tree"))["nodes"] if n["depth"] == 0]
-        assert [n["id"] for n in roots] == [u1, u_new]
+        under_start = [n for n in (await client.call("get_tree"))["nodes"] if n["parentId"] == t0]
+        assert [n["id"] for n in under_start] == [u1, u_new]
+        # The root itself: the leaf is reset, as before any entry.
+        nav = await client.navigate_tree(m0)
+        assert nav.leafId == m0
 
         # Leaf moves are in the file: the leaf markers never show in the tree.
         state = await client.get_state()
@@ -223,13 +232,16 @@ async def test_navigate_with_branch_summary_and_a_failed_summary(e2e: E2E) -> No
         changed = [e for e in client.events_seen[mark:] if e["type"] == "session_changed"]
         assert changed[-1]["leafId"] == nav.summaryEntryId
 
-        # Summarizing back to the root user message: fromId is the literal "root".
+        # Summarizing back to the first user message: the summary hangs under the session's
+        # start (its model and thinking level), where pi puts it too.
         nav = await client.navigate_tree(u1, summarize=True)
         assert nav.editorText == "first"
         entries, leaf = await entries_now(client)
+        start = next(e for e in entries if e["id"] == u1)["parentId"]
+        assert next(e for e in entries if e["id"] == start)["type"] == "thinking_level_change"
         root_summary = next(e for e in entries if e["id"] == nav.summaryEntryId)
-        assert root_summary["parentId"] is None
-        assert root_summary["fromId"] == "root"
+        assert root_summary["parentId"] == start
+        assert root_summary["fromId"] == start
         assert leaf == nav.summaryEntryId
 
         # Navigating with a label but no summary labels the target itself.

@@ -9,7 +9,10 @@ the test's tmp dir) and their paths printed.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -221,3 +224,35 @@ def test_a_ten_thousand_entry_session_opens_and_answers_a_click(
     page.screenshot(path=str(shot))
     with capsys.disabled():
         print(f"\nscreenshot of a 10,000-entry export: {shot}")
+
+
+def test_the_files_each_turn_changed_are_shown_with_their_diffs(page: Page, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("before\n")
+    script = tmp_path / "script.json"
+    command = "echo after > notes.txt && echo new > added.txt"
+    script.write_text(
+        '[{"toolCalls": [{"name": "bash", "arguments": {"command": "' + command + '"}}]}, {"text": "done"}]'
+    )
+    argv = ["-p", "change the notes", "--provider", "faux", "--faux-script", str(script), "--cwd", str(work)]
+    # A process of its own: Playwright's loop runs in this thread, and -p runs one too.
+    done = subprocess.run(
+        [sys.executable, "-m", "rpc_agent", *argv, "--output-format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    session = Path(json.loads(done.stdout)["sessionFile"])
+    out = export(session, tmp_path / "changes.html")
+    data = embedded_data(out.read_text())
+    ((entry_id, files),) = data["fileChanges"].items()
+    assert {f["path"]: f["status"] for f in files} == {"notes.txt": "modified", "added.txt": "added"}
+    open_page(page, out)
+    summary = page.locator("details.files > summary")
+    expect(summary).to_have_text("Files changed · 2")
+    summary.click()
+    page.locator("details.file > summary", has_text="modified notes.txt").click()
+    expect(page.locator("details.files")).to_contain_text("+after")
+    page.screenshot(path=str(artifact(tmp_path, "export-file-changes.png")))
+    assert entry_id in page.content()

@@ -27,6 +27,20 @@ def _check_text(text: Any, where: str) -> str | None:
     return None
 
 
+def _check_tool_choice(choice: Any, tools: Any, thinking: Any) -> str | None:
+    """A forced tool must be offered, and the API refuses forcing a tool while thinking."""
+    if choice is None:
+        return None
+    if not isinstance(choice, dict) or choice.get("type") not in ("auto", "any", "tool", "none"):
+        return "tool_choice: expected an object with type auto, any, tool or none"
+    if choice["type"] == "tool" and choice.get("name") not in {t.get("name") for t in tools or []}:
+        return f"tool_choice.name: no tool named {choice.get('name')!r} in tools"
+    thinks = isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+    if thinks and choice["type"] in ("any", "tool"):
+        return "Thinking may not be enabled when tool_choice forces tool use."
+    return None
+
+
 def validate_request(body: Any) -> str | None:
     """What the real API would reject in this body (plus same-role neighbours), or None."""
     if not isinstance(body, dict):
@@ -68,6 +82,8 @@ def validate_request(body: Any) -> str | None:
             schema = tool.get("input_schema")
             if not isinstance(schema, dict) or schema.get("type") != "object":
                 return f"tools.{i}.input_schema.type: Field required (must be 'object')"
+    if problem := _check_tool_choice(body.get("tool_choice"), tools, thinking):
+        return problem
     if _count_cache_control(body) > 4:
         return "A maximum of 4 blocks with cache_control may be provided"
 

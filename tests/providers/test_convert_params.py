@@ -121,3 +121,44 @@ def test_build_params_without_reasoning_sends_no_thinking() -> None:
     params = build_params(req)
     assert "thinking" not in params
     assert params["max_tokens"] == 1000
+
+
+def test_build_params_max_on_an_adaptive_model_is_effort_max() -> None:
+    # pi-ai sends effort "max" on every adaptive Claude model, also where xhigh is not native.
+    for model_id in ("claude-opus-4-7", "claude-sonnet-4-6"):
+        params = build_params(request(model_id, "max"))
+        assert params["output_config"] == {"effort": "max"}, model_id
+        assert params["thinking"]["type"] == "adaptive"
+        assert params["max_tokens"] == resolve_model(model_id).maxTokens
+        assert validate_request(params) is None
+
+
+def test_build_params_max_on_a_budget_model_is_its_largest_budget() -> None:
+    params = build_params(request("claude-haiku-4-5", "max", max_tokens=4000))
+    xhigh = build_params(request("claude-haiku-4-5", "xhigh", max_tokens=4000))
+    model_max = resolve_model("claude-haiku-4-5").maxTokens
+    assert params["max_tokens"] == model_max
+    # Capped by the model's output: the budget leaves 1024 tokens for the answer.
+    assert params["thinking"] == {"type": "enabled", "budget_tokens": model_max - 1024}
+    assert params["thinking"]["budget_tokens"] >= xhigh["thinking"]["budget_tokens"]
+    assert validate_request(params) is None
+
+
+def test_system_messages_are_folded_into_the_system_prompt_never_sent_as_turns() -> None:
+    stored_system = {
+        "role": "system",
+        "content": "",
+        "sections": {"preamble": "You are pi."},
+        "toolsAdded": [{"name": "read", "description": "Read", "parameters": {}}],
+        "timestamp": 0,
+    }
+    added = {"role": "system", "content": [text("Answer in French."), text("Be brief.")], "timestamp": 0}
+    req = request("claude-haiku-4-5")
+    req.messages = [stored_system, user("hi"), assistant(text("salut")), added, user("again")]
+    params = build_params(req)
+    assert [m["role"] for m in params["messages"]] == ["user", "assistant", "user"]
+    # The agent's own prompt and tools, then the instructions the stored messages add; the
+    # stored sections and tool declarations describe another agent's loadout and are not sent.
+    assert params["system"][0]["text"] == "sys\n\nAnswer in French.\nBe brief."
+    assert [tool["name"] for tool in params["tools"]] == ["bash"]
+    assert validate_request(params) is None

@@ -261,3 +261,15 @@ def test_branched_session_of_an_in_memory_session_stays_in_memory() -> None:
     assert branched.session_file is None
     assert branched.labels == {u1: "kept"}
     assert context_of(branched) == [("user", "u1"), ("assistant", "a1")]
+
+
+@pytest.mark.anyio
+async def test_a_session_created_at_a_pi_style_name_takes_the_id_the_name_carries(tmp_path: Path) -> None:
+    named = tmp_path / "2026-01-02T03-04-05-678Z_0b9e5c1e-6a52-4d0c-9a53-3f0f8f2b1c77.jsonl"
+    manager = SessionManager.open(named, cwd="/work/x")
+    assert manager.session_id == "0b9e5c1e-6a52-4d0c-9a53-3f0f8f2b1c77"
+    await manager.aclose()
+    other = SessionManager.open(tmp_path / "notes.jsonl", cwd="/work/x")  # any other name: a fresh id
+    assert other.session_id != "0b9e5c1e-6a52-4d0c-9a53-3f0f8f2b1c77"
+    assert len(other.session_id) == 36
+    await other.aclose()

@@ -8,7 +8,7 @@ from rpc_agent_client import types as m
 from rpc_agent_client._connection import JsonDict
 from rpc_agent_client._host import HostConnection
 
-ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 QueueMode = Literal["all", "one-at-a-time"]
 
 
@@ -51,10 +51,12 @@ class RpcAgentClient(HostConnection):
         streaming_behavior: str | None = None,
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
+        output_schema: JsonDict | None = None,
     ) -> m.PromptResult:
         params = _given(
             maxTurns=max_turns,
             maxBudgetUsd=max_budget_usd,
+            outputSchema=output_schema,
             images=images or None,
             streamingBehavior=streaming_behavior or None,
         )
@@ -107,23 +109,53 @@ class RpcAgentClient(HostConnection):
         custom_instructions: str | None = None,
         replace_instructions: bool = False,
         label: str | None = None,
+        restore_files: bool = False,
+        force: bool = False,
     ) -> m.NavigateTreeResult:
+        """With ``restore_files``, the working directory becomes the target entry's state."""
         params = {
             "targetId": target_id,
             "summarize": summarize,
             "replaceInstructions": replace_instructions,
             **_given(customInstructions=custom_instructions, label=label),
+            **({"restoreFiles": True, "force": force} if restore_files else {}),
         }
         return await self._typed(m.NavigateTreeResult, "navigate_tree", params)
 
     async def set_label(self, entry_id: str, label: str | None) -> m.SetLabelResult:
         return await self._typed(m.SetLabelResult, "set_label", {"entryId": entry_id, "label": label})
 
-    async def fork(self, entry_id: str) -> m.ForkResult:
-        return await self._typed(m.ForkResult, "fork", {"entryId": entry_id})
+    async def fork(self, entry_id: str, *, restore_files: bool = False, force: bool = False) -> m.ForkResult:
+        params: JsonDict = {"entryId": entry_id}
+        if restore_files:
+            params.update(restoreFiles=True, force=force)
+        return await self._typed(m.ForkResult, "fork", params)
 
-    async def clone(self) -> m.SessionChangeResult:
-        return await self._typed(m.SessionChangeResult, "clone")
+    async def clone(self, *, restore_files: bool = False, force: bool = False) -> m.SessionChangeResult:
+        params = {"restoreFiles": True, "force": force} if restore_files else None
+        return await self._typed(m.SessionChangeResult, "clone", params)
+
+    async def restore_files(
+        self,
+        entry_id: str | None = None,
+        *,
+        checkpoint_id: str | None = None,
+        paths: list[str] | None = None,
+        dry_run: bool = False,
+        force: bool = False,
+    ) -> m.RestoreFilesResult:
+        """Files back to an entry's state (or a checkpoint's) without moving the leaf."""
+        params = {
+            **_given(entryId=entry_id, checkpointId=checkpoint_id, paths=paths),
+            "dryRun": dry_run,
+            "force": force,
+        }
+        return await self._typed(m.RestoreFilesResult, "restore_files", params)
+
+    async def get_file_changes(self, entry_id: str, since: str | None = None) -> m.FileChangesResult:
+        """The files an entry changed (against its parent's state or ``since``), with diffs."""
+        params = {"entryId": entry_id, **_given(since=since)}
+        return await self._typed(m.FileChangesResult, "get_file_changes", params)
 
     async def new_session(
         self,

@@ -102,17 +102,20 @@ class Connection:
         Reads its stdout for as long as the block runs; at the end, closes it as ``close`` does.
         """
         client = cls(process)
-        async with anyio.create_task_group() as group:
-            client._group = group
-            group.start_soon(client._read_loop)
-            try:
-                yield client
-            finally:
-                await client.close()
-                group.cancel_scope.cancel()
-        # Both ends of the event stream are closed (an unclosed one warns when collected).
-        client._event_send.close()
-        client._event_receive.close()
+        try:
+            async with anyio.create_task_group() as group:
+                client._group = group
+                group.start_soon(client._read_loop)
+                try:
+                    yield client
+                finally:
+                    await client.close()
+                    group.cancel_scope.cancel()
+        finally:
+            # Both ends of the event stream are closed, also when the block raised (an unclosed
+            # one warns when collected, in whatever code runs then).
+            client._event_send.close()
+            client._event_receive.close()
 
     async def close(self, timeout: float = 10, grace: float = 3) -> int | None:  # noqa: ASYNC109 (public API)
         """Close stdin and wait for the exit code.

@@ -155,7 +155,7 @@ class BashResult(OpenModel):
 
 
 class BranchSummaryMessage(OpenModel):
-    fromId: str
+    fromId: str | None
     role: Literal['branchSummary'] = 'branchSummary'
     summary: str
     timestamp: int
@@ -172,6 +172,17 @@ class Capabilities(OpenModel):
     images: bool = True
     providers: list[str]
     tree: bool = True
+
+
+class CheckpointFailedEvent(ClosedModel):
+    entryId: str | None = None
+    error: str
+    type: Literal['checkpoint_failed'] = 'checkpoint_failed'
+
+
+class CheckpointSkippedEvent(ClosedModel):
+    reason: str
+    type: Literal['checkpoint_skipped'] = 'checkpoint_skipped'
 
 
 class ClearQueueResult(OpenModel):
@@ -198,6 +209,16 @@ class ClientTool(ClosedModel):
         Field(
             description="true: the tool changes nothing (the 'writes' approval policy does not ask)"
         ),
+    ] = False
+
+
+class CloneParams(ClosedModel):
+    force: Annotated[
+        bool,
+        Field(description='with restoreFiles: overwrite files someone else changed'),
+    ] = False
+    restoreFiles: Annotated[
+        bool, Field(description="make the working directory the leaf's state")
     ] = False
 
 
@@ -234,12 +255,29 @@ class CompactionSummaryMessage(OpenModel):
     ] = None
 
 
+class ContextUsage(OpenModel):
+    contextWindow: int
+    percent: float | None
+    tokens: Annotated[
+        int | None,
+        Field(
+            description="the last answer's reported size plus an estimate of what follows it (all of it estimated after a later context edit); null after a compaction until an answer came back"
+        ),
+    ]
+
+
 class Cost(OpenModel):
     cacheRead: float = 0
     cacheWrite: float = 0
     input: float = 0
     output: float = 0
     total: float = 0
+    totalFromProvider: Annotated[
+        bool | None,
+        Field(
+            description='pi 1.5: the total is what the provider billed, not an estimate'
+        ),
+    ] = None
 
 
 class DeleteSessionParams(ClosedModel):
@@ -309,6 +347,21 @@ class ExportHtmlResult(OpenModel):
     path: str
 
 
+class FileChange(OpenModel):
+    path: str
+    status: Literal['added', 'modified', 'deleted']
+
+
+class FileDiff(OpenModel):
+    binary: bool = False
+    diff: Annotated[
+        str, Field(description="unified diff (git's format); empty for a binary file")
+    ]
+    path: str
+    status: Literal['added', 'modified', 'deleted']
+    truncated: Annotated[bool, Field(description='the diff was cut at 256 KiB')] = False
+
+
 class ForkMessage(OpenModel):
     entryId: str
     text: str
@@ -322,21 +375,28 @@ class ForkParams(ClosedModel):
     entryId: Annotated[
         str, Field(description='a user message; the new session ends just before it')
     ]
-
-
-class ForkResult(OpenModel):
-    cancelled: bool = False
-    leafId: str | None
-    sessionFile: str | None
-    sessionId: str
-    text: Annotated[
-        str, Field(description="the user message's text, to edit and resubmit")
-    ]
+    force: Annotated[
+        bool,
+        Field(description='with restoreFiles: overwrite files someone else changed'),
+    ] = False
+    restoreFiles: Annotated[
+        bool, Field(description="make the working directory that message's state")
+    ] = False
 
 
 class GetEntriesParams(ClosedModel):
     since: Annotated[
         str | None, Field(description='entry id cursor: only entries after it')
+    ] = None
+
+
+class GetFileChangesParams(ClosedModel):
+    entryId: str
+    since: Annotated[
+        str | None,
+        Field(
+            description="compare with this entry's state (default: the entry's parent)"
+        ),
     ] = None
 
 
@@ -491,19 +551,17 @@ class NameValue(ClosedModel):
 
 class NavigateTreeParams(ClosedModel):
     customInstructions: str | None = None
+    force: Annotated[
+        bool,
+        Field(description='with restoreFiles: overwrite files someone else changed'),
+    ] = False
     label: str | None = None
     replaceInstructions: bool = False
+    restoreFiles: Annotated[
+        bool, Field(description="make the working directory the target's state")
+    ] = False
     summarize: bool = False
     targetId: str
-
-
-class NavigateTreeResult(OpenModel):
-    cancelled: bool
-    editorText: Annotated[
-        str | None, Field(description='text of the selected user message, to edit')
-    ] = None
-    leafId: str | None
-    summaryEntryId: str | None = None
 
 
 class Ok(OpenModel):
@@ -519,6 +577,12 @@ class PromptParams(ClosedModel):
         int | None, Field(description='stop this run after N model calls', ge=1)
     ] = None
     message: str
+    outputSchema: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="a JSON Schema the run's final answer must match: the model answers by calling a structured_output tool with it as input schema, re-asked a few times when the answer does not validate; the answer comes back as structuredOutput (an invalid schema is refused)"
+        ),
+    ] = None
     streamingBehavior: Annotated[
         Literal['steer', 'followUp'] | None,
         Field(
@@ -540,6 +604,33 @@ class QueueUpdateEvent(ClosedModel):
     followUp: list[str]
     steering: list[str]
     type: Literal['queue_update'] = 'queue_update'
+
+
+class RestoreFilesParams(ClosedModel):
+    checkpointId: Annotated[
+        str | None,
+        Field(
+            description='a state returned by an earlier restore (undoes that restore)'
+        ),
+    ] = None
+    dryRun: Annotated[
+        bool, Field(description='report what would change; write nothing')
+    ] = False
+    entryId: Annotated[
+        str | None,
+        Field(
+            description='the entry whose state to restore (one of entryId or checkpointId)'
+        ),
+    ] = None
+    force: Annotated[
+        bool,
+        Field(
+            description='overwrite files someone else changed since the last checkpoint'
+        ),
+    ] = False
+    paths: Annotated[
+        list[str] | None, Field(description='only these files (default: all)')
+    ] = None
 
 
 class SandboxRequest(ClosedModel):
@@ -617,13 +708,6 @@ class SessionBeforeForkResult(LaxModel):
 
 class SessionBeforeSwitchResult(LaxModel):
     cancel: bool | None = None
-
-
-class SessionChangeResult(OpenModel):
-    cancelled: bool = False
-    leafId: str | None
-    sessionFile: str | None
-    sessionId: str
 
 
 class SessionChangedEvent(ClosedModel):
@@ -729,7 +813,12 @@ class SetSessionNameParams(ClosedModel):
 
 
 class SetThinkingLevelParams(ClosedModel):
-    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
+
+
+class SkippedFile(OpenModel):
+    path: str
+    reason: str
 
 
 class SlashCommand(OpenModel):
@@ -758,7 +847,7 @@ class State(OpenModel):
     sessionId: str
     sessionName: str | None
     steeringMode: Literal['all', 'one-at-a-time']
-    thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+    thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 
 
 class SummarizationRetryAttemptStartEvent(ClosedModel):
@@ -803,17 +892,17 @@ class ThinkingContent(OpenModel):
 
 
 class ThinkingLevelChangedEvent(ClosedModel):
-    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
     type: Literal['thinking_level_changed'] = 'thinking_level_changed'
 
 
 class ThinkingLevelResult(OpenModel):
-    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+    level: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 
 
 class ThinkingLevelsResult(OpenModel):
     levels: Annotated[
-        list[Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']],
+        list[Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']],
         Field(
             description='the levels the current model takes, lowest first; only off for a model without reasoning'
         ),
@@ -830,8 +919,18 @@ class TokenTotals(OpenModel):
 
 class ToolCall(OpenModel):
     arguments: dict[str, Any]
+    argumentsError: Annotated[
+        str | None,
+        Field(
+            description="pi 1.5: why the model's arguments text was not a JSON object"
+        ),
+    ] = None
     id: str
     name: str
+    namespace: Annotated[
+        str | None, Field(description="pi 1.5: a namespaced tool's namespace")
+    ] = None
+    thoughtSignature: str | None = None
     type: Literal['toolCall'] = 'toolCall'
 
 
@@ -858,11 +957,21 @@ class ToolCallResult(LaxModel):
     isError: bool = False
 
 
+class ToolDeclaration(OpenModel):
+    description: str = ''
+    name: str
+    parameters: dict[str, Any] | None = None
+
+
 class ToolExecutionStartEvent(ClosedModel):
     args: dict[str, Any]
     toolCallId: str
     toolName: str
     type: Literal['tool_execution_start'] = 'tool_execution_start'
+
+
+class ToolReference(OpenModel):
+    name: str
 
 
 class ToolResultHookResult(LaxModel):
@@ -916,6 +1025,12 @@ class TreeResult(OpenModel):
         int | None,
         Field(description='pass as since to get only what changed after this result'),
     ] = None
+    filesChanged: Annotated[
+        dict[str, int] | None,
+        Field(
+            description='entry id -> how many files its checkpoint changed (entries that changed none are left out)'
+        ),
+    ] = None
     leafId: str | None
     nodes: Annotated[
         list[TreeNode],
@@ -937,9 +1052,15 @@ class TurnStartEvent(ClosedModel):
 class Usage(OpenModel):
     cacheRead: int = 0
     cacheWrite: int = 0
+    cacheWrite1h: Annotated[
+        int | None, Field(description='pi 1.5: the part of cacheWrite kept an hour')
+    ] = None
     cost: Cost | None = None
     input: int = 0
     output: int = 0
+    reasoning: Annotated[
+        int | None, Field(description='pi 1.5: thinking tokens, a part of output')
+    ] = None
     totalTokens: int = 0
 
 
@@ -965,11 +1086,23 @@ class EntryBase(OpenModel):
 class AssistantMessage(OpenModel):
     api: str = 'anthropic-messages'
     content: list[AssistantContent]
+    durationMs: float | None = None
+    endTurn: bool | None = None
     errorMessage: str | None = None
     model: str
     provider: str
+    providerThinkingLevel: str | None = None
+    rawStopReason: str | None = None
+    responseId: str | None = None
+    responseModel: str | None = None
     role: Literal['assistant'] = 'assistant'
-    stopReason: Literal['stop', 'length', 'toolUse', 'error', 'aborted'] = 'stop'
+    stopReason: Literal['stop', 'length', 'toolUse', 'error', 'aborted', 'pending', 'deferred'] = (
+        'stop'
+    )
+    thinkingLevel: Annotated[
+        Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] | None,
+        Field(description='pi 1.5: the thinking level requested for this response'),
+    ] = None
     timestamp: int
     usage: Usage | None = None
 
@@ -985,6 +1118,19 @@ class BranchSummaryEntry(EntryBase):
     fromId: str
     summary: str
     type: Literal['branch_summary'] = 'branch_summary'
+    usage: Annotated[
+        Usage | None, Field(description="pi 1.5: usage of the summary's model call")
+    ] = None
+
+
+class CheckpointEvent(ClosedModel):
+    checkpointId: str
+    entryId: str
+    filesChanged: Annotated[
+        int, Field(description="files that differ from the parent entry's state")
+    ]
+    skipped: list[SkippedFile] | None = None
+    type: Literal['checkpoint'] = 'checkpoint'
 
 
 class ClientCapabilities(ClosedModel):
@@ -1038,13 +1184,8 @@ class CompactionEndEvent(ClosedModel):
     willRetry: bool
 
 
-class CompactionEntry(EntryBase):
-    details: Any = None
-    firstKeptEntryId: str
-    fromHook: bool | None = None
-    summary: str
-    tokensBefore: int
-    type: Literal['compaction'] = 'compaction'
+class ContextReplacement(OpenModel):
+    content: str | list[UserContent | ThinkingContent | ToolCall]
 
 
 class CustomEntry(EntryBase):
@@ -1076,7 +1217,22 @@ class CustomMessageEntry(EntryBase):
 
 class CycleModelResult(OpenModel):
     model: ModelDescription
-    thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
+    thinkingLevel: Literal['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']
+
+
+class FileChangesResult(OpenModel):
+    entryId: str
+    files: list[FileDiff]
+    fromCheckpointId: str | None
+    toCheckpointId: str
+
+
+class FilesRestoredEvent(ClosedModel):
+    checkpointId: Annotated[str, Field(description='the disk before the restore')]
+    entryId: str | None
+    files: list[FileChange]
+    skipped: list[SkippedFile] | None = None
+    type: Literal['files_restored'] = 'files_restored'
 
 
 class InitializeResult(OpenModel):
@@ -1166,6 +1322,25 @@ class NewSessionParams(ClosedModel):
     ] = None
 
 
+class RestoreFilesResult(OpenModel):
+    checkpointId: Annotated[
+        str,
+        Field(
+            description='the state of the disk before the restore: restore it to undo'
+        ),
+    ]
+    conflicts: Annotated[
+        list[str] | None,
+        Field(description='files changed by someone else since the last checkpoint'),
+    ] = None
+    dryRun: bool
+    files: Annotated[
+        list[FileChange],
+        Field(description='what was (or, on a dry run, would be) changed'),
+    ]
+    skipped: list[SkippedFile] | None = None
+
+
 class SearchSessionsResult(OpenModel):
     nextCursor: Annotated[
         str | None,
@@ -1186,6 +1361,16 @@ class SessionBeforeTreeResult(LaxModel):
     summary: TreeSummary | None = None
 
 
+class SessionChangeResult(OpenModel):
+    cancelled: bool = False
+    leafId: str | None
+    restore: Annotated[
+        RestoreFilesResult | None, Field(description='what restoreFiles changed')
+    ] = None
+    sessionFile: str | None
+    sessionId: str
+
+
 class SessionInfoEntry(EntryBase):
     name: str | None = None
     type: Literal['session_info'] = 'session_info'
@@ -1197,6 +1382,10 @@ class SessionInitEntry(EntryBase):
 
 class SessionStats(OpenModel):
     assistantMessages: int
+    contextUsage: Annotated[
+        ContextUsage | None,
+        Field(description="absent when the model's window is unknown"),
+    ] = None
     cost: float
     sessionFile: str | None
     sessionId: str
@@ -1213,6 +1402,21 @@ class SwitchSessionParams(ClosedModel):
         Field(description="replace the client's MCP servers for the opened session"),
     ] = None
     sessionPath: str
+
+
+class SystemMessage(OpenModel):
+    content: Annotated[
+        str | list[TextContent],
+        Field(
+            description='instructions; on the first system message, the base prompt',
+            validate_default=True,
+        ),
+    ] = ''
+    role: Literal['system'] = 'system'
+    sections: dict[str, str | None] | None = None
+    timestamp: int = 0
+    toolsAdded: list[ToolDeclaration] | None = None
+    toolsRemoved: list[ToolReference] | None = None
 
 
 class ThinkingLevelChangeEntry(EntryBase):
@@ -1245,11 +1449,18 @@ class ToolExecutionUpdateEvent(ClosedModel):
 class ToolResultMessage(OpenModel):
     content: list[UserContent]
     details: Any = None
+    durationMs: float | None = None
     isError: bool = False
+    nestedCalls: Annotated[
+        Any, Field(description='pi 1.5: calls the tool made to other tools')
+    ] = None
     role: Literal['toolResult'] = 'toolResult'
     timestamp: int
     toolCallId: str
     toolName: str
+    usage: Annotated[
+        Usage | None, Field(description="pi 1.5: usage of the tool's own model calls")
+    ] = None
 
 
 class TtsrInjectionEntry(EntryBase):
@@ -1257,10 +1468,56 @@ class TtsrInjectionEntry(EntryBase):
     type: Literal['ttsr_injection'] = 'ttsr_injection'
 
 
+class UsageEntry(EntryBase):
+    kind: str
+    model: str
+    note: str | None = None
+    provider: str
+    type: Literal['usage'] = 'usage'
+    usage: Usage
+
+
 class UserMessage(OpenModel):
     content: str | list[UserContent]
     role: Literal['user'] = 'user'
     timestamp: Annotated[int, Field(description='Unix time in milliseconds')]
+
+
+class CompactionEntry(EntryBase):
+    details: Any = None
+    firstKeptEntryId: str
+    fromHook: bool | None = None
+    summary: str
+    systemMessage: Annotated[
+        SystemMessage | None,
+        Field(
+            description='pi 1.5: the system prompt and tools at this point; it leads the context'
+        ),
+    ] = None
+    tokensBefore: int
+    type: Literal['compaction'] = 'compaction'
+    usage: Annotated[
+        Usage | None, Field(description="pi 1.5: usage of the summary's model calls")
+    ] = None
+
+
+class ContextEditEntry(EntryBase):
+    replacement: ContextReplacement | None
+    targetId: str
+    type: Literal['context_edit'] = 'context_edit'
+
+
+class ForkResult(OpenModel):
+    cancelled: bool = False
+    leafId: str | None
+    restore: Annotated[
+        RestoreFilesResult | None, Field(description='what restoreFiles changed')
+    ] = None
+    sessionFile: str | None
+    sessionId: str
+    text: Annotated[
+        str, Field(description="the user message's text, to edit and resubmit")
+    ]
 
 
 class InitializeParams(ClosedModel):
@@ -1295,7 +1552,7 @@ class InitializeParams(ClosedModel):
 MessageSchema = TypeAliasType(
     "MessageSchema",
     Annotated[
-        UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
+        SystemMessage | UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage,
         Field(
             description='A message as stored and as returned by get_messages.',
             discriminator='role',
@@ -1314,6 +1571,18 @@ class MessagesResult(OpenModel):
     messages: list[MessageSchema]
 
 
+class NavigateTreeResult(OpenModel):
+    cancelled: bool
+    editorText: Annotated[
+        str | None, Field(description='text of the selected user message, to edit')
+    ] = None
+    leafId: str | None
+    restore: Annotated[
+        RestoreFilesResult | None, Field(description='what restoreFiles changed')
+    ] = None
+    summaryEntryId: str | None = None
+
+
 class PromptResult(OpenModel):
     errorMessage: str | None = None
     messages: Annotated[
@@ -1325,7 +1594,18 @@ class PromptResult(OpenModel):
             description='true when the prompt was queued (streamingBehavior) instead of run'
         ),
     ]
-    stopReason: str | None = None
+    stopReason: Annotated[
+        str | None,
+        Field(
+            description='how the run ended: stop, length, error, aborted, max_turns, max_budget, handled, or invalid_output (an outputSchema run that never produced a matching answer)'
+        ),
+    ] = None
+    structuredOutput: Annotated[
+        Any,
+        Field(
+            description='with outputSchema: the final answer, valid against the schema'
+        ),
+    ] = None
 
 
 class TurnEndEvent(ClosedModel):
@@ -1365,7 +1645,7 @@ class MessageEntry(EntryBase):
 EntrySchema = TypeAliasType(
     "EntrySchema",
     Annotated[
-        MessageEntry | ThinkingLevelChangeEntry | ModelChangeEntry | CompactionEntry | BranchSummaryEntry | CustomEntry | CustomMessageEntry | LabelEntry | SessionInfoEntry | TtsrInjectionEntry | SessionInitEntry | ModeChangeEntry,
+        MessageEntry | ThinkingLevelChangeEntry | ModelChangeEntry | CompactionEntry | BranchSummaryEntry | CustomEntry | CustomMessageEntry | UsageEntry | ContextEditEntry | LabelEntry | SessionInfoEntry | TtsrInjectionEntry | SessionInitEntry | ModeChangeEntry,
         Field(
             description='One line of a session file after the header; unknown types are kept as they are.',
             discriminator='type',
@@ -1378,7 +1658,7 @@ EntrySchema = TypeAliasType(
 EventSchema = TypeAliasType(
     "EventSchema",
     Annotated[
-        AgentStartEvent | AgentEndEvent | AgentSettledEvent | TurnStartEvent | TurnEndEvent | MessageStartEvent | MessageUpdateEvent | MessageEndEvent | ToolExecutionStartEvent | ToolExecutionUpdateEvent | ToolExecutionEndEvent | QueueUpdateEvent | CompactionStartEvent | CompactionEndEvent | AutoRetryStartEvent | AutoRetryEndEvent | SessionChangedEvent | ApprovalEvent | HostRequestFailedEvent | SessionTreeEvent | SessionCompactEvent | InputHandledEvent | McpServerStatusEvent | SummarizationRetryScheduledEvent | SummarizationRetryAttemptStartEvent | SummarizationRetryFinishedEvent | BashExecutionUpdateEvent | ThinkingLevelChangedEvent | SessionInfoChangedEvent | EntryAppendedEvent,
+        AgentStartEvent | AgentEndEvent | AgentSettledEvent | TurnStartEvent | TurnEndEvent | MessageStartEvent | MessageUpdateEvent | MessageEndEvent | ToolExecutionStartEvent | ToolExecutionUpdateEvent | ToolExecutionEndEvent | QueueUpdateEvent | CompactionStartEvent | CompactionEndEvent | AutoRetryStartEvent | AutoRetryEndEvent | SessionChangedEvent | ApprovalEvent | HostRequestFailedEvent | SessionTreeEvent | SessionCompactEvent | InputHandledEvent | McpServerStatusEvent | SummarizationRetryScheduledEvent | SummarizationRetryAttemptStartEvent | SummarizationRetryFinishedEvent | BashExecutionUpdateEvent | ThinkingLevelChangedEvent | SessionInfoChangedEvent | EntryAppendedEvent | CheckpointEvent | CheckpointFailedEvent | CheckpointSkippedEvent | FilesRestoredEvent,
         Field(
             description='A server-to-client notification\'s params (method "event").',
             discriminator='type',

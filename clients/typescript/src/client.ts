@@ -28,6 +28,7 @@ import type {
   AgentEventType,
   BashResult,
   ClearQueueResult,
+  CloneParams,
   CommandsResult,
   CompactParams,
   CompactResult,
@@ -35,6 +36,8 @@ import type {
   EntriesResult,
   ExportHtmlParams,
   ExportHtmlResult,
+  FileChangesResult,
+  ForkParams,
   ForkMessagesResult,
   ForkResult,
   ImageContent,
@@ -53,6 +56,8 @@ import type {
   ModelDescription,
   ModelsResult,
   NavigateTreeParams,
+  RestoreFilesParams,
+  RestoreFilesResult,
   NavigateTreeResult,
   Ok,
   PromptParams,
@@ -731,7 +736,8 @@ export class RpcAgentClient {
     return this.call("get_tree", params);
   }
 
-  /** Move the leaf to any entry, optionally summarizing the branch left behind. */
+  /** Move the leaf to any entry, optionally summarizing the branch left behind; with
+   * `restoreFiles`, the working directory becomes the target's state. */
   navigateTree(targetId: string, options: Omit<NavigateTreeParams, "targetId"> = {}): Promise<NavigateTreeResult> {
     return this.call("navigate_tree", { ...options, targetId });
   }
@@ -742,8 +748,8 @@ export class RpcAgentClient {
   }
 
   /** New session file from the path before a user message; its result holds that message's text. */
-  fork(entryId: string): Promise<ForkResult> {
-    return this.call("fork", { entryId });
+  fork(entryId: string, options: Omit<ForkParams, "entryId"> = {}): Promise<ForkResult> {
+    return this.call("fork", { ...options, entryId });
   }
 
   /** User messages that fork can start from. */
@@ -752,8 +758,18 @@ export class RpcAgentClient {
   }
 
   /** New session file holding the current branch. */
-  clone(): Promise<SessionChangeResult> {
-    return this.call("clone");
+  clone(options: CloneParams = {}): Promise<SessionChangeResult> {
+    return this.call("clone", options);
+  }
+
+  /** Make some or all files what they were at an entry (or a checkpoint) without moving the leaf. */
+  restoreFiles(params: RestoreFilesParams): Promise<RestoreFilesResult> {
+    return this.call("restore_files", params);
+  }
+
+  /** The files an entry changed (against its parent's state, or `since` another entry), with diffs. */
+  getFileChanges(entryId: string, since?: string): Promise<FileChangesResult> {
+    return this.call("get_file_changes", { entryId, since });
   }
 
   /** Start a new session (optionally with a sandbox of its own for the agent's commands, and

@@ -12,7 +12,8 @@ import {
   type TreeNode,
   type TreeResult,
 } from "../src/index.js";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RpcAgentClient } from "../src/index.js";
 import { startServer, suiteServer } from "./helpers.js";
@@ -167,7 +168,13 @@ describe("tree: getTree, navigateTree, setLabel", () => {
     assert.equal(users.length, 2);
     const [first, second] = users as [TreeNode, TreeNode];
     assert.match(first.preview, /first question/);
-    assert.equal(first.depth, 0);
+    // A session starts, as pi's do, with its model and thinking level: the first question is
+    // the third node down.
+    assert.deepEqual(
+      tree.nodes.slice(0, 2).map((node) => node.type),
+      ["model_change", "thinking_level_change"],
+    );
+    assert.equal(first.depth, 2);
     assert.ok(second.depth > first.depth);
 
     // Navigate to the second user message: the leaf moves to its parent, its text comes back.
@@ -307,5 +314,48 @@ describe("close() when the host is done", () => {
     });
     await client.waitForEvent("agent_start", { timeoutMs: 10_000 });
     assert.equal(await client.close(200, 5_000), 7);
+  });
+});
+
+describe("a pi 1.5.2 session", () => {
+  it("system messages, a compaction's system checkpoint and thinking level max come back typed", async () => {
+    const folder = realpathSync(mkdtempSync(join(tmpdir(), "rpc-agent-ts-pi15-")));
+    const path = join(folder, "pi15.jsonl");
+    const at = (second: number): string => new Date(Date.UTC(2026, 10, 3, 14, 0, second)).toISOString();
+    const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+    const entry = (type: string, id: string, parentId: string | null, second: number, fields: object) =>
+      JSON.stringify({ type, id, parentId, timestamp: at(second), ...fields });
+    const system = { role: "system", content: "", sections: { preamble: "You are pi." }, toolsAdded: [{ name: "read", description: "Read", parameters: {} }], timestamp: 1 };
+    const lines = [
+      JSON.stringify({ type: "session", version: 3, id: "019a7c52-5e1c-7d3e-9c1a-2b3c4d5e6f70", timestamp: at(0), cwd: folder }),
+      entry("thinking_level_change", "00000001", null, 1, { thinkingLevel: "max" }),
+      entry("message", "00000002", "00000001", 2, { message: system }),
+      entry("message", "00000003", "00000002", 3, { message: { role: "user", content: "hi", timestamp: 3 } }),
+      entry("message", "00000004", "00000003", 4, {
+        message: { role: "assistant", content: [{ type: "text", text: "hello" }], api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4-5", usage, stopReason: "stop", thinkingLevel: "max", timestamp: 4 },
+      }),
+      entry("compaction", "00000005", "00000004", 5, { summary: "S", firstKeptEntryId: "00000003", tokensBefore: 100, systemMessage: { ...system, timestamp: 5 } }),
+    ];
+    writeFileSync(path, lines.join("\n") + "\n");
+    const server = startServer({ args: ["--session", path] });
+    try {
+      const { client } = server;
+      assert.equal((await client.initialize()).state.thinkingLevel, "max");
+      const { messages } = await client.getMessages();
+      assert.deepEqual(
+        messages.map((message) => message.role),
+        ["system", "compactionSummary", "user", "assistant"],
+      );
+      const first = messages[0];
+      assert.ok(first?.role === "system");
+      assert.deepEqual(first.sections, { preamble: "You are pi." });
+      assert.equal(first.toolsAdded?.[0]?.name, "read");
+      await client.setThinkingLevel("off");
+      await client.setThinkingLevel("max");
+      assert.equal((await client.getState()).thinkingLevel, "max");
+    } finally {
+      await server.dispose();
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

@@ -6,7 +6,7 @@
 // CONFIG: {command: [...argv of the agent], cwd, extraDir}. The scenario: initialize with the
 // terminal-auth and form-elicitation capabilities, a session with an additional directory, a
 // slow prompt withdrawn with the SDK's own request cancellation ($/cancel_request), a prompt
-// that runs, the listing, and logout. Every inbound message the SDK parsed is counted by kind.
+// that runs, the listing, a second session deleted (refused while open), and logout. Every inbound message the SDK parsed is counted by kind.
 // The report (one JSON object) goes to stdout; the agent's stderr to ours.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -73,6 +73,26 @@ try {
   report.usage = updates.filter((u) => u.sessionUpdate === "usage_update").at(-1);
   report.titles = updates.filter((u) => u.sessionUpdate === "session_info_update" && u.title).map((u) => u.title);
   report.list = await agent.request(acp.methods.agent.session.list, { cwd: config.extraDir });
+
+  // session/delete: an open session is refused until it is closed; a closed one goes for good.
+  const other = await agent.request(acp.methods.agent.session.new, { cwd: config.cwd, mcpServers: [] });
+  await agent.request(acp.methods.agent.session.prompt, {
+    sessionId: other.sessionId,
+    prompt: [{ type: "text", text: "short lived" }],
+  });
+  report.deleteOpen = await agent
+    .request(acp.methods.agent.session.delete, { sessionId: other.sessionId })
+    .then(
+      () => "deleted",
+      (error) => ({ code: error.code }),
+    );
+  await agent.request(acp.methods.agent.session.close, { sessionId: other.sessionId });
+  report.deleted = await agent.request(acp.methods.agent.session.delete, { sessionId: other.sessionId });
+  report.deletedId = other.sessionId;
+  report.listAfterDelete = (await agent.request(acp.methods.agent.session.list, {})).sessions.map(
+    (info) => info.sessionId,
+  );
+
   report.logout = await agent.request(acp.methods.agent.logout, {});
 } catch (error) {
   report.errors.push(String(error?.stack ?? error));

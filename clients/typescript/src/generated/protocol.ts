@@ -22,14 +22,14 @@ export interface Methods {
   /** Take every queued steering and follow-up message off the queues; returns their texts. */
   clear_queue: { params: undefined; result: ClearQueueResult };
   /** New session file holding the current branch. */
-  clone: { params: undefined; result: SessionChangeResult };
+  clone: { params: CloneParams; result: SessionChangeResult };
   /** Replace old context by a summary. */
   compact: { params: CompactParams; result: CompactResult };
   /** Switch to the next available model. */
   cycle_model: { params: undefined; result: CycleModelResult };
   /** Switch to the next thinking level. */
   cycle_thinking_level: { params: undefined; result: ThinkingLevelResult };
-  /** Delete a session file and the stored images only it used; refuses the live session, one another process has open, and any file that is not a session of this agent's session folders. */
+  /** Delete a session file, its file checkpoints and the stored images only it used; refuses the live session, one another process has open, and any file that is not a session of this agent's session folders. */
   delete_session: { params: DeleteSessionParams; result: DeleteSessionResult };
   /** Write the whole session tree as one self-contained HTML page; returns its path. */
   export_html: { params: ExportHtmlParams; result: ExportHtmlResult };
@@ -45,6 +45,8 @@ export interface Methods {
   get_commands: { params: undefined; result: CommandsResult };
   /** Raw session entries in file order, optionally only those after an entry id. */
   get_entries: { params: GetEntriesParams; result: EntriesResult };
+  /** The files an entry changed (against its parent's state, or since another entry), with unified diffs. */
+  get_file_changes: { params: GetFileChangesParams; result: FileChangesResult };
   /** User messages that fork can start from. */
   get_fork_messages: { params: undefined; result: ForkMessagesResult };
   /** Text of the last assistant message on the current branch. */
@@ -71,6 +73,8 @@ export interface Methods {
   new_session: { params: NewSessionParams; result: SessionChangeResult };
   /** Run the agent on a user message; resolves when the run ends. While a run is going, needs streamingBehavior and is queued. */
   prompt: { params: PromptParams; result: PromptResult };
+  /** Make some or all files what they were at an entry (or a checkpoint) without moving the leaf; refused with the list of files someone else changed unless force; dryRun writes nothing. */
+  restore_files: { params: RestoreFilesParams; result: RestoreFilesResult };
   /** Sessions of this working directory (or all) whose messages, name or labels hold the query, most recently written first, a page at a time. */
   search_sessions: { params: SearchSessionsParams; result: SearchSessionsResult };
   /** Append a custom_message (it reaches the model); triggerTurn lets the model answer it. During a run it steers the run: stored when the next turn starts (entryId null). */
@@ -124,6 +128,7 @@ export const METHOD_NAMES = [
   "get_available_thinking_levels",
   "get_commands",
   "get_entries",
+  "get_file_changes",
   "get_fork_messages",
   "get_last_assistant_text",
   "get_messages",
@@ -137,6 +142,7 @@ export const METHOD_NAMES = [
   "navigate_tree",
   "new_session",
   "prompt",
+  "restore_files",
   "search_sessions",
   "send_custom_message",
   "set_auto_compaction",
@@ -171,9 +177,13 @@ export const AGENT_EVENT_TYPES = [
   "auto_retry_end",
   "auto_retry_start",
   "bash_execution_update",
+  "checkpoint",
+  "checkpoint_failed",
+  "checkpoint_skipped",
   "compaction_end",
   "compaction_start",
   "entry_appended",
+  "files_restored",
   "host_request_failed",
   "input_handled",
   "mcp_server_status",
@@ -202,6 +212,8 @@ export const ErrorCodes = {
   AGENT_BUSY: -32001,
   /** The operation was aborted or the server shut down before it finished. */
   CANCELLED: -32009,
+  /** A checkpoint or file restore failed (git, a full disk); the message says why. */
+  CHECKPOINT_FAILED: -32012,
   /** No entry with that id in the current session. */
   ENTRY_NOT_FOUND: -32002,
   /** Unexpected server-side failure; the message says what happened (details on stderr). */
@@ -218,6 +230,8 @@ export const ErrorCodes = {
   NOTHING_TO_COMPACT: -32011,
   /** The method exists but its machinery is not available in this build or setup yet. */
   NOT_AVAILABLE: -32010,
+  /** The entry has no workspace state (it is older than checkpoints in this session). */
+  NO_CHECKPOINT: -32013,
   /** The line is not valid JSON (the response's id is null). */
   PARSE_ERROR: -32700,
   /** Writing the session file failed; later writes fail too until it is reopened. */
@@ -226,6 +240,8 @@ export const ErrorCodes = {
   PROVIDER_ERROR: -32008,
   /** The model provider is missing its configuration (for example an API key). */
   PROVIDER_NOT_CONFIGURED: -32007,
+  /** Files changed since the last checkpoint by someone else; data.files lists them. Pass force to restore. */
+  RESTORE_CONFLICT: -32014,
   /** Another process holds the session file's lock. */
   SESSION_LOCKED: -32004,
   /** The session file does not exist. */
@@ -239,6 +255,7 @@ export type ErrorCodeName = keyof typeof ErrorCodes;
  * A message as stored and as returned by get_messages.
  */
 export type MessageSchema =
+  | SystemMessage
   | UserMessage
   | AssistantMessage
   | ToolResultMessage
@@ -259,6 +276,8 @@ export type EntrySchema =
   | BranchSummaryEntry
   | CustomEntry
   | CustomMessageEntry
+  | UsageEntry
+  | ContextEditEntry
   | LabelEntry
   | SessionInfoEntry
   | TtsrInjectionEntry
@@ -297,7 +316,11 @@ export type EventSchema =
   | BashExecutionUpdateEvent
   | ThinkingLevelChangedEvent
   | SessionInfoChangedEvent
-  | EntryAppendedEvent;
+  | EntryAppendedEvent
+  | CheckpointEvent
+  | CheckpointFailedEvent
+  | CheckpointSkippedEvent
+  | FilesRestoredEvent;
 
 export interface AbortResult {
   /**
@@ -329,6 +352,48 @@ export interface AgentEndEvent {
    */
   willRetry?: boolean;
 }
+/**
+ * pi 1.5's record of the system prompt and tools at one point of the conversation.
+ *
+ * The first one holds every prompt section and tool; later ones patch ``sections`` by name
+ * (null removes one) and list the tools added or removed. A compaction keeps the replayed
+ * state as its ``systemMessage``.
+ */
+export interface SystemMessage {
+  /**
+   * instructions; on the first system message, the base prompt
+   */
+  content?: string | TextContent[];
+  role: "system";
+  sections?: {
+    [k: string]: string | null;
+  } | null;
+  timestamp?: number;
+  toolsAdded?: ToolDeclaration[] | null;
+  toolsRemoved?: ToolReference[] | null;
+  [k: string]: unknown;
+}
+export interface TextContent {
+  text: string;
+  textSignature?: string | null;
+  type: "text";
+  [k: string]: unknown;
+}
+/**
+ * A tool as a system message declares it to the model (pi 1.5).
+ */
+export interface ToolDeclaration {
+  description?: string;
+  name: string;
+  parameters?: {
+    [k: string]: unknown;
+  };
+  [k: string]: unknown;
+}
+export interface ToolReference {
+  name: string;
+  [k: string]: unknown;
+}
 export interface UserMessage {
   content: string | UserContent[];
   role: "user";
@@ -336,12 +401,6 @@ export interface UserMessage {
    * Unix time in milliseconds
    */
   timestamp: number;
-  [k: string]: unknown;
-}
-export interface TextContent {
-  text: string;
-  textSignature?: string | null;
-  type: "text";
   [k: string]: unknown;
 }
 export interface ImageContent {
@@ -356,11 +415,21 @@ export interface ImageContent {
 export interface AssistantMessage {
   api?: string;
   content: AssistantContent[];
+  durationMs?: number | null;
+  endTurn?: boolean | null;
   errorMessage?: string | null;
   model: string;
   provider: string;
+  providerThinkingLevel?: string | null;
+  rawStopReason?: string | null;
+  responseId?: string | null;
+  responseModel?: string | null;
   role: "assistant";
-  stopReason?: "stop" | "length" | "toolUse" | "error" | "aborted";
+  stopReason?: "stop" | "length" | "toolUse" | "error" | "aborted" | "pending" | "deferred";
+  /**
+   * pi 1.5: the thinking level requested for this response
+   */
+  thinkingLevel?: ("off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max") | null;
   timestamp: number;
   usage?: Usage;
   [k: string]: unknown;
@@ -376,17 +445,34 @@ export interface ToolCall {
   arguments: {
     [k: string]: unknown;
   };
+  /**
+   * pi 1.5: why the model's arguments text was not a JSON object
+   */
+  argumentsError?: string | null;
   id: string;
   name: string;
+  /**
+   * pi 1.5: a namespaced tool's namespace
+   */
+  namespace?: string | null;
+  thoughtSignature?: string | null;
   type: "toolCall";
   [k: string]: unknown;
 }
 export interface Usage {
   cacheRead?: number;
   cacheWrite?: number;
+  /**
+   * pi 1.5: the part of cacheWrite kept an hour
+   */
+  cacheWrite1h?: number | null;
   cost?: Cost;
   input?: number;
   output?: number;
+  /**
+   * pi 1.5: thinking tokens, a part of output
+   */
+  reasoning?: number | null;
   totalTokens?: number;
   [k: string]: unknown;
 }
@@ -396,16 +482,29 @@ export interface Cost {
   input?: number;
   output?: number;
   total?: number;
+  /**
+   * pi 1.5: the total is what the provider billed, not an estimate
+   */
+  totalFromProvider?: boolean | null;
   [k: string]: unknown;
 }
 export interface ToolResultMessage {
   content: UserContent[];
   details?: unknown;
+  durationMs?: number | null;
   isError?: boolean;
+  /**
+   * pi 1.5: calls the tool made to other tools
+   */
+  nestedCalls?: unknown;
   role: "toolResult";
   timestamp: number;
   toolCallId: string;
   toolName: string;
+  /**
+   * pi 1.5: usage of the tool's own model calls
+   */
+  usage?: Usage | null;
   [k: string]: unknown;
 }
 export interface BashExecutionMessage {
@@ -433,7 +532,7 @@ export interface CustomMessage {
   [k: string]: unknown;
 }
 export interface BranchSummaryMessage {
-  fromId: string;
+  fromId: string | null;
   role: "branchSummary";
   summary: string;
   timestamp: number;
@@ -590,6 +689,10 @@ export interface BranchSummaryEntry extends EntryBase {
   fromId: string;
   summary: string;
   type: "branch_summary";
+  /**
+   * pi 1.5: usage of the summary's model call
+   */
+  usage?: Usage | null;
   [k: string]: unknown;
 }
 export interface EntryBase {
@@ -621,6 +724,39 @@ export interface Capabilities {
   providers: string[];
   tree?: boolean;
   [k: string]: unknown;
+}
+/**
+ * A snapshot of the working directory was stored as the state of ``entryId``.
+ */
+export interface CheckpointEvent {
+  checkpointId: string;
+  entryId: string;
+  /**
+   * files that differ from the parent entry's state
+   */
+  filesChanged: number;
+  skipped?: SkippedFile[];
+  type: "checkpoint";
+}
+export interface SkippedFile {
+  path: string;
+  reason: string;
+  [k: string]: unknown;
+}
+/**
+ * A snapshot could not be taken (the turn goes on without it).
+ */
+export interface CheckpointFailedEvent {
+  entryId?: string | null;
+  error: string;
+  type: "checkpoint_failed";
+}
+/**
+ * This working directory is not checkpointed (home, root, too many files).
+ */
+export interface CheckpointSkippedEvent {
+  reason: string;
+  type: "checkpoint_skipped";
 }
 /**
  * The texts taken off the queues (to put back in the client's editor, say).
@@ -665,6 +801,16 @@ export interface ClientTool {
 export interface ClientInfo {
   name: string;
   version?: string | null;
+}
+export interface CloneParams {
+  /**
+   * with restoreFiles: overwrite files someone else changed
+   */
+  force?: boolean;
+  /**
+   * make the working directory the leaf's state
+   */
+  restoreFiles?: boolean;
 }
 /**
  * Where a command comes from (pi's SourceInfo).
@@ -717,13 +863,24 @@ export interface CompactionEndEvent {
   type: "compaction_end";
   willRetry: boolean;
 }
+/**
+ * ``firstKeptEntryId`` equal to the entry's own id keeps nothing (pi 1.5's retain-none).
+ */
 export interface CompactionEntry extends EntryBase {
   details?: unknown;
   firstKeptEntryId: string;
   fromHook?: boolean | null;
   summary: string;
+  /**
+   * pi 1.5: the system prompt and tools at this point; it leads the context
+   */
+  systemMessage?: SystemMessage | null;
   tokensBefore: number;
   type: "compaction";
+  /**
+   * pi 1.5: usage of the summary's model calls
+   */
+  usage?: Usage | null;
   [k: string]: unknown;
 }
 export interface CompactionHookResult {
@@ -736,8 +893,35 @@ export interface CompactionStartEvent {
   reason: "manual" | "threshold" | "overflow";
   type: "compaction_start";
 }
+/**
+ * pi 1.5: a later change to what an earlier entry gives the model's context: a null
+ * ``replacement`` leaves it out, else its content is replaced (role and fields kept). The
+ * latest edit of an entry on the current branch wins; the entry itself never changes.
+ */
+export interface ContextEditEntry extends EntryBase {
+  replacement: ContextReplacement | null;
+  targetId: string;
+  type: "context_edit";
+  [k: string]: unknown;
+}
+export interface ContextReplacement {
+  content: string | (UserContent | ThinkingContent | ToolCall)[];
+  [k: string]: unknown;
+}
 export interface ContextResult {
   messages?: MessageSchema[] | null;
+}
+/**
+ * How full the model's context window is on the current branch, as pi reports it.
+ */
+export interface ContextUsage {
+  contextWindow: number;
+  percent: number | null;
+  /**
+   * the last answer's reported size plus an estimate of what follows it (all of it estimated after a later context edit); null after a compaction until an answer came back
+   */
+  tokens: number | null;
+  [k: string]: unknown;
 }
 export interface CustomEntry extends EntryBase {
   customType: string;
@@ -758,7 +942,7 @@ export interface CustomMessageEntry extends EntryBase {
 }
 export interface CycleModelResult {
   model: ModelDescription;
-  thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
   [k: string]: unknown;
 }
 export interface ModelDescription {
@@ -868,6 +1052,19 @@ export interface ModelChangeEntry extends EntryBase {
   provider?: string | null;
   role?: string | null;
   type: "model_change";
+  [k: string]: unknown;
+}
+/**
+ * pi 1.5: model usage outside the conversation (cache warming...), counted in the
+ * session's totals and never part of the context. Unknown ``kind`` values are usage too.
+ */
+export interface UsageEntry extends EntryBase {
+  kind: string;
+  model: string;
+  note?: string | null;
+  provider: string;
+  type: "usage";
+  usage: Usage;
   [k: string]: unknown;
 }
 export interface LabelEntry extends EntryBase {
@@ -1050,7 +1247,7 @@ export interface SummarizationRetryFinishedEvent {
   type: "summarization_retry_finished";
 }
 export interface ThinkingLevelChangedEvent {
-  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
   type: "thinking_level_changed";
 }
 /**
@@ -1063,11 +1260,47 @@ export interface SessionInfoChangedEvent {
   name?: string | null;
   type: "session_info_changed";
 }
+export interface FilesRestoredEvent {
+  /**
+   * the disk before the restore
+   */
+  checkpointId: string;
+  entryId: string | null;
+  files: FileChange[];
+  skipped?: SkippedFile[];
+  type: "files_restored";
+}
+export interface FileChange {
+  path: string;
+  status: "added" | "modified" | "deleted";
+  [k: string]: unknown;
+}
 export interface ExportHtmlParams {
   outputPath?: string | null;
 }
 export interface ExportHtmlResult {
   path: string;
+  [k: string]: unknown;
+}
+export interface FileChangesResult {
+  entryId: string;
+  files: FileDiff[];
+  fromCheckpointId: string | null;
+  toCheckpointId: string;
+  [k: string]: unknown;
+}
+export interface FileDiff {
+  binary?: boolean;
+  /**
+   * unified diff (git's format); empty for a binary file
+   */
+  diff: string;
+  path: string;
+  status: "added" | "modified" | "deleted";
+  /**
+   * the diff was cut at 256 KiB
+   */
+  truncated?: boolean;
   [k: string]: unknown;
 }
 export interface ForkMessage {
@@ -1084,10 +1317,22 @@ export interface ForkParams {
    * a user message; the new session ends just before it
    */
   entryId: string;
+  /**
+   * with restoreFiles: overwrite files someone else changed
+   */
+  force?: boolean;
+  /**
+   * make the working directory that message's state
+   */
+  restoreFiles?: boolean;
 }
 export interface ForkResult {
   cancelled?: boolean;
   leafId: string | null;
+  /**
+   * what restoreFiles changed
+   */
+  restore?: RestoreFilesResult | null;
   sessionFile: string | null;
   sessionId: string;
   /**
@@ -1096,9 +1341,33 @@ export interface ForkResult {
   text: string;
   [k: string]: unknown;
 }
+export interface RestoreFilesResult {
+  /**
+   * the state of the disk before the restore: restore it to undo
+   */
+  checkpointId: string;
+  /**
+   * files changed by someone else since the last checkpoint
+   */
+  conflicts?: string[];
+  dryRun: boolean;
+  /**
+   * what was (or, on a dry run, would be) changed
+   */
+  files: FileChange[];
+  skipped?: SkippedFile[];
+  [k: string]: unknown;
+}
 export interface GetEntriesParams {
   /**
    * entry id cursor: only entries after it
+   */
+  since?: string | null;
+}
+export interface GetFileChangesParams {
+  entryId: string;
+  /**
+   * compare with this entry's state (default: the entry's parent)
    */
   since?: string | null;
 }
@@ -1232,7 +1501,7 @@ export interface State {
   sessionId: string;
   sessionName: string | null;
   steeringMode: "all" | "one-at-a-time";
-  thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
   [k: string]: unknown;
 }
 export interface McpServerState {
@@ -1326,8 +1595,16 @@ export interface ModelsResult {
 }
 export interface NavigateTreeParams {
   customInstructions?: string | null;
+  /**
+   * with restoreFiles: overwrite files someone else changed
+   */
+  force?: boolean;
   label?: string | null;
   replaceInstructions?: boolean;
+  /**
+   * make the working directory the target's state
+   */
+  restoreFiles?: boolean;
   summarize?: boolean;
   targetId: string;
 }
@@ -1338,6 +1615,10 @@ export interface NavigateTreeResult {
    */
   editorText?: string | null;
   leafId: string | null;
+  /**
+   * what restoreFiles changed
+   */
+  restore?: RestoreFilesResult | null;
   summaryEntryId?: string | null;
   [k: string]: unknown;
 }
@@ -1374,6 +1655,12 @@ export interface PromptParams {
   maxTurns?: number | null;
   message: string;
   /**
+   * a JSON Schema the run's final answer must match: the model answers by calling a structured_output tool with it as input schema, re-asked a few times when the answer does not validate; the answer comes back as structuredOutput (an invalid schema is refused)
+   */
+  outputSchema?: {
+    [k: string]: unknown;
+  } | null;
+  /**
    * required while the agent is streaming: queue as steer or followUp
    */
   streamingBehavior?: ("steer" | "followUp") | null;
@@ -1388,7 +1675,14 @@ export interface PromptResult {
    * true when the prompt was queued (streamingBehavior) instead of run
    */
   queued: boolean;
+  /**
+   * how the run ended: stop, length, error, aborted, max_turns, max_budget, handled, or invalid_output (an outputSchema run that never produced a matching answer)
+   */
   stopReason?: string | null;
+  /**
+   * with outputSchema: the final answer, valid against the schema
+   */
+  structuredOutput?: unknown;
   [k: string]: unknown;
 }
 export interface QueueParams {
@@ -1398,6 +1692,28 @@ export interface QueueParams {
 export interface QueueResult {
   pendingMessageCount: number;
   [k: string]: unknown;
+}
+export interface RestoreFilesParams {
+  /**
+   * a state returned by an earlier restore (undoes that restore)
+   */
+  checkpointId?: string | null;
+  /**
+   * report what would change; write nothing
+   */
+  dryRun?: boolean;
+  /**
+   * the entry whose state to restore (one of entryId or checkpointId)
+   */
+  entryId?: string | null;
+  /**
+   * overwrite files someone else changed since the last checkpoint
+   */
+  force?: boolean;
+  /**
+   * only these files (default: all)
+   */
+  paths?: string[] | null;
 }
 export interface SandboxState1 {
   /**
@@ -1500,6 +1816,10 @@ export interface TreeSummary {
 export interface SessionChangeResult {
   cancelled?: boolean;
   leafId: string | null;
+  /**
+   * what restoreFiles changed
+   */
+  restore?: RestoreFilesResult | null;
   sessionFile: string | null;
   sessionId: string;
   [k: string]: unknown;
@@ -1519,8 +1839,16 @@ export interface SessionHeader {
   version?: number | null;
   [k: string]: unknown;
 }
+/**
+ * Totals over every entry of the file (other branches and compacted history included):
+ * assistant messages, usage entries, tool results and summaries that carry usage.
+ */
 export interface SessionStats {
   assistantMessages: number;
+  /**
+   * absent when the model's window is unknown
+   */
+  contextUsage?: ContextUsage | null;
   cost: number;
   sessionFile: string | null;
   sessionId: string;
@@ -1568,7 +1896,7 @@ export interface SetSessionNameParams {
   name: string;
 }
 export interface SetThinkingLevelParams {
-  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
 }
 export interface SwitchSessionParams {
   /**
@@ -1582,14 +1910,14 @@ export interface TextBlock {
   type: "text";
 }
 export interface ThinkingLevelResult {
-  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
   [k: string]: unknown;
 }
 export interface ThinkingLevelsResult {
   /**
    * the levels the current model takes, lowest first; only off for a model without reasoning
    */
-  levels: ("off" | "minimal" | "low" | "medium" | "high" | "xhigh")[];
+  levels: ("off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max")[];
   [k: string]: unknown;
 }
 export interface ToolCallHookResult {
@@ -1662,6 +1990,12 @@ export interface TreeResult {
    * pass as since to get only what changed after this result
    */
   cursor?: number | null;
+  /**
+   * entry id -> how many files its checkpoint changed (entries that changed none are left out)
+   */
+  filesChanged?: {
+    [k: string]: number;
+  } | null;
   leafId: string | null;
   /**
    * depth-first, children oldest first; flat, never nested (empty with format columns)
