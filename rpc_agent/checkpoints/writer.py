@@ -6,14 +6,14 @@ one file each, and creating a file is the dearest thing a disk does: a change to
 the rewritten folders for existence, each a ``stat`` of a loose file. Here one ``fast-import``
 reads the changed files (as this process streams them), starts from the last state's tree and
 writes blobs, trees and the commit into a single pack; the shadow index then takes the same
-paths with ``update-index --index-info`` (no file is read twice; their stat data is refreshed
-by the next ``git status``, which hashes only those files). Packs are rolled up geometrically
-once there are many, so an object lookup never walks hundreds of them.
+tree by ``read-tree -m`` (no file is read twice; the entries that did not change keep their
+stat data, the new ones get theirs from the next ``git status``, which hashes only those).
+Packs are rolled up geometrically once there are many, so an object lookup never walks
+hundreds of them.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import subprocess
@@ -24,7 +24,6 @@ from rpc_agent.checkpoints.git import ShadowGit
 from rpc_agent.errors import CheckpointError
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-_NULL = "0" * 40
 MAX_PACKS = 24
 """More packs than this and the small ones are rolled into one (``repack --geometric``)."""
 
@@ -80,7 +79,6 @@ def record(git: ShadowGit, cwd: Path, base: str | None, paths: list[str], remove
         cwd=git.work_tree,
     )
     assert proc.stdin is not None
-    index_lines: list[bytes] = []
     try:
         out = proc.stdin
         out.write(b"feature done\ncommit refs/heads/snapshot\n")
@@ -89,9 +87,7 @@ def record(git: ShadowGit, cwd: Path, base: str | None, paths: list[str], remove
             out.write(b'M 040000 %s ""\n' % base.encode())
         for path in remove:
             out.write(b"D " + quote(path) + b"\n")
-            index_lines.append(b"0 %s\t%s" % (_NULL.encode(), path.encode("utf-8", "surrogateescape")))
         for path in paths:
-            name = path.encode("utf-8", "surrogateescape")
             try:
                 found = _read(cwd / path, os.lstat(cwd / path))
             except (FileNotFoundError, NotADirectoryError):  # gone, or a file is where its folder was
@@ -101,13 +97,11 @@ def record(git: ShadowGit, cwd: Path, base: str | None, paths: list[str], remove
                 continue
             if found is None:
                 out.write(b"D " + quote(path) + b"\n")
-                index_lines.append(b"0 %s\t%s" % (_NULL.encode(), name))
                 continue
             mode, content = found
             out.write(b"M %s inline %s\ndata %d\n" % (mode.encode(), quote(path), len(content)))
             out.write(content)
             out.write(b"\n")
-            index_lines.append(b"%s %s\t%s" % (mode.encode(), _blob_id(content).encode(), name))
         out.write(b'ls ""\n\ndone\n')
         out.close()
     except BrokenPipeError:
@@ -126,18 +120,13 @@ def record(git: ShadowGit, cwd: Path, base: str | None, paths: list[str], remove
         result.tree = words[2].decode()
     elif not answer.startswith(b"missing"):
         raise CheckpointError(f"git fast-import gave no tree: {answer[:200]!r}")
-    if index_lines:
-        git.run(["update-index", "-z", "--index-info"], input=b"\0".join(index_lines) + b"\0")
+    # The index becomes the tree (a one-way merge keeps the stat data of every entry that did
+    # not change) with a whole cache-tree, so the next ``git status`` compares it with HEAD
+    # without reading a single tree object.
+    git.run(["read-tree", "-m", "-i", result.tree])
     git.mark_head(result.tree)
     _roll_up(git)
     return result
-
-
-def _blob_id(content: bytes) -> str:
-    """The blob's id, as git names it (what fast-import stored): the index needs it."""
-    digest = hashlib.sha1(b"blob %d\0" % len(content), usedforsecurity=False)
-    digest.update(content)
-    return digest.hexdigest()
 
 
 def _roll_up(git: ShadowGit) -> None:
