@@ -6,7 +6,8 @@
 Rows, all measured in this run on the same tree:
 
 * ``git status`` of the tree as an ordinary repository (the baseline), and a checkpoint with
-  nothing changed (rpc-agent's snapshot: ``ls-files`` of what changed, ``write-tree``): ratio;
+  nothing changed (rpc-agent's snapshot: ``git status`` in the shadow repository, then, for
+  what changed, one ``fast-import`` and one ``read-tree -m``): ratio;
 * a checkpoint after ``--changed`` files changed;
 * a restore of ``--changed`` files (a fresh checkpoint first, the writes, a checkpoint after);
 * a ``--turns``-turn scripted session (``rpc-agent --provider faux`` over pipes; every turn a
