@@ -17,8 +17,8 @@ from pydantic import BaseModel
 from rpc_agent.agent.approvals import ApprovalGate
 from rpc_agent.agent.checkpointing import Checkpointing
 from rpc_agent.agent.host import Host
-from rpc_agent.agent.loop import Authorize, RunContext
 from rpc_agent.agent.queue import MessageQueue, QueuedMessage
+from rpc_agent.agent.run_context import Authorize, RunContext
 from rpc_agent.agent.sandboxing import SessionSandbox
 from rpc_agent.agent.settings import AgentSettings
 from rpc_agent.io.background import Background
