@@ -1,13 +1,13 @@
 """AgentSession: one conversation driven by a front end (JSON-RPC or ACP).
 
-It owns the current SessionManager, the run state (streaming, queues, abort) and the settings,
-and the guards every change goes through (``_exclusive``, ``mutation``). Features with logic
-of their own live beside it and take the session, through its public members only (the guards
-``mutation`` and ``require_idle``, ``operation``, ``op_scope``, ``run``, ``run_context``,
-``gate``, ``announce_queue``): switching and forking (``switching``), tree
-navigation (``navigation``), the user's bash (``user_bash``), compaction (``compaction_runner``),
-the read-only views and the page export (``views``), model and level checks (``model_choice``),
-and what a run starts with (``run_setup``).
+It owns the current SessionManager, the settings and the guards every change goes through
+(``_exclusive``, ``mutation``). Features with logic of their own live beside it and take the
+session, through its public members only (``AgentCore`` in ``core.py``): prompts, runs and
+their abort (``runs``), persisting changes (``writes``), model and level changes
+(``settings_ops``, checked in ``model_choice``), switching and forking (``switching``), tree
+navigation (``navigation``), the user's bash (``user_bash``), compaction
+(``compaction_runner``), the read-only views and the page export (``views``), and what a run
+starts with (``run_setup``).
 It knows nothing of JSON-RPC: it raises domain errors and emits typed events through ``emit``.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,8 +28,10 @@ from rpc_agent.agent import (
     custom_entries,
     model_choice,
     navigation,
+    settings_ops,
     switching,
     views,
+    writes,
 )
 from rpc_agent.agent.approvals import ApprovalGate
 from rpc_agent.agent.checkpointing import Checkpointing
@@ -56,7 +58,7 @@ from rpc_agent.protocol.base import JsonDict, trusted
 from rpc_agent.protocol.entries import THINKING_LEVELS
 from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.sandbox.policy import chosen as chosen_sandbox
-from rpc_agent.session.store import Savepoint, SessionManager
+from rpc_agent.session.store import SessionManager
 from rpc_agent.tools.base import CommandRunner, FileAccess, Tool
 from rpc_agent.tools.temp_files import TempFiles
 
@@ -204,25 +206,9 @@ class AgentSession:
         finally:
             self.operation = None
 
-    @contextlib.asynccontextmanager
-    async def mutation(self) -> AsyncIterator[None]:
-        """Persist first, apply after: the one way every mutation of the session goes.
-
-        A latched write error is raised before anything is computed or moved; entries appended
-        inside are awaited to the disk, and if they cannot be stored the session's memory is
-        rolled back to where it was. Callers change their own state (model, thinking level)
-        only after the block, so a mutation that fails changes nothing.
-        """
-        manager, point = self._savepoint()
-        with _undone_on_failure(manager, point):
-            yield
-            await manager.flush()
-
-    def _savepoint(self) -> tuple[SessionManager, Savepoint]:
-        """Where a failed write rolls the session back to; a latched write error first."""
-        manager = self.manager
-        manager.check_writable()
-        return manager, manager.savepoint()
+    def mutation(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Persist first, apply after (``agent/writes.py``): the one way every mutation goes."""
+        return writes.mutation(self.manager)
 
     def run_tools(self) -> list[Tool]:
         """The built-in tools, the client's, and those of the session's MCP servers that are up."""
@@ -354,20 +340,8 @@ class AgentSession:
         return label_id
 
     def queue_label(self, entry_id: str, label: str | None) -> tuple[str, Callable[[], Awaitable[None]]]:
-        """``set_label`` with the wait for the disk handed to the caller: the label entry is
-        appended now, and ``stored()`` returns once its line is fsynced (or rolls the session
-        back and raises PersistenceError, as ``mutation`` does). A front answering a pipelined
-        burst of labels then waits once per fsync for all of them, not in a task per label."""
-        manager, point = self._savepoint()
-        pending = manager.append_label_change(entry_id, label, move_leaf=False)
-        label_id = pending.id
-        assert label_id is not None
-
-        async def stored() -> None:
-            with _undone_on_failure(manager, point):
-                await pending
-
-        return label_id, stored
+        """``set_label`` with the wait for the disk handed to the caller (``writes.queue_label``)."""
+        return writes.queue_label(self.manager, entry_id, label)
 
     # --- sessions (agent/switching.py) ----------------------------------------------------
 
@@ -402,42 +376,25 @@ class AgentSession:
     async def file_changes(self, entry_id: str, since: str | None) -> c.FileChangesResult:
         return await self.checkpoints.file_changes(entry_id, since)
 
-    async def set_session_name(self, name: str) -> None:
-        async with self.mutation():
-            await self.manager.append_session_info(name)
-        self.emit(ev.SessionInfoChangedEvent(name=self.manager.session_name))
+    # --- settings (agent/settings_ops.py, checked in agent/model_choice.py) -------------
 
-    # --- settings (checked in agent/model_choice.py) ------------------------------------
+    async def set_session_name(self, name: str) -> None:
+        await settings_ops.set_session_name(self, name)
 
     async def set_model(self, model_id: str, provider: str | None = None) -> ModelInfo:
-        model = model_choice.choose_model(self.provider, model_id, provider)
-        async with self.mutation():
-            await self.manager.append_model_change(model.provider, model.id)
-        self.model = model
-        levels = self.available_thinking_levels()
-        if self.thinking_level not in levels:  # as pi: clamped to what the new model takes
-            await self.set_thinking_level(model_choice.clamp_thinking_level(self.thinking_level, levels))
-        return model
+        return await settings_ops.set_model(self, model_id, provider)
 
     async def cycle_model(self) -> ModelInfo:
-        return await self.set_model(model_choice.next_model_id(self.provider, self.model))
+        return await settings_ops.cycle_model(self)
 
     async def set_thinking_level(self, level: str) -> None:
-        model_choice.check_thinking_level(level)
-        async with self.mutation():
-            await self.manager.append_thinking_level_change(level)
-        if level != self.thinking_level:
-            self.thinking_level = level
-            self.emit(ev.ThinkingLevelChangedEvent(level=level))
+        await settings_ops.set_thinking_level(self, level)
 
     def available_thinking_levels(self) -> list[str]:
         return model_choice.thinking_levels(self.model)
 
     async def cycle_thinking_level(self) -> str:
-        level = model_choice.next_thinking_level(self.thinking_level, self.available_thinking_levels())
-        if level != self.thinking_level:  # one level only (no reasoning): nothing to store
-            await self.set_thinking_level(level)
-        return level
+        return await settings_ops.cycle_thinking_level(self)
 
     # --- the user's bash (agent/user_bash.py) and compaction (agent/compaction_runner.py) ---
 
@@ -487,13 +444,3 @@ class AgentSession:
             if self.mcp is not None:
                 await self.mcp.aclose()
             await self.provider.aclose()
-
-
-@contextlib.contextmanager
-def _undone_on_failure(manager: SessionManager, point: Savepoint) -> Iterator[None]:
-    """A write that could not be stored leaves the session's memory as it was at ``point``."""
-    try:
-        yield
-    except PersistenceError:
-        manager.rollback(point)
-        raise
