@@ -25,7 +25,8 @@ from rpc_agent.protocol.base import JsonDict, trusted
 from rpc_agent.providers.base import ModelInfo, Provider, ToolSpec
 from rpc_agent.sandbox import Sandbox
 from rpc_agent.session.blobs import stage_images
-from rpc_agent.session.store import PendingAppend, SessionManager
+from rpc_agent.session.durability import PendingAppend
+from rpc_agent.session.store import SessionManager
 from rpc_agent.tools.base import CommandRunner, FileAccess, Tool
 from rpc_agent.tools.temp_files import UNOWNED, TempFiles
 
