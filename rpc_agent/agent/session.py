@@ -260,22 +260,10 @@ class AgentSession:
         return self.runs.ticket()
 
     async def run(
-        self,
-        first: list[QueuedMessage],
-        *,
-        max_turns: int | None = None,
-        max_budget_usd: float | None = None,
-        ticket: int | None = None,
-        output_schema: JsonDict | None = None,
+        self, first: list[QueuedMessage], *, max_turns: int | None = None, max_budget_usd: float | None = None
     ) -> m.PromptResult:
         """Run the agent loop from ``first`` (empty: continue from the session as it is)."""
-        return await self.runs.run(
-            first,
-            max_turns=max_turns,
-            max_budget_usd=max_budget_usd,
-            ticket=ticket,
-            output_schema=output_schema,
-        )
+        return await self.runs.run(first, max_turns=max_turns, max_budget_usd=max_budget_usd)
 
     op_scope: anyio.CancelScope | None = None
     """The scope of a compaction or a branch summary under way: ``abort`` cancels it."""
