@@ -8,13 +8,12 @@ model was sent: the tool with the caller's schema, and the forced tool_choice on
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import pytest
 
-from e2e.conftest import E2E, expect_error, header_and_entries, messages_of, start, wait_event
+from e2e.conftest import E2E, anthropic, expect_error, header_and_entries, messages_of, start, wait_event
 from e2e.test_headless import run
 from fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
 from rpc_agent.agent.structured import MAX_REASKS, TOOL_NAME
@@ -196,20 +195,6 @@ def test_an_output_schema_without_print_is_refused(e2e: E2E) -> None:
 
 
 # --- the Anthropic provider: what the model is sent ------------------------------------------
-
-MODEL = "claude-haiku-4-5"
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with FakeAnthropic() as server:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-e2e")
-        yield server
-
-
-def anthropic(*extra: str) -> tuple[str, ...]:
-    return ("--provider", "anthropic", "--model", MODEL, "--retry-base-delay-ms", "20", *extra)
 
 
 def test_the_request_offers_the_schema_as_a_tool_and_forces_it_on_a_re_ask(
