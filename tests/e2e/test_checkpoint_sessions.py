@@ -79,6 +79,17 @@ async def test_fork_and_clone_carry_states_and_restore_files(e2e: E2E) -> None:
         assert disk_state(e2e.cwd) == state_2
 
 
+def rewind_cli(e2e: E2E, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m rpc_agent rewind ARGS`` with the test's home."""
+    return subprocess.run(
+        [sys.executable, "-m", "rpc_agent", "rewind", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "RPC_AGENT_HOME": str(e2e.home)},
+        check=False,
+    )
+
+
 def test_print_mode_checkpoints_and_rewind_restores_from_the_command_line(e2e: E2E) -> None:
     seed(e2e.cwd)
     before = disk_state(e2e.cwd)
@@ -97,42 +108,18 @@ def test_print_mode_checkpoints_and_rewind_restores_from_the_command_line(e2e: E
     (prompt_id,) = [e["id"] for e in messages_of(entries, "user")]
     assert len([line for line in sidecar_of(session) if "entry" in line]) == 2
 
-    rewind = subprocess.run(
-        [sys.executable, "-m", "rpc_agent", "rewind", str(session), prompt_id, "--dry-run"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "RPC_AGENT_HOME": str(e2e.home)},
-        check=False,
-    )
+    rewind = rewind_cli(e2e, str(session), prompt_id, "--dry-run")
     assert rewind.returncode == 0, rewind.stderr
     assert "added     src/b.py" in rewind.stdout
     assert disk_state(e2e.cwd) == after  # a dry run writes nothing
-    done_rewind = subprocess.run(
-        [sys.executable, "-m", "rpc_agent", "rewind", str(session), prompt_id],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "RPC_AGENT_HOME": str(e2e.home)},
-        check=False,
-    )
+    done_rewind = rewind_cli(e2e, str(session), prompt_id)
     assert done_rewind.returncode == 0, done_rewind.stderr
     assert disk_state(e2e.cwd) == before
     checkpoint = done_rewind.stdout.split("checkpoint ")[-1].split()[0]
-    undo = subprocess.run(
-        [sys.executable, "-m", "rpc_agent", "rewind", str(session), "--checkpoint", checkpoint],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "RPC_AGENT_HOME": str(e2e.home)},
-        check=False,
-    )
+    undo = rewind_cli(e2e, str(session), "--checkpoint", checkpoint)
     assert undo.returncode == 0, undo.stderr
     assert disk_state(e2e.cwd) == after
-    missing = subprocess.run(
-        [sys.executable, "-m", "rpc_agent", "rewind", str(session), "ffffffff"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "RPC_AGENT_HOME": str(e2e.home)},
-        check=False,
-    )
+    missing = rewind_cli(e2e, str(session), "ffffffff")
     assert missing.returncode == 1
     assert "no entry ffffffff" in missing.stderr
 
