@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,18 @@ def sidecar_of(session: Path) -> list[JsonDict]:
     return [
         json.loads(line) for line in session.with_name(session.name + ".checkpoints").read_text().splitlines()
     ]
+
+
+def object_exists(session: Path) -> Callable[[str], bool]:
+    """Whether an object is in the repository of ``session``'s checkpoints (``git cat-file -e``)."""
+    git_dir = Path(sidecar_of(session)[0]["repository"])
+    env = {"GIT_DIR": str(git_dir), "PATH": os.environ["PATH"], "HOME": str(git_dir)}
+
+    def exists(obj: str) -> bool:
+        probe = subprocess.run(["git", "cat-file", "-e", obj], env=env, capture_output=True, check=False)
+        return probe.returncode == 0
+
+    return exists
 
 
 @pytest.mark.anyio
@@ -173,12 +186,7 @@ async def test_deleting_a_session_frees_its_states(e2e: E2E) -> None:
         await client.call("prompt", {"message": "and now it is gone"})
         header = sidecar_of(session)[0]
         git_dir = Path(header["repository"])
-        env = {"GIT_DIR": str(git_dir), "PATH": os.environ["PATH"], "HOME": str(git_dir)}
-
-        def exists(obj: str) -> bool:
-            probe = subprocess.run(["git", "cat-file", "-e", obj], env=env, capture_output=True, check=False)
-            return probe.returncode == 0
-
+        exists = object_exists(session)
         assert exists(tree)
         await client.call("new_session")
         await client.call("delete_session", {"sessionPath": str(session)})
@@ -198,14 +206,7 @@ def test_free_session_checkpoints_keeps_what_another_session_uses(e2e: E2E) -> N
     again = run(e2e, "-p", "two", "--output-format", "json", script=[{"text": "nothing changed"}])
     other = Path(json.loads(again.stdout)["sessionFile"])
     assert other != session
-    header = sidecar_of(session)[0]
-    git_dir = Path(header["repository"])
-    env = {"GIT_DIR": str(git_dir), "PATH": os.environ["PATH"], "HOME": str(git_dir)}
-
-    def exists(obj: str) -> bool:
-        probe = subprocess.run(["git", "cat-file", "-e", obj], env=env, capture_output=True, check=False)
-        return probe.returncode == 0
-
+    exists = object_exists(session)
     shared = [line["tree"] for line in sidecar_of(other) if "entry" in line]
     mine = [line["tree"] for line in sidecar_of(session) if "entry" in line]
     assert shared[0] == mine[-1]  # the second session started where the first one ended
