@@ -158,3 +158,15 @@ def as_v2(lines: list[JsonDict]) -> list[JsonDict]:
         if line["type"] == "compaction":
             line["firstKeptEntryId"] = lines[line.pop("firstKeptEntryIndex")]["id"]
     return lines
+
+
+def tool_result(call_id: str, text: str, timestamp: int = 0) -> JsonDict:
+    """A ``read`` tool's successful result message carrying ``text``."""
+    return {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": "read",
+        "content": [{"type": "text", "text": text}],
+        "isError": False,
+        "timestamp": timestamp,
+    }

@@ -74,6 +74,10 @@ async def use() -> None:
     await agent.shutdown()
 
 anyio.run(use)
+# The loop's worker threads were told to stop when it ended; they may still be on their way out.
+for thread in threading.enumerate():
+    if thread.name == "AnyIO worker thread":
+        thread.join(timeout=30)
 gc.collect()
 after = state()
 print(json.dumps({"before": before, "after": after, "started": sorted(set(started))}))

@@ -17,8 +17,8 @@ from pydantic import BaseModel
 from rpc_agent.agent.approvals import ApprovalGate
 from rpc_agent.agent.checkpointing import Checkpointing
 from rpc_agent.agent.host import Host
-from rpc_agent.agent.loop import Authorize, RunContext
 from rpc_agent.agent.queue import MessageQueue, QueuedMessage
+from rpc_agent.agent.run_context import Authorize, RunContext
 from rpc_agent.agent.sandboxing import SessionSandbox
 from rpc_agent.agent.settings import AgentSettings
 from rpc_agent.io.background import Background
@@ -28,7 +28,16 @@ from rpc_agent.session.store import SessionManager
 from rpc_agent.tools.base import CommandRunner, FileAccess, Tool
 from rpc_agent.tools.temp_files import TempFiles
 
-__all__ = ["AgentCore"]
+__all__ = ["AgentCore", "SessionTools"]
+
+
+class SessionTools(Protocol):
+    """Tools that live and die with the session (its MCP servers), beside the built-in ones."""
+
+    async def ready(self) -> None: ...
+    def tools(self) -> list[Tool]: ...
+    def state_json(self) -> list[dict[str, object]]: ...
+    async def aclose(self) -> None: ...
 
 
 class AgentCore(Protocol):
@@ -45,6 +54,7 @@ class AgentCore(Protocol):
     files: FileAccess | None
     commands: CommandRunner | None
     client_tools: list[Tool]
+    mcp: SessionTools | None
     temp_files: TempFiles
     sandbox: SessionSandbox
     queue: MessageQueue

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rpc_agent.agent.loop import now_ms
+from rpc_agent.agent.run_context import now_ms
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import JsonDict, trusted
 

@@ -4,155 +4,51 @@ Every message is appended to the session (and fsynced) before its ``message_end`
 out, so a client that saw an event can rely on the entry being on disk. Cancellation (abort)
 comes in as an anyio cancellation of the task running the loop: whatever is in flight is
 stored (the partial assistant message with stopReason "aborted", a tool result saying the
-tool was cancelled) under a shield, then the cancellation continues.
+tool was cancelled) under a shield, then the cancellation continues. What a run carries is in
+``run_context.py``, one tool call in ``tool_calls.py``.
 """
 
 from __future__ import annotations
 
 import copy
 import random
-import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 import anyio
-from pydantic import BaseModel, ValidationError
 
 from rpc_agent.agent import hooks
-from rpc_agent.agent.host import Host
-from rpc_agent.agent.queue import MessageQueue, QueuedMessage
-from rpc_agent.agent.sandboxing import escape_asker
-from rpc_agent.agent.settings import AgentSettings
-from rpc_agent.agent.structured import INVALID_OUTPUT, StructuredRun
+from rpc_agent.agent.queue import QueuedMessage
+from rpc_agent.agent.run_context import (
+    Authorize,
+    Emit,
+    RunContext,
+    RunOutcome,
+    append_and_announce,
+    now_ms,
+    user_message,
+)
+from rpc_agent.agent.structured import INVALID_OUTPUT
 from rpc_agent.agent.structured import TOOL_NAME as STRUCTURED_TOOL
+from rpc_agent.agent.tool_calls import execute_tool_call
 from rpc_agent.errors import ProviderError
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import JsonDict, trusted
-from rpc_agent.providers.base import ModelInfo, Provider, ProviderRequest, ToolSpec, empty_usage
-from rpc_agent.sandbox import Sandbox
-from rpc_agent.session.blobs import stage_images
-from rpc_agent.session.store import PendingAppend, SessionManager
-from rpc_agent.tools.base import (
-    CommandRunner,
-    FileAccess,
-    Tool,
-    ToolContext,
-    ToolError,
-    ToolOutput,
-    is_read_only,
-)
-from rpc_agent.tools.temp_files import UNOWNED, TempFiles
-from rpc_agent.validation import describe
+from rpc_agent.providers.base import ProviderRequest, empty_usage
 
-if TYPE_CHECKING:
-    from rpc_agent.agent.checkpointing import Checkpointing
-
-Emit = Callable[[BaseModel], None]
-Authorize = Callable[[str, str, JsonDict], Awaitable[bool]]
-"""``authorize(tool_call_id, tool_name, args)``: may this tool call run? (a front asks its user)"""
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def user_message(text: str, images: list[JsonDict] | None = None) -> JsonDict:
-    if images:
-        return {"role": "user", "content": [{"type": "text", "text": text}, *images], "timestamp": now_ms()}
-    return {"role": "user", "content": text, "timestamp": now_ms()}
-
-
-@dataclass
-class RunContext:
-    """What one run needs; built by AgentSession for each prompt."""
-
-    manager: SessionManager
-    provider: Provider
-    model: ModelInfo
-    thinking_level: str
-    system_prompt: str
-    tools: list[Tool]
-    settings: AgentSettings
-    queue: MessageQueue
-    emit: Emit
-    cwd: Any
-    on_queue_change: Callable[[], None] = lambda: None
-    abort_retry: anyio.Event = field(default_factory=anyio.Event)
-    retry_waiting: bool = False
-    """True while the loop waits before an automatic retry (what ``abort_retry`` can stop)."""
-    stream_error: ProviderError | None = None
-    """The classified failure of the last stream that ended with an ``error`` event."""
-    new_messages: list[JsonDict] = field(default_factory=list)
-    tool_specs: list[ToolSpec] = field(default_factory=list)
-    authorize: Authorize | None = None
-    """Asked before every tool call with valid arguments; None allows everything."""
-    files: FileAccess | None = None
-    """How the file tools reach files; None: the disk."""
-    commands: CommandRunner | None = None
-    """Where ``bash`` runs; None: a local process."""
-    session_folders: tuple[Path, ...] | None = None
-    sandbox: Sandbox | None = None
-    """The kernel sandbox of the run's commands (None: off)."""
-    """The session store's folders, closed to the tools' writes (None: the default home's)."""
-    temp_files: TempFiles = UNOWNED
-    """Where tools register the files they leave behind (removed with the session)."""
-    host: Host | None = None
-    """The host's hooks (tool_call, tool_result, context); None: no hooks."""
-    max_turns: int | None = None
-    """Per-prompt limit of model calls (None: the settings' safety stop)."""
-    max_budget_usd: float | None = None
-    """Per-prompt limit of the cost of the run's model calls."""
-    extra_first: list[JsonDict] = field(default_factory=list)
-    checkpoints: Checkpointing | None = None
-    """Snapshots after user messages and tools that may change files; None: none."""
-    """Custom messages (before_agent_start) stored right after the prompt's first messages."""
-    structured: StructuredRun | None = None
-    """The answer in a schema this run must end with (``agent.structured``); None: any answer."""
-    tool_choice: str | None = None
-    """A tool the next model call must call, where the provider can force it."""
-
-
-class RunOutcome:
-    def __init__(self) -> None:
-        self.stop_reason: str | None = None
-        self.error_message: str | None = None
-        self.overflow: bool = False
-
-
-async def append_and_announce(
-    ctx: RunContext, message: JsonDict, *, announce_start: bool = True
-) -> str | None:
-    """Store a message durably, then tell the client (message_start/message_end).
-
-    With ``announce_start=False`` the caller sent ``message_start`` already (while streaming):
-    the message gets its ``message_end`` whatever happens, without ``entryId`` when it could
-    not be stored.
-    """
-    pending: PendingAppend | None = None
-    try:
-        await stage_images(message, ctx.manager.blobs)  # big images: stored off the event loop
-        pending = ctx.manager.append_message(message)
-        entry_id = await pending
-    except anyio.get_cancelled_exc_class():
-        if pending is None:
-            raise
-        # Only the wait was cancelled: the line is queued and the run's final flush writes it.
-        ctx.new_messages.append(message)
-        if announce_start:
-            ctx.emit(trusted(ev.MessageStartEvent, message=message))
-        ctx.emit(trusted(ev.MessageEndEvent, message=message, entryId=pending.id))
-        raise
-    except BaseException:
-        if not announce_start:
-            ctx.emit(trusted(ev.MessageEndEvent, message=message))
-        raise
-    ctx.new_messages.append(message)
-    if announce_start:
-        ctx.emit(trusted(ev.MessageStartEvent, message=message))
-    ctx.emit(trusted(ev.MessageEndEvent, message=message, entryId=entry_id))
-    return entry_id
+__all__ = [
+    "Authorize",
+    "Emit",
+    "RunContext",
+    "RunOutcome",
+    "answer_aborted",
+    "append_and_announce",
+    "error_message",
+    "execute_tool_call",
+    "run_turns",
+    "stream_assistant",
+    "stream_with_retry",
+    "user_message",
+]
 
 
 async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOutcome) -> None:
@@ -435,113 +331,3 @@ async def stream_assistant(ctx: RunContext) -> JsonDict:
     if final.get("stopReason") not in ("stop", "length", "toolUse"):
         final["stopReason"] = "stop"
     return final
-
-
-async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
-    """Run one tool call and store its result (an error result when anything goes wrong)."""
-    name = str(call.get("name"))
-    call_id = str(call.get("id"))
-    arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
-    tool = next((t for t in ctx.tools if t.name == name), None)
-    if ctx.checkpoints is not None and tool is not None and not is_read_only(tool):
-        await ctx.checkpoints.barrier()  # the state before this tool is stored first
-    ctx.emit(trusted(ev.ToolExecutionStartEvent, toolCallId=call_id, toolName=name, args=arguments))
-    output: ToolOutput
-    last_update = 0.0
-    duration_ms: int | None = None
-
-    def on_update(partial_output: ToolOutput) -> None:
-        nonlocal last_update
-        last_update = time.monotonic()
-        ctx.emit(
-            trusted(
-                ev.ToolExecutionUpdateEvent,
-                toolCallId=call_id,
-                toolName=name,
-                args=arguments,
-                partialResult=trusted(
-                    ev.ToolResultPayload, content=partial_output.content, details=partial_output.details
-                ),
-            )
-        )
-
-    try:
-        if tool is None:
-            raise ToolError(
-                f"Tool {name!r} not found. Available tools: {', '.join(t.name for t in ctx.tools)}"
-            )
-        try:
-            args = tool.Args.model_validate(arguments)
-        except ValidationError as exc:
-            raise ToolError(f"Invalid arguments for {name}: {describe(exc, whole='(arguments)')}") from None
-        if ctx.authorize is not None and not await ctx.authorize(call_id, name, dict(arguments or {})):
-            raise ToolError(f"The user rejected the {name} tool call; it did not run.")
-        if ctx.host is not None:
-            args = await hooks.tool_call(ctx.host, tool, call_id, dict(arguments or {}), args)
-        tool_ctx = ToolContext(
-            cwd=ctx.cwd,
-            tool_call_id=call_id,
-            on_update=on_update,
-            session_file=ctx.manager.session_file,
-            session_folders=ctx.session_folders,
-            commands=ctx.commands,
-            env=ctx.settings.shell_environment.environ(),
-            temp_files=ctx.temp_files,
-            sandbox=ctx.sandbox,
-            escape=(
-                escape_asker(ctx.host, call_id, Path(ctx.cwd), ctx.sandbox.policy, ctx.emit)
-                if ctx.sandbox is not None and ctx.host is not None
-                else None
-            ),
-        )
-        if ctx.files is not None:
-            tool_ctx.files = ctx.files
-        started = time.monotonic()
-        try:
-            output = await tool.execute(args, tool_ctx)
-        finally:
-            duration_ms = round((time.monotonic() - started) * 1000)
-    except ToolError as exc:
-        output = ToolOutput.text(str(exc), is_error=True)
-    except anyio.get_cancelled_exc_class():
-        with anyio.CancelScope(shield=True):
-            await _store_tool_result(
-                ctx, call_id, name, ToolOutput.text("Tool execution was aborted", is_error=True), duration_ms
-            )
-        raise
-    except Exception as exc:
-        output = ToolOutput.text(f"Tool {name} failed: {type(exc).__name__}: {exc}", is_error=True)
-    if tool is not None and hooks.declared(ctx.host, "tool_result"):
-        output = await hooks.tool_result(ctx.host, name, call_id, dict(arguments or {}), output)
-    return await _store_tool_result(ctx, call_id, name, output, duration_ms)
-
-
-async def _store_tool_result(
-    ctx: RunContext, call_id: str, name: str, output: ToolOutput, duration_ms: int | None
-) -> JsonDict:
-    """``duration_ms``: how long the tool ran (None when it never did)."""
-    result: JsonDict = {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": name,
-        "content": output.content,
-        "isError": output.is_error,
-        "timestamp": now_ms(),
-    }
-    if output.details is not None:
-        result["details"] = output.details
-    ctx.emit(
-        trusted(
-            ev.ToolExecutionEndEvent,
-            toolCallId=call_id,
-            toolName=name,
-            result=trusted(ev.ToolResultPayload, content=output.content, details=output.details),
-            isError=output.is_error,
-            durationMs=duration_ms,
-        )
-    )
-    entry_id = await append_and_announce(ctx, result)
-    if ctx.checkpoints is not None:
-        tool = next((t for t in ctx.tools if t.name == name), None)
-        ctx.checkpoints.entry_appended(entry_id, may_change=tool is not None and not is_read_only(tool))
-    return result

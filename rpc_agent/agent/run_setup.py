@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rpc_agent.agent.loop import Authorize, RunContext
+from rpc_agent.agent.run_context import Authorize, RunContext
 from rpc_agent.agent.structured import TOOL_NAME, StructuredRun
 from rpc_agent.agent.system_prompt import build_system_prompt
 from rpc_agent.protocol.base import JsonDict

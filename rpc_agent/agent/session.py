@@ -1,13 +1,13 @@
 """AgentSession: one conversation driven by a front end (JSON-RPC or ACP).
 
-It owns the current SessionManager, the run state (streaming, queues, abort) and the settings,
-and the guards every change goes through (``_exclusive``, ``mutation``). Features with logic
-of their own live beside it and take the session, through its public members only (the guards
-``mutation`` and ``require_idle``, ``operation``, ``op_scope``, ``run``, ``run_context``,
-``gate``, ``announce_queue``): switching and forking (``switching``), tree
-navigation (``navigation``), the user's bash (``user_bash``), compaction (``compaction_runner``),
-the read-only views and the page export (``views``), model and level checks (``model_choice``),
-and what a run starts with (``run_setup``).
+It owns the current SessionManager, the settings and the guards every change goes through
+(``_exclusive``, ``mutation``). Features with logic of their own live beside it and take the
+session, through its public members only (``AgentCore`` in ``core.py``): prompts, runs and
+their abort (``runs``), persisting changes (``writes``), model and level changes
+(``settings_ops``, checked in ``model_choice``), switching and forking (``switching``), tree
+navigation (``navigation``), the user's bash (``user_bash``), compaction
+(``compaction_runner``), the read-only views and the page export (``views``), and what a run
+starts with (``run_setup``).
 It knows nothing of JSON-RPC: it raises domain errors and emits typed events through ``emit``.
 """
 
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 from pydantic import BaseModel
@@ -26,35 +26,28 @@ from pydantic import BaseModel
 from rpc_agent.agent import (
     compaction_runner,
     custom_entries,
-    hooks,
     model_choice,
     navigation,
-    run_setup,
+    settings_ops,
     switching,
     views,
+    writes,
 )
 from rpc_agent.agent.approvals import ApprovalGate
 from rpc_agent.agent.checkpointing import Checkpointing
-from rpc_agent.agent.compaction_runner import auto_compact, needs_compaction
+from rpc_agent.agent.core import SessionTools
 from rpc_agent.agent.host import Host, NoHost
 from rpc_agent.agent.loop import (
     Authorize,
     RunContext,
-    RunOutcome,
-    answer_aborted,
-    error_message,
-    run_turns,
-    user_message,
 )
-from rpc_agent.agent.pairing import EventPairing
 from rpc_agent.agent.policy import ApprovalPolicy, parse_rules
 from rpc_agent.agent.queue import MessageQueue, QueuedMessage
+from rpc_agent.agent.runs import Runs
 from rpc_agent.agent.sandboxing import SessionSandbox
-from rpc_agent.agent.selection import opening_level, record_before_prompt
+from rpc_agent.agent.selection import opening_level
 from rpc_agent.agent.settings import AgentSettings
-from rpc_agent.agent.starts import PromptStarts
 from rpc_agent.agent.stats import session_stats
-from rpc_agent.agent.structured import check_output_schema
 from rpc_agent.agent.user_bash import UserBash
 from rpc_agent.errors import AgentBusyError, PersistenceError
 from rpc_agent.io.background import Background
@@ -65,7 +58,7 @@ from rpc_agent.protocol.base import JsonDict, trusted
 from rpc_agent.protocol.entries import THINKING_LEVELS
 from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.sandbox.policy import chosen as chosen_sandbox
-from rpc_agent.session.store import Savepoint, SessionManager
+from rpc_agent.session.store import SessionManager
 from rpc_agent.tools.base import CommandRunner, FileAccess, Tool
 from rpc_agent.tools.temp_files import TempFiles
 
@@ -74,21 +67,6 @@ __all__ = ["THINKING_LEVELS", "AgentSession", "SessionTools"]
 Emit = Callable[[BaseModel], None]
 
 logger = logging.getLogger("rpc_agent")
-
-
-class SessionTools(Protocol):
-    """Tools that live and die with the session (its MCP servers), beside the built-in ones."""
-
-    async def ready(self) -> None: ...
-    def tools(self) -> list[Tool]: ...
-    def state_json(self) -> list[dict[str, object]]: ...
-    async def aclose(self) -> None: ...
-
-
-def _failure_text(failure: BaseException | None) -> str:
-    if failure is None or isinstance(failure, anyio.get_cancelled_exc_class()):
-        return "Request was aborted"
-    return str(failure) or type(failure).__name__
 
 
 class AgentSession:
@@ -119,8 +97,6 @@ class AgentSession:
         self.is_compacting = False
         self.operation: str | None = None
         """What an exclusive operation under way is doing (``_exclusive``), for busy errors."""
-        self._run_scope: anyio.CancelScope | None = None
-        self._starts = PromptStarts()
         self.sandbox = SessionSandbox(self.settings.sandbox, home)
         """The kernel sandbox of the commands the agent runs (``off`` by default)."""
         self.temp_files = TempFiles()
@@ -128,6 +104,8 @@ class AgentSession:
         self.run_context: RunContext | None = None
         """The run under way (None between runs): a custom message sent during it joins it."""
         self._user_bash = UserBash()
+        self.runs = Runs(self, self._user_bash)
+        """Prompts, runs and their abort (``agent/runs.py``)."""
         self.authorize: Authorize | None = None
         """Permission hook for tool calls (the ACP front asks the editor); None allows all."""
         self.mcp: SessionTools | None = None
@@ -228,25 +206,9 @@ class AgentSession:
         finally:
             self.operation = None
 
-    @contextlib.asynccontextmanager
-    async def mutation(self) -> AsyncIterator[None]:
-        """Persist first, apply after: the one way every mutation of the session goes.
-
-        A latched write error is raised before anything is computed or moved; entries appended
-        inside are awaited to the disk, and if they cannot be stored the session's memory is
-        rolled back to where it was. Callers change their own state (model, thinking level)
-        only after the block, so a mutation that fails changes nothing.
-        """
-        manager, point = self._savepoint()
-        with _undone_on_failure(manager, point):
-            yield
-            await manager.flush()
-
-    def _savepoint(self) -> tuple[SessionManager, Savepoint]:
-        """Where a failed write rolls the session back to; a latched write error first."""
-        manager = self.manager
-        manager.check_writable()
-        return manager, manager.savepoint()
+    def mutation(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Persist first, apply after (``agent/writes.py``): the one way every mutation goes."""
+        return writes.mutation(self.manager)
 
     def run_tools(self) -> list[Tool]:
         """The built-in tools, the client's, and those of the session's MCP servers that are up."""
@@ -268,10 +230,7 @@ class AgentSession:
         return steering, follow_up
 
     def enqueue(self, kind: str, text: str, images: list[JsonDict] | None) -> int:
-        queued = QueuedMessage(text, list(images or []))
-        (self.queue.steering if kind == "steer" else self.queue.follow_up).append(queued)
-        self.announce_queue()
-        return len(self.queue)
+        return self.runs.enqueue(kind, text, images)
 
     async def prompt(
         self,
@@ -286,192 +245,50 @@ class AgentSession:
     ) -> m.PromptResult:
         """Run a prompt (or queue it while a run goes on); ``ticket`` is the ``prompt_ticket``
         taken when the request was read, if it was."""
-        if ticket is None:
-            ticket = self._starts.ticket()
-        try:
-            return await self._prompt(
-                text, images, streaming_behavior, ticket, max_turns, max_budget_usd, output_schema
-            )
-        finally:
-            self._starts.ended()
+        return await self.runs.prompt(
+            text,
+            images,
+            streaming_behavior,
+            max_turns=max_turns,
+            max_budget_usd=max_budget_usd,
+            output_schema=output_schema,
+            ticket=ticket,
+        )
 
     def prompt_ticket(self) -> int:
         """Count a prompt as starting from now (an ``abort`` reaches it); ``prompt`` takes it."""
-        return self._starts.ticket()
-
-    async def _prompt(
-        self,
-        text: str,
-        images: list[JsonDict] | None,
-        streaming_behavior: str | None,
-        ticket: int,
-        max_turns: int | None,
-        max_budget_usd: float | None,
-        output_schema: JsonDict | None,
-    ) -> m.PromptResult:
-        if output_schema is not None:
-            check_output_schema(output_schema)  # refused before anything runs
-        if self.mcp is not None and not (self.is_streaming or self.is_compacting):
-            await self.mcp.ready()  # servers still starting: their tools belong in this run
-        if hooks.declared(self.host, "input"):  # pi: every prompt, queued ones too
-            handled, text, images = await hooks.input_(self.host, text, images)
-            if handled:
-                self.emit(ev.InputHandledEvent(text=text))
-                return m.PromptResult(queued=False, stopReason="handled")
-        if self.is_streaming or self.is_compacting:
-            if output_schema is not None:
-                raise AgentBusyError("a prompt with an outputSchema starts a run; it cannot be queued")
-            if streaming_behavior is None:
-                raise AgentBusyError(
-                    "the agent is already running; send streamingBehavior 'steer' or 'followUp' to queue this prompt"
-                )
-            self.enqueue("steer" if streaming_behavior == "steer" else "followUp", text, images)
-            return m.PromptResult(queued=True)
-        self.require_idle("prompt")
-        return await self.run(
-            [QueuedMessage(text, list(images or []))],
-            max_turns=max_turns,
-            max_budget_usd=max_budget_usd,
-            ticket=ticket,
-            output_schema=output_schema,
-        )
+        return self.runs.ticket()
 
     async def run(
-        self,
-        first: list[QueuedMessage],
-        *,
-        max_turns: int | None = None,
-        max_budget_usd: float | None = None,
-        ticket: int | None = None,
-        output_schema: JsonDict | None = None,
+        self, first: list[QueuedMessage], *, max_turns: int | None = None, max_budget_usd: float | None = None
     ) -> m.PromptResult:
-        """Run the agent loop from ``first`` (the prompt and what it brought; empty: continue
-        from the session as it is) until the model stops, is stopped or a limit is reached."""
-        self.is_streaming = True
-        self._abort_requested = False
-        done = self._run_done = anyio.Event()
-        outcome = RunOutcome()
-        ctx = run_setup.run_context(
-            self, max_turns=max_turns, max_budget_usd=max_budget_usd, output_schema=output_schema
-        )
-        pairing = EventPairing(self.emit, lambda text: error_message(ctx, text))
-        ctx.emit = pairing
-        self.run_context = ctx
-        self.emit(ev.AgentStartEvent())
-        failure: BaseException | None = None
-        try:
-            await self._user_bash.flush(self.manager)
-            await record_before_prompt(self)
-            with anyio.CancelScope() as scope:
-                self._run_scope = scope
-                if self._starts.aborted(ticket):
-                    # Aborted between the request and here: the prompt is still stored, with
-                    # its (empty) aborted answer, as an abort a moment later would leave it.
-                    self._abort_requested = True
-                    scope.cancel()
-                if first:
-                    await hooks.before_agent_start(self.host, ctx, first[0].text, first[0].images)
-                async with self.checkpoints.during_run():
-                    await run_turns(ctx, first, outcome)
-                compaction = self.settings.compaction
-                if outcome.overflow and compaction is not None and compaction.enabled:
-                    # The prompt no longer fits: compact, then answer the same request once more.
-                    if await auto_compact(self, "overflow"):
-                        outcome.overflow = False
-                        outcome.error_message = None
-                        await run_turns(ctx, [], outcome)
-                elif outcome.stop_reason not in ("error", "aborted") and needs_compaction(self):
-                    await auto_compact(self, "threshold")
-            if scope.cancelled_caught:
-                outcome.stop_reason = "aborted"
-                outcome.error_message = outcome.error_message or "aborted by the client"
-        except BaseException as exc:
-            failure = exc
-            raise
-        finally:
-            self._run_scope = None
-            self.run_context = None
-            self.is_streaming = False
-            try:
-                if self.queue:
-                    self.queue.clear()
-                    self.announce_queue()
-                with anyio.CancelScope(shield=True):
-                    if outcome.stop_reason == "aborted" or isinstance(
-                        failure, anyio.get_cancelled_exc_class()
-                    ):
-                        await answer_aborted(ctx, [user_message(q.text, q.images) for q in first])
-                    for custom in ctx.extra_first:  # sent too late for this run: the next one sees it
-                        await self.manager.append_custom_message_entry(
-                            custom["customType"],
-                            custom["content"],
-                            custom.get("display", True),
-                            custom.get("details"),
-                        )
-                    await self.manager.flush()
-            except Exception as exc:
-                failure = failure or exc
-                raise
-            finally:
-                # Whatever stopped the run (a failed write, any error): everything it opened is
-                # closed before agent_end, so a client never waits for an end that never comes.
-                pairing.close_all(_failure_text(failure))
-                self.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages, willRetry=False))
-                self.emit(ev.AgentSettledEvent(aborted=self._abort_requested))
-                done.set()
-        return trusted(
-            m.PromptResult,
-            queued=False,
-            stopReason=outcome.stop_reason,
-            messages=ctx.new_messages,
-            errorMessage=outcome.error_message,
-            structuredOutput=ctx.structured.value if ctx.structured is not None else None,
-        )
+        """Run the agent loop from ``first`` (empty: continue from the session as it is)."""
+        return await self.runs.run(first, max_turns=max_turns, max_budget_usd=max_budget_usd)
 
     op_scope: anyio.CancelScope | None = None
     """The scope of a compaction or a branch summary under way: ``abort`` cancels it."""
-    _run_done: anyio.Event | None = None
-    _abort_requested = False
-    """An abort came during the current run (``agent_settled`` says so)."""
 
     async def wait_idle(self) -> None:
-        """Return once no run is going on (at once when none is): after ``abort``, the run has
-        stored what it had by then."""
-        while self.is_streaming and self._run_done is not None:
-            await self._run_done.wait()
+        """Return once no run is going on (at once when none is)."""
+        await self.runs.wait_idle()
 
     def abort(self, *, stopping: bool = False) -> bool:
-        """Stop the run (or compaction/summary) in progress; False when nothing was running.
-
-        A prompt that was asked for but whose run has not begun (it waits for MCP servers or a
-        hook) is aborted too, when its run begins. ``stopping`` (EOF, SIGTERM, ``shutdown``)
-        aborts every prompt that comes after as well: a request read just before the server
-        stopped may not have started yet, and must leave the same file an abort leaves.
-        """
-        aborted = self._starts.abort(stopping=stopping)
-        if self._run_scope is not None:
-            self._run_scope.cancel()
-            self._abort_requested = aborted = True
+        """Stop the run (or compaction/summary) in progress; False when nothing was running
+        (``Runs.abort`` tells what ``stopping`` does)."""
+        aborted = self.runs.abort(stopping=stopping)
         if self.op_scope is not None:
             self.op_scope.cancel()
             aborted = True
         return aborted
 
+    def abort_retry(self) -> bool:
+        """Stop the wait before an automatic retry; False when no retry is pending."""
+        return self.runs.abort_retry()
+
     def set_sandbox(self, mode: str | None, network: str | None) -> None:
         """The client's choice of sandbox, over the settings files' (SettingsError, with the
         reason, when the mode cannot be provided here: nothing changes then)."""
         self.sandbox.set(chosen_sandbox(mode, network, self.sandbox.policy))
-
-    def abort_retry(self) -> bool:
-        """Stop the wait before an automatic retry; False when no retry is pending.
-
-        Only a pending retry is stopped: a request that arrives while the model streams must
-        not cancel a retry that has not started yet.
-        """
-        if self.run_context is None or not self.run_context.retry_waiting:
-            return False
-        self.run_context.abort_retry.set()
-        return True
 
     # --- reading (agent/views.py) ---------------------------------------------------------
 
@@ -511,20 +328,8 @@ class AgentSession:
         return label_id
 
     def queue_label(self, entry_id: str, label: str | None) -> tuple[str, Callable[[], Awaitable[None]]]:
-        """``set_label`` with the wait for the disk handed to the caller: the label entry is
-        appended now, and ``stored()`` returns once its line is fsynced (or rolls the session
-        back and raises PersistenceError, as ``mutation`` does). A front answering a pipelined
-        burst of labels then waits once per fsync for all of them, not in a task per label."""
-        manager, point = self._savepoint()
-        pending = manager.append_label_change(entry_id, label, move_leaf=False)
-        label_id = pending.id
-        assert label_id is not None
-
-        async def stored() -> None:
-            with _undone_on_failure(manager, point):
-                await pending
-
-        return label_id, stored
+        """``set_label`` with the wait for the disk handed to the caller (``writes.queue_label``)."""
+        return writes.queue_label(self.manager, entry_id, label)
 
     # --- sessions (agent/switching.py) ----------------------------------------------------
 
@@ -559,42 +364,25 @@ class AgentSession:
     async def file_changes(self, entry_id: str, since: str | None) -> c.FileChangesResult:
         return await self.checkpoints.file_changes(entry_id, since)
 
-    async def set_session_name(self, name: str) -> None:
-        async with self.mutation():
-            await self.manager.append_session_info(name)
-        self.emit(ev.SessionInfoChangedEvent(name=self.manager.session_name))
+    # --- settings (agent/settings_ops.py, checked in agent/model_choice.py) -------------
 
-    # --- settings (checked in agent/model_choice.py) ------------------------------------
+    async def set_session_name(self, name: str) -> None:
+        await settings_ops.set_session_name(self, name)
 
     async def set_model(self, model_id: str, provider: str | None = None) -> ModelInfo:
-        model = model_choice.choose_model(self.provider, model_id, provider)
-        async with self.mutation():
-            await self.manager.append_model_change(model.provider, model.id)
-        self.model = model
-        levels = self.available_thinking_levels()
-        if self.thinking_level not in levels:  # as pi: clamped to what the new model takes
-            await self.set_thinking_level(model_choice.clamp_thinking_level(self.thinking_level, levels))
-        return model
+        return await settings_ops.set_model(self, model_id, provider)
 
     async def cycle_model(self) -> ModelInfo:
-        return await self.set_model(model_choice.next_model_id(self.provider, self.model))
+        return await settings_ops.cycle_model(self)
 
     async def set_thinking_level(self, level: str) -> None:
-        model_choice.check_thinking_level(level)
-        async with self.mutation():
-            await self.manager.append_thinking_level_change(level)
-        if level != self.thinking_level:
-            self.thinking_level = level
-            self.emit(ev.ThinkingLevelChangedEvent(level=level))
+        await settings_ops.set_thinking_level(self, level)
 
     def available_thinking_levels(self) -> list[str]:
         return model_choice.thinking_levels(self.model)
 
     async def cycle_thinking_level(self) -> str:
-        level = model_choice.next_thinking_level(self.thinking_level, self.available_thinking_levels())
-        if level != self.thinking_level:  # one level only (no reasoning): nothing to store
-            await self.set_thinking_level(level)
-        return level
+        return await settings_ops.cycle_thinking_level(self)
 
     # --- the user's bash (agent/user_bash.py) and compaction (agent/compaction_runner.py) ---
 
@@ -644,13 +432,3 @@ class AgentSession:
             if self.mcp is not None:
                 await self.mcp.aclose()
             await self.provider.aclose()
-
-
-@contextlib.contextmanager
-def _undone_on_failure(manager: SessionManager, point: Savepoint) -> Iterator[None]:
-    """A write that could not be stored leaves the session's memory as it was at ``point``."""
-    try:
-        yield
-    except PersistenceError:
-        manager.rollback(point)
-        raise

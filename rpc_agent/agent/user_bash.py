@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from rpc_agent.agent.loop import now_ms
+from rpc_agent.agent.run_context import now_ms
 from rpc_agent.agent.run_setup import additional_directories
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m

@@ -40,6 +40,7 @@ from typing import Any
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.providers.base import ProviderRequest, ToolSpec
 from rpc_agent.providers.models import DEFAULT_OUTPUT_TOKENS, PROVIDER, spec_for, thinking_params
+from rpc_agent.session.projection import content_text
 
 API = "anthropic-messages"
 
@@ -361,19 +362,6 @@ def convert_system(system_prompt: str, *, cache: bool = True) -> list[JsonDict] 
     return [block]
 
 
-def _content_text(content: Any) -> str:
-    """pi-ai's ``contentText``: a string as it is, the text blocks of a list joined by newlines."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(
-        str(block.get("text") or "")
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "text"
-    )
-
-
 def system_text(system_prompt: str, messages: Sequence[JsonDict]) -> str:
     """The request's system prompt: the agent's own, then the instructions the context's
     system messages add (see the module docstring), separated by blank lines as pi-ai's
@@ -381,7 +369,7 @@ def system_text(system_prompt: str, messages: Sequence[JsonDict]) -> str:
     parts = [system_prompt] if system_prompt else []
     for message in messages:
         if message.get("role") == "system":
-            text = _content_text(message.get("content"))
+            text = content_text(message.get("content"))
             if text:
                 parts.append(text)
     return "\n\n".join(parts)

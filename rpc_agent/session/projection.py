@@ -96,7 +96,7 @@ def current_system_message(messages: list[JsonDict], timestamp: int) -> JsonDict
     sections: dict[str, Any] = {}
     tools: dict[str, Any] = {}
     for message in systems:
-        text = _content_text(message.get("content"))
+        text = content_text(message.get("content"))
         if text:
             content.append(text)
         patch = message.get("sections")
@@ -134,7 +134,8 @@ def with_system_checkpoint(fields: JsonDict, messages: list[JsonDict]) -> JsonDi
     return fields
 
 
-def _content_text(content: Any) -> str:
+def content_text(content: Any) -> str:
+    """pi-ai's ``contentText``: a string as it is, the text blocks of a list joined by newlines."""
     if isinstance(content, str):
         return content
     if not isinstance(content, list):

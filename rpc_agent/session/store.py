@@ -2,7 +2,8 @@
 
 The manager is a ``SessionView`` (view.py: reading) that also appends, moves the leaf and owns
 the file; the index is in index.py, the tree in tree.py, the constructors in opening.py,
-the entries of a branched copy in branched.py and the disk encoding in encoding.py. Context building and migrations are pure functions
+the entries of a branched copy in branched.py, the disk encoding in encoding.py, what an
+append hands back in durability.py. Context building and migrations are pure functions
 elsewhere; this class decides *when* things reach the disk:
 
 * nothing is written until the session has an assistant message (a prompt that never got an
@@ -19,8 +20,6 @@ elsewhere; this class decides *when* things reach the disk:
 
 from __future__ import annotations
 
-from collections.abc import Generator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from rpc_agent.errors import InvalidSessionFileError
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.entries import dump_message, parse_message
 from rpc_agent.session import branched, files, opening
+from rpc_agent.session.durability import PendingAppend, Savepoint
 from rpc_agent.session.encoding import encode_for_disk
 from rpc_agent.session.index import (
     LEAF_MARKER,
@@ -43,36 +43,6 @@ from rpc_agent.session.projection import with_system_checkpoint
 from rpc_agent.session.tree import SessionTree, TreeNode
 from rpc_agent.session.view import SessionView
 from rpc_agent.session.writer import WriteChain
-
-
-class PendingAppend:
-    """The result of an append: the id at once, durability when awaited.
-
-    ``await`` returns the entry id after its line is fsynced (or at once while the session is
-    not yet written, or in memory). ``.id`` is there without awaiting, for callers that do
-    not need to wait for the disk.
-    """
-
-    __slots__ = ("_chain", "_ticket", "id")
-
-    def __init__(self, entry_id: str | None, chain: WriteChain | None, ticket: int | None) -> None:
-        self.id = entry_id
-        self._chain = chain
-        self._ticket = ticket
-
-    def __await__(self) -> Generator[Any, None, str | None]:
-        if self._chain is not None and self._ticket is not None:
-            yield from self._chain.wait(self._ticket).__await__()
-        return self.id
-
-
-@dataclass(frozen=True, slots=True)
-class Savepoint:
-    """What ``rollback`` goes back to: how many entries there were, and the leaf."""
-
-    count: int
-    leaf: str | None
-    has_assistant: bool
 
 
 class SessionManager(SessionView):

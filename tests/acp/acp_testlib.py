@@ -13,7 +13,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -301,6 +301,24 @@ async def prompt(conn: ClientSideConnection, sid: str, text: str) -> PromptRespo
     """Prompt ``text`` in session ``sid`` and wait for the answer (hang-guarded)."""
     with anyio.fail_after(WAIT):
         return await conn.prompt(session_id=sid, prompt=[text_block(text)])
+
+
+async def cancelled_midway(
+    conn: ClientSideConnection, client: RecordingClient, sid: str, cancel: Callable[[], Awaitable[None]]
+) -> list[str]:
+    """Prompt "talk slowly", ``cancel()`` once the first words arrived; the stop reasons."""
+    stop_reasons: list[str] = []
+
+    async def run_prompt() -> None:
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("talk slowly")])
+        stop_reasons.append(answer.stop_reason)
+
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run_prompt)
+            await client.wait_for(lambda: bool(client.agent_text(sid)))
+            await cancel()
+    return stop_reasons
 
 
 @dataclass

@@ -9,7 +9,16 @@ from pathlib import Path
 import anyio
 import pytest
 from acp.schema import AvailableCommandsUpdate, SessionConfigOptionSelect
-from acp_testlib import WAIT, AcpWorld, JsonDict, RecordingClient, content_text, prompt, tool_call
+from acp_testlib import (
+    WAIT,
+    AcpWorld,
+    JsonDict,
+    RecordingClient,
+    cancelled_midway,
+    content_text,
+    prompt,
+    tool_call,
+)
 
 from acp import RequestError, text_block
 from fake_anthropic import FakeAnthropic, Thinking, ToolUse, tool_round
@@ -104,17 +113,7 @@ async def test_cancel_stops_a_slow_reply(world: AcpWorld) -> None:
     slow = " ".join(f"word{i}" for i in range(200))
     client = RecordingClient()
     async with world.session(client, [{"text": slow, "delayMs": 50}]) as (conn, sid):
-        stop_reasons: list[str] = []
-
-        async def run_prompt() -> None:
-            answer = await conn.prompt(session_id=sid, prompt=[text_block("talk slowly")])
-            stop_reasons.append(answer.stop_reason)
-
-        with anyio.fail_after(WAIT):
-            async with anyio.create_task_group() as group:
-                group.start_soon(run_prompt)
-                await client.wait_for(lambda: bool(client.agent_text(sid)))
-                await conn.cancel(session_id=sid)
+        stop_reasons = await cancelled_midway(conn, client, sid, lambda: conn.cancel(session_id=sid))
         assert stop_reasons == ["cancelled"]
         assert client.agent_text(sid) != slow
 

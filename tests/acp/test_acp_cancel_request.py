@@ -14,7 +14,7 @@ import anyio
 import pytest
 from acp.connection import StreamDirection, StreamEvent
 from acp_schema import SchemaCheck
-from acp_testlib import WAIT, AcpWorld, RecordingClient
+from acp_testlib import WAIT, AcpWorld, RecordingClient, cancelled_midway
 
 from acp import text_block
 
@@ -44,18 +44,13 @@ async def test_cancel_request_stops_a_prompt_which_answers_cancelled(world: AcpW
                 prompt_ids.append(event.message["id"])
 
         conn._conn.add_observer(note)
-        stop_reasons: list[str] = []
-
-        async def run_prompt() -> None:
-            answer = await conn.prompt(session_id=sid, prompt=[text_block("talk slowly")])
-            stop_reasons.append(answer.stop_reason)
-
-        with anyio.fail_after(WAIT):
-            async with anyio.create_task_group() as group:
-                group.start_soon(run_prompt)
-                await client.wait_for(lambda: bool(client.agent_text(sid)))
-                # What a current client sends (the 0.12.1 SDK has no method for it).
-                await conn._conn.send_notification("$/cancel_request", {"requestId": prompt_ids[0]})
+        # What a current client sends (the 0.12.1 SDK has no method for it).
+        stop_reasons = await cancelled_midway(
+            conn,
+            client,
+            sid,
+            lambda: conn._conn.send_notification("$/cancel_request", {"requestId": prompt_ids[0]}),
+        )
         assert stop_reasons == ["cancelled"]
         assert client.agent_text(sid) != slow
 

@@ -10,6 +10,7 @@ import anyio
 import pytest
 from agent_testlib import Recorder
 
+from pi_lines import tool_result
 from rpc_agent.agent.compaction import context_tokens, estimate_tokens, prepare_compaction
 from rpc_agent.agent.session import AgentSession
 from rpc_agent.agent.settings import AgentSettings, CompactionSettings
@@ -42,17 +43,6 @@ def assistant(text: str, *, calls: list[JsonDict] | None = None, usage: int = 0)
         "model": "faux-1",
         "usage": {"input": usage, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": usage},
         "stopReason": "toolUse" if calls else "stop",
-        "timestamp": 1,
-    }
-
-
-def tool_result(call_id: str, text: str) -> JsonDict:
-    return {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": "read",
-        "content": [{"type": "text", "text": text}],
-        "isError": False,
         "timestamp": 1,
     }
 
@@ -95,7 +85,7 @@ def test_cut_point_is_never_a_tool_result() -> None:
         assistant(TEXT_400),
         user(TEXT_400),
         assistant("reading", calls=[call]),
-        tool_result("c1", TEXT_400 * 3),
+        tool_result("c1", TEXT_400 * 3, timestamp=1),
         assistant(TEXT_400),
     )
     prep = prepare_compaction(path, keep_recent_tokens=350, tokens_before=1000)
@@ -124,7 +114,7 @@ def test_split_turn_summarizes_the_turn_prefix_separately() -> None:
         assistant(TEXT_400),
         user("one huge turn"),
         assistant(TEXT_400, calls=[call]),
-        tool_result("c1", TEXT_400 * 4),
+        tool_result("c1", TEXT_400 * 4, timestamp=1),
         assistant(TEXT_400 * 2),
     )
     prep = prepare_compaction(path, keep_recent_tokens=150, tokens_before=2000)

@@ -30,6 +30,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from e2e.inprocess import serve_in_task
+from fake_anthropic import FakeAnthropic
 from linepipe import LinePipe
 from rpc_agent.protocol.events import Event
 from rpc_agent_client import RpcAgentClient, RpcCallError
@@ -239,6 +240,24 @@ def assert_no_internal_errors(log: Path) -> None:
     text = log.read_text(errors="replace")
     assert "Traceback" not in text, text[-4000:]
     assert "internal error" not in text.lower(), text[-4000:]
+
+
+MODEL = "claude-haiku-4-5"
+"""The model the tests against the fake Messages-API server ask for."""
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
+    """A running fake Anthropic server; the server's ANTHROPIC_* variables point at it."""
+    with FakeAnthropic() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-e2e")
+        yield server
+
+
+def anthropic(*extra: str) -> tuple[str, ...]:
+    """The server's arguments for the Anthropic provider (short retry waits), then ``extra``."""
+    return ("--provider", "anthropic", "--model", MODEL, "--retry-base-delay-ms", "20", *extra)
 
 
 def _base_env() -> dict[str, str]:

@@ -4,8 +4,6 @@ Through the typed Python client, against the fake Messages API."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from e2e.conftest import E2E, expect_error
@@ -15,14 +13,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
 INVALID_PARAMS = -32602
 TOLD = "Additional workspace directories (part of this task too; use absolute paths there): "
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with FakeAnthropic() as server:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-e2e")
-        yield server
 
 
 def system_text(fake: FakeAnthropic, call: int) -> str:

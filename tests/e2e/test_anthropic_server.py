@@ -8,32 +8,18 @@ server loads it); the others serve it in-process, still through the SDK over HTT
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import anyio.to_thread
 import pytest
 
-from e2e.conftest import E2E, header_and_entries, messages_of, start, text_of, wait_event
+from e2e.conftest import E2E, MODEL, anthropic, header_and_entries, messages_of, start, text_of, wait_event
 from fake_anthropic import FakeAnthropic, HttpError, Reply, Text, Thinking, ToolUse, tool_round
 
 pytestmark = pytest.mark.anyio
 
 JsonDict = dict[str, Any]
-MODEL = "claude-haiku-4-5"
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with FakeAnthropic() as server:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-e2e")
-        yield server
-
-
-def anthropic(*extra: str) -> tuple[str, ...]:
-    return ("--provider", "anthropic", "--model", MODEL, "--retry-base-delay-ms", "20", *extra)
 
 
 def roles(body: JsonDict) -> list[str]:

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,18 @@ def sidecar_of(session: Path) -> list[JsonDict]:
     return [
         json.loads(line) for line in session.with_name(session.name + ".checkpoints").read_text().splitlines()
     ]
+
+
+def object_exists(session: Path) -> Callable[[str], bool]:
+    """Whether an object is in the repository of ``session``'s checkpoints (``git cat-file -e``)."""
+    git_dir = Path(sidecar_of(session)[0]["repository"])
+    env = {"GIT_DIR": str(git_dir), "PATH": os.environ["PATH"], "HOME": str(git_dir)}
+
+    def exists(obj: str) -> bool:
+        probe = subprocess.run(["git", "cat-file", "-e", obj], env=env, capture_output=True, check=False)
+        return probe.returncode == 0
+
+    return exists
 
 
 @pytest.mark.anyio
@@ -79,6 +92,17 @@ async def test_fork_and_clone_carry_states_and_restore_files(e2e: E2E) -> None:
         assert disk_state(e2e.cwd) == state_2
 
 
+def rewind_cli(e2e: E2E, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m rpc_agent rewind ARGS`` with the test's home."""
+    return subprocess.run(
+        [sys.executable, "-m", "rpc_agent", "rewind", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "RPC_AGENT_HOME": str(e2e.home)},
+        check=False,
+    )
+
+
 def test_print_mode_checkpoints_and_rewind_restores_from_the_command_line(e2e: E2E) -> None:
     seed(e2e.cwd)
     before = disk_state(e2e.cwd)
@@ -97,42 +121,18 @@ def test_print_mode_checkpoints_and_rewind_restores_from_the_command_line(e2e: E
     (prompt_id,) = [e["id"] for e in messages_of(entries, "user")]
     assert len([line for line in sidecar_of(session) if "entry" in line]) == 2
 
-    rewind = subprocess.run(
-        [sys.executable, "-m", "rpc_agent", "rewind", str(session), prompt_id, "--dry-run"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "RPC_AGENT_HOME": str(e2e.home)},
-        check=False,
-    )
+    rewind = rewind_cli(e2e, str(session), prompt_id, "--dry-run")
     assert rewind.returncode == 0, rewind.stderr
     assert "added     src/b.py" in rewind.stdout
     assert disk_state(e2e.cwd) == after  # a dry run writes nothing
-    done_rewind = subprocess.run(
-        [sys.executable, "-m", "rpc_agent", "rewind", str(session), prompt_id],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "RPC_AGENT_HOME": str(e2e.home)},
-        check=False,
-    )
+    done_rewind = rewind_cli(e2e, str(session), prompt_id)
     assert done_rewind.returncode == 0, done_rewind.stderr
     assert disk_state(e2e.cwd) == before
     checkpoint = done_rewind.stdout.split("checkpoint ")[-1].split()[0]
-    undo = subprocess.run(
-        [sys.executable, "-m", "rpc_agent", "rewind", str(session), "--checkpoint", checkpoint],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "RPC_AGENT_HOME": str(e2e.home)},
-        check=False,
-    )
+    undo = rewind_cli(e2e, str(session), "--checkpoint", checkpoint)
     assert undo.returncode == 0, undo.stderr
     assert disk_state(e2e.cwd) == after
-    missing = subprocess.run(
-        [sys.executable, "-m", "rpc_agent", "rewind", str(session), "ffffffff"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "RPC_AGENT_HOME": str(e2e.home)},
-        check=False,
-    )
+    missing = rewind_cli(e2e, str(session), "ffffffff")
     assert missing.returncode == 1
     assert "no entry ffffffff" in missing.stderr
 
@@ -186,12 +186,7 @@ async def test_deleting_a_session_frees_its_states(e2e: E2E) -> None:
         await client.call("prompt", {"message": "and now it is gone"})
         header = sidecar_of(session)[0]
         git_dir = Path(header["repository"])
-        env = {"GIT_DIR": str(git_dir), "PATH": os.environ["PATH"], "HOME": str(git_dir)}
-
-        def exists(obj: str) -> bool:
-            probe = subprocess.run(["git", "cat-file", "-e", obj], env=env, capture_output=True, check=False)
-            return probe.returncode == 0
-
+        exists = object_exists(session)
         assert exists(tree)
         await client.call("new_session")
         await client.call("delete_session", {"sessionPath": str(session)})
@@ -211,14 +206,7 @@ def test_free_session_checkpoints_keeps_what_another_session_uses(e2e: E2E) -> N
     again = run(e2e, "-p", "two", "--output-format", "json", script=[{"text": "nothing changed"}])
     other = Path(json.loads(again.stdout)["sessionFile"])
     assert other != session
-    header = sidecar_of(session)[0]
-    git_dir = Path(header["repository"])
-    env = {"GIT_DIR": str(git_dir), "PATH": os.environ["PATH"], "HOME": str(git_dir)}
-
-    def exists(obj: str) -> bool:
-        probe = subprocess.run(["git", "cat-file", "-e", obj], env=env, capture_output=True, check=False)
-        return probe.returncode == 0
-
+    exists = object_exists(session)
     shared = [line["tree"] for line in sidecar_of(other) if "entry" in line]
     mine = [line["tree"] for line in sidecar_of(session) if "entry" in line]
     assert shared[0] == mine[-1]  # the second session started where the first one ended

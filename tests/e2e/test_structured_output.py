@@ -8,14 +8,13 @@ model was sent: the tool with the caller's schema, and the forced tool_choice on
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import pytest
 
-from e2e.conftest import E2E, expect_error, header_and_entries, messages_of, start, wait_event
-from e2e.test_headless import run
+from e2e.conftest import E2E, anthropic, expect_error, header_and_entries, messages_of, start, wait_event
+from e2e.test_headless import Done, run
 from fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
 from rpc_agent.agent.structured import MAX_REASKS, TOOL_NAME
 from rpc_agent.server import errors as codes
@@ -41,6 +40,20 @@ def schema_file(e2e: E2E, schema: Any, name: str = "schema.json") -> str:
     return str(path)
 
 
+def run_json(e2e: E2E, prompt: str, schema: Any, script: list[JsonDict]) -> Done:
+    """``rpc-agent -p PROMPT --output-schema FILE --output-format json`` with the faux ``script``."""
+    return run(
+        e2e,
+        "-p",
+        prompt,
+        "--output-schema",
+        schema_file(e2e, schema),
+        "--output-format",
+        "json",
+        script=script,
+    )
+
+
 def test_a_missing_and_a_wrong_answer_are_re_asked_and_the_valid_one_is_the_result(e2e: E2E) -> None:
     script = [
         {"text": "There are two."},  # ends the turn without the tool: reminded
@@ -48,16 +61,7 @@ def test_a_missing_and_a_wrong_answer_are_re_asked_and_the_valid_one_is_the_resu
         answer({"count": 2, "files": ["a.py", "b.py"]}),
         {"text": "never asked for"},
     ]
-    done = run(
-        e2e,
-        "-p",
-        "count",
-        "--output-schema",
-        schema_file(e2e, SCHEMA),
-        "--output-format",
-        "json",
-        script=script,
-    )
+    done = run_json(e2e, "count", SCHEMA, script)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["structuredOutput"] == {"count": 2, "files": ["a.py", "b.py"]}
@@ -93,16 +97,7 @@ def test_text_output_is_the_answer_as_json(e2e: E2E) -> None:
 
 def test_a_run_that_never_answers_validly_exits_1_with_the_last_validation_error(e2e: E2E) -> None:
     script = [answer({"count": n, "files": "not a list"}) for n in range(MAX_REASKS + 3)]
-    done = run(
-        e2e,
-        "-p",
-        "count",
-        "--output-schema",
-        schema_file(e2e, SCHEMA),
-        "--output-format",
-        "json",
-        script=script,
-    )
+    done = run_json(e2e, "count", SCHEMA, script)
     assert done.returncode == 1
     result = json.loads(done.stdout)
     assert result["stopReason"] == "invalid_output"
@@ -138,16 +133,7 @@ def test_a_schema_that_is_not_an_object_is_wrapped_for_the_model_and_unwrapped_f
 ) -> None:
     schema = {"type": "array", "items": {"$ref": "#/$defs/name"}, "$defs": {"name": {"type": "string"}}}
     script = [answer({"answer": ["a", 1]}), answer({"answer": ["a", "b"]})]
-    done = run(
-        e2e,
-        "-p",
-        "names",
-        "--output-schema",
-        schema_file(e2e, schema),
-        "--output-format",
-        "json",
-        script=script,
-    )
+    done = run_json(e2e, "names", schema, script)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["structuredOutput"] == ["a", "b"]
 
@@ -196,20 +182,6 @@ def test_an_output_schema_without_print_is_refused(e2e: E2E) -> None:
 
 
 # --- the Anthropic provider: what the model is sent ------------------------------------------
-
-MODEL = "claude-haiku-4-5"
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with FakeAnthropic() as server:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-e2e")
-        yield server
-
-
-def anthropic(*extra: str) -> tuple[str, ...]:
-    return ("--provider", "anthropic", "--model", MODEL, "--retry-base-delay-ms", "20", *extra)
 
 
 def test_the_request_offers_the_schema_as_a_tool_and_forces_it_on_a_re_ask(

@@ -28,6 +28,7 @@ from session_testlib import (
 )
 
 from pi15_lines import pi15_session
+from pi_lines import tool_result
 from rpc_agent.protocol.entries import parse_entry, parse_message
 from rpc_agent.session import SessionManager, build_session_context
 
@@ -48,17 +49,6 @@ def tool_call(call_id: str) -> JsonDict:
     message["content"] = [{"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": "a"}}]
     message["stopReason"] = "toolUse"
     return message
-
-
-def tool_result(call_id: str, text: str) -> JsonDict:
-    return {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": "read",
-        "content": [{"type": "text", "text": text}],
-        "isError": False,
-        "timestamp": 0,
-    }
 
 
 def edit(entry_id: str, parent: str, at: float, target: str, replacement: Any) -> JsonDict:

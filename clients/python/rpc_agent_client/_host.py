@@ -23,13 +23,7 @@ class HostConnection(Connection):
         """``callback(params)`` answers approval/request: "allow", "allow_always", "deny", or a
         dict ``{"decision": ..., "message": ...}``. Declared by the next ``initialize``."""
 
-        async def handle(params: JsonDict) -> JsonDict:
-            answer = callback(params)
-            if inspect.isawaitable(answer):
-                answer = await answer
-            return {"decision": answer} if isinstance(answer, str) else dict(answer)
-
-        self._handlers["approval/request"] = handle
+        self._handlers["approval/request"] = _answering("decision", callback)
 
     def on_elicitation(self, callback: Callable[[JsonDict], Awaitable[Any] | Any]) -> None:
         """``callback(params)`` answers elicitation/request, an MCP server asking the user for
@@ -37,13 +31,7 @@ class HostConnection(Connection):
         dict ``{"action": "accept", "content": {...}}``, or "decline" / "cancel". Declared by the
         next ``initialize``; without it the servers' questions are declined."""
 
-        async def handle(params: JsonDict) -> JsonDict:
-            answer = callback(params)
-            if inspect.isawaitable(answer):
-                answer = await answer
-            return {"action": answer} if isinstance(answer, str) else dict(answer)
-
-        self._handlers["elicitation/request"] = handle
+        self._handlers["elicitation/request"] = _answering("action", callback)
 
     def on_hook(self, name: str, handler: Handler) -> None:
         """``handler(event)`` answers ``hook/<name>`` with pi's result object (None: no change)."""
@@ -114,3 +102,16 @@ class HostConnection(Connection):
         """Send the current tool list (after ``add_tool`` calls made after initialize)."""
         result: JsonDict = await self.call("set_client_tools", {"tools": list(self._tools)})
         return result
+
+
+def _answering(key: str, callback: Callable[[JsonDict], Awaitable[Any] | Any]) -> Handler:
+    """A request handler answering with what ``callback`` returns (awaited if it must be): a
+    string is the answer's ``key``, a dict the whole answer."""
+
+    async def handle(params: JsonDict) -> JsonDict:
+        answer = callback(params)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return {key: answer} if isinstance(answer, str) else dict(answer)
+
+    return handle
