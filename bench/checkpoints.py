@@ -1,7 +1,7 @@
 """Workspace checkpoints on a generated working directory (10,000 files of 10 KB by default).
 
     .venv/bin/python -m bench.checkpoints [--files 10000] [--file-kb 10] [--changed 100] [--runs 7]
-                                           [--turns 20] [--turn-ms 300]
+                                           [--turns 20] [--turn-ms 300] [--session-runs 3]
 
 Rows, all measured in this run on the same tree:
 
@@ -14,7 +14,8 @@ Rows, all measured in this run on the same tree:
   ``bash`` call changing one file) with checkpoints on and off (``--no-checkpoints``): ratio.
   The faux model answers at once; ``--turn-ms`` adds a pause per turn standing for the model's
   time (a real model takes seconds), during which snapshots go on in the background. Both the
-  instant and the paced runs are printed.
+  instant and the paced runs are printed, each the median of ``--session-runs`` sessions (every
+  session is a fresh ``rpc-agent`` process: the smoke test runs one of each).
 * with pygit2 installed (not a dependency), its ``index.add_all`` + ``write_tree`` on the
   same tree, for the choice of engine.
 
@@ -169,7 +170,9 @@ def pygit2_unchanged(root: Path, scratch: Path, runs: int) -> float | None:
 
 
 def main(argv: list[str] | None = None, log: Callable[[str], None] = print) -> Report:
-    args = parse_counts(__doc__, argv, files=10_000, file_kb=10, changed=100, runs=7, turns=20, turn_ms=300)
+    args = parse_counts(
+        __doc__, argv, files=10_000, file_kb=10, changed=100, runs=7, turns=20, turn_ms=300, session_runs=3
+    )
     scratch = Path(tempfile.mkdtemp(prefix="bench-checkpoints-"))
     try:
         root = scratch / "work"
@@ -229,7 +232,10 @@ def main(argv: list[str] | None = None, log: Callable[[str], None] = print) -> R
             turn_ms = args.turn_ms if paced else 0
             suffix = " paced" if paced else ""
             for label, on in (("off", False), ("on", True)):
-                runs = [session_seconds(root, session_home, args.turns, turn_ms, on) for _ in range(3)]
+                runs = [
+                    session_seconds(root, session_home, args.turns, turn_ms, on)
+                    for _ in range(args.session_runs)
+                ]
                 report.sessions[label + suffix] = statistics.median(runs)
         print_report(report, args.turns, args.turn_ms, log)
         return report

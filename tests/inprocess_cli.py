@@ -4,7 +4,7 @@ the config the real command line builds, and the log a served front writes."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -31,9 +31,13 @@ def config_from_cli(argv: list[str], front: ModuleType) -> ServerConfig:
 
 
 @contextmanager
-def log_to(path: Path) -> Iterator[None]:
-    """A served front's log records go to ``path`` (its stderr, had it been a process)."""
+def log_to(path: Path, only: Callable[[], bool] | None = None) -> Iterator[None]:
+    """A served front's log records go to ``path`` (its stderr, had it been a process); with
+    ``only``, just the records logged where it says yes (fronts served side by side in one
+    process keep their logs apart)."""
     handler = logging.FileHandler(path, encoding="utf-8")
+    if only is not None:
+        handler.addFilter(lambda record: only())
     handler.setFormatter(logging.Formatter("rpc-agent: %(levelname)s %(message)s"))
     handler.setLevel(logging.WARNING)
     root = logging.getLogger()

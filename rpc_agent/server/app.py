@@ -32,6 +32,7 @@ async def serve(config: ServerConfig) -> int:
     manager = await anyio.to_thread.run_sync(runtime.open_session)
     provider = runtime.provider
     stop = anyio.Event()
+    served = anyio.Event()
     router: Router | None = None
 
     def emit(event: BaseModel) -> None:
@@ -59,6 +60,7 @@ async def serve(config: ServerConfig) -> int:
         # the work at once (as SIGTERM does) instead of finishing it. Requests read from a file
         # have no host that could leave; they run to their end.
         await router.serve(reader, on_eof=stop.set if _stdin_is_a_host() else None)
+        served.set()
         stop.set()
 
     async with writer, anyio.create_task_group() as group:
@@ -83,7 +85,10 @@ async def serve(config: ServerConfig) -> int:
         agent.abort_bash()
         reader.close()
         with anyio.move_on_after(DRAIN_SECONDS):
-            await router.wait_idle()
+            # Until the router is done: a line the reader had in hand as it closed (a prompt
+            # right before SIGTERM) is still dispatched, and its request must end before the
+            # session closes; waiting for idle alone would miss a request not started yet.
+            await served.wait()
         if router.cancel_all():
             with anyio.move_on_after(DRAIN_SECONDS):
                 await router.wait_idle()

@@ -22,6 +22,8 @@ import signal
 import socket
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -100,9 +102,73 @@ def config_from_argv(argv: list[str]) -> ServerConfig:
     return config_from_cli(argv, app)
 
 
+@dataclass(frozen=True)
+class _Ends:
+    """What one in-process server gets in place of its process's stdio and signals."""
+
+    stdio: socket.socket
+    signals: MemoryObjectReceiveStream[int]
+
+
+_ENDS: ContextVar[_Ends] = ContextVar("inprocess_server_ends")
+"""The ends of the server whose task is asking: ``serve`` and the tasks it starts inherit it, so
+servers running side by side in one loop each get their own."""
+
+_installed = 0
+_saved: list[tuple[Any, str, Any]] = []
+"""What the patches replaced, kept while any in-process server runs."""
+
+
+def _open_stdio(
+    *, protect_stdout: bool = True, foreground: Foreground | None = None
+) -> tuple[LineReader, LineWriter]:
+    fd = _ENDS.get().stdio.fileno()
+    return LineReader(fd), LineWriter(fd, foreground=foreground)
+
+
+@contextmanager
+def _open_signal_receiver(*signals: int) -> Iterator[MemoryObjectReceiveStream[int]]:
+    yield _ENDS.get().signals
+
+
+@contextmanager
+def _patched() -> Iterator[None]:
+    """The server's ends swapped for the ones in ``_ENDS``, once for all servers running."""
+    global _installed
+    patches: list[tuple[Any, str, Any]] = [
+        (app, "open_stdio", _open_stdio),
+        (app, "_stdin_is_a_host", lambda: True),
+        (anyio, "open_signal_receiver", _open_signal_receiver),
+    ]
+    if _installed == 0:
+        _saved[:] = [(target, name, getattr(target, name)) for target, name, _ in patches]
+        for target, name, value in patches:
+            setattr(target, name, value)
+    _installed += 1
+    try:
+        yield
+    finally:
+        _installed -= 1
+        if _installed == 0:
+            for target, name, value in _saved:
+                setattr(target, name, value)
+            _saved.clear()
+
+
+def _discard_unread(end: socket.socket) -> None:
+    """Drop what the server left unread, as a process's exit drops its stdin pipe: a socket
+    closed with unread bytes resets the connection, and the test's end would read an error
+    where a pipe reads EOF after the last answer."""
+    end.setblocking(False)
+    with contextlib.suppress(OSError):
+        while end.recv(65536):
+            pass
+
+
 @asynccontextmanager
 async def serve_in_task(argv: list[str], log: Path) -> AsyncIterator[ServerTask]:
-    """``rpc-agent ARGV`` served in a task; yields its process-shaped handle.
+    """``rpc-agent ARGV`` served in a task; yields its process-shaped handle. Several may run at
+    once in one event loop (each reads and writes its own socket and hears its own signals).
 
     The caller sets ``$RPC_AGENT_HOME`` (the process's environment) before calling."""
     config = config_from_argv(argv)
@@ -110,35 +176,20 @@ async def serve_in_task(argv: list[str], log: Path) -> AsyncIterator[ServerTask]
     # descriptor exactly as it does stdin and stdout; closing the test's end is EOF.
     ours, theirs = socket.socketpair()
     signal_send, signal_receive = anyio.create_memory_object_stream[int](16)
-
-    def open_stdio(
-        *, protect_stdout: bool = True, foreground: Foreground | None = None
-    ) -> tuple[LineReader, LineWriter]:
-        return LineReader(theirs.fileno()), LineWriter(theirs.fileno(), foreground=foreground)
-
-    @contextmanager
-    def open_signal_receiver(*signals: int) -> Iterator[MemoryObjectReceiveStream[int]]:
-        yield signal_receive
-
-    patches: list[tuple[Any, str, Any]] = [
-        (app, "open_stdio", open_stdio),
-        (app, "_stdin_is_a_host", lambda: True),
-        (anyio, "open_signal_receiver", open_signal_receiver),
-    ]
-    saved = [(target, name, getattr(target, name)) for target, name, _ in patches]
-    for target, name, value in patches:
-        setattr(target, name, value)
-    try:
+    ends = _Ends(theirs, signal_receive)
+    with _patched():
         async with anyio.create_task_group() as group:
             scope = anyio.CancelScope()
             task = ServerTask(await anyio.abc.SocketStream.from_socket(ours), signal_send, scope)
 
             async def run() -> None:
                 code = -signal.SIGKILL
+                _ENDS.set(ends)
                 try:
-                    with log_to(log), scope:
+                    with log_to(log, only=lambda: _ENDS.get(None) in (None, ends)), scope:
                         code = await app.serve(config)
                 finally:
+                    _discard_unread(theirs)
                     theirs.close()
                     task.finished(code)
 
@@ -149,8 +200,6 @@ async def serve_in_task(argv: list[str], log: Path) -> AsyncIterator[ServerTask]
                 with anyio.CancelScope(shield=True):
                     await task.wait()
                     await task.aclose()
+                ours.close()
                 signal_send.close()
                 signal_receive.close()
-    finally:
-        for target, name, value in saved:
-            setattr(target, name, value)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ import orjson
 import pytest
 
 from e2e.conftest import WAIT, RawServer, messages_of, read_jsonl
+from e2e.inprocess import serve_in_task
 from rpc_agent.server import errors as codes
 
 pytestmark = pytest.mark.anyio
@@ -29,6 +32,9 @@ JsonDict = dict[str, Any]
 RUNS_PER_KIND = {"sigterm": 30, "eof": 30, "shutdown": 30, "abort": 15}
 """Runs of each way of stopping, spread over the moments (the issue saw 1-6 of 30 fail);
 ``abort`` is the yardstick the others are held to."""
+
+PROCESS_RUNS_PER_KIND = {"sigterm": 6, "eof": 6, "shutdown": 6, "abort": 3}
+"""Runs of each kind in real processes, besides the in-process ones: every moment at least once."""
 
 AT_ONCE = 8
 """Servers running together: the loop's wall time, not what is tested."""
@@ -84,13 +90,18 @@ async def _stop(server: RawServer, kind: str, moment: str) -> list[JsonDict]:
     return []
 
 
-async def _one_run(root: Path, script: Path, kind: str, moment: str, index: int) -> str | None:
-    """One server stopped at one moment; what went wrong, or None."""
-    home, cwd = root / f"home-{index}", root / f"work-{index}"
-    home.mkdir()
-    cwd.mkdir()
-    log = root / f"server-{index}.stderr"
-    argv = ["--provider", "faux", "--cwd", str(cwd), "--faux-script", str(script)]
+class _InProcessServer(RawServer):
+    """An in-process server's stdin and stdout are one socket: EOF closes only its write half,
+    as closing a pipe leaves the other pipe to read the rest from."""
+
+    async def close_stdin(self) -> None:
+        stdio = self.process.stdin
+        assert isinstance(stdio, anyio.abc.SocketStream)
+        await stdio.send_eof()
+
+
+@asynccontextmanager
+async def _process(argv: list[str], home: Path, cwd: Path, log: Path) -> AsyncIterator[RawServer]:
     with log.open("wb") as stderr:
         process = await anyio.open_process(
             [sys.executable, "-m", "rpc_agent", *argv],
@@ -98,32 +109,57 @@ async def _one_run(root: Path, script: Path, kind: str, moment: str, index: int)
             env={**os.environ, "RPC_AGENT_HOME": str(home)},
             stderr=stderr.fileno(),
         )
-    server = RawServer(process)
     try:
-        with anyio.fail_after(WAIT):
-            # Serving (its signal handler is in place): the moments below are the prompt's own.
-            assert (await server.call("get_state"))["result"]["isStreaming"] is False
-            remaining = await _stop(server, kind, moment)
-            remaining += await server.rest()
-            code = await process.wait()
+        yield RawServer(process)
     finally:
         if process.returncode is None:
             process.kill()
         with anyio.CancelScope(shield=True):
             await process.aclose()
-    where = f"{kind} at {moment} (run {index})"
+
+
+@asynccontextmanager
+async def _in_process(argv: list[str], log: Path) -> AsyncIterator[RawServer]:
+    """The same command line served in this event loop; ``$RPC_AGENT_HOME`` is the test's."""
+    async with serve_in_task(argv, log) as task:
+        yield _InProcessServer(task)
+
+
+async def _one_run(
+    root: Path, script: Path, kind: str, moment: str, index: int, in_process: bool
+) -> str | None:
+    """One server stopped at one moment; what went wrong, or None."""
+    home, cwd = root / f"home-{index}", root / f"work-{index}"
+    cwd.mkdir()
+    log = root / f"server-{index}.stderr"
+    argv = ["--provider", "faux", "--cwd", str(cwd), "--faux-script", str(script)]
+    if in_process:
+        # The servers of one loop share this process's $RPC_AGENT_HOME (a folder per cwd in it).
+        started = _in_process(argv, log)
+    else:
+        home.mkdir()
+        started = _process(argv, home, cwd, log)
+    async with started as server:
+        with anyio.fail_after(WAIT):
+            # Serving (its signal handler is in place): the moments below are the prompt's own.
+            state = (await server.call("get_state"))["result"]
+            assert state["isStreaming"] is False
+            remaining = await _stop(server, kind, moment)
+            remaining += await server.rest()
+            code = await server.process.wait()
+    where = f"{kind} at {moment} (run {index}{', in process' if in_process else ''})"
     if code != 0:
         return f"{where}: exit code {code}: {log.read_text(errors='replace')[-2000:]}"
     if "Traceback" in log.read_text(errors="replace"):
         return f"{where}: a traceback on stderr: {log.read_text(errors='replace')[-2000:]}"
     answers = [m for m in remaining if isinstance(m, dict) and m.get("id") == "p"]
-    files = sorted((home / "sessions").rglob("*.jsonl"))
-    if not files:
+    session_file = Path(state["sessionFile"])
+    if not session_file.exists():
         # SIGTERM may come before the prompt's line is read: then nothing ran at all.
         if kind == "sigterm" and moment == "prompt" and not answers:
             return None
         return f"{where}: no session file"
-    stored = [e["message"] for e in messages_of(read_jsonl(files[0])[1:])]
+    stored = [e["message"] for e in messages_of(read_jsonl(session_file)[1:])]
     roles = [m["role"] for m in stored]
     if roles != ["user", "assistant"] or stored[-1].get("stopReason") != "aborted":
         tail = [(m["role"], m.get("stopReason")) for m in stored]
@@ -139,22 +175,34 @@ async def _one_run(root: Path, script: Path, kind: str, moment: str, index: int)
     return None
 
 
-@pytest.mark.parametrize("kind", ["abort", "sigterm", "eof", "shutdown"])
-async def test_stopping_the_server_keeps_the_aborted_answer(tmp_path: Path, kind: str) -> None:
-    script = tmp_path / "script.json"
+async def _loop(root: Path, kind: str, runs: int, in_process: bool) -> None:
+    script = root / "script.json"
     script.write_text(orjson.dumps([SLOW]).decode())
     failures: list[str] = []
     limiter = anyio.CapacityLimiter(AT_ONCE)
 
     async def run(index: int) -> None:
         async with limiter:
-            failure = await _one_run(tmp_path, script, kind, MOMENTS[index % len(MOMENTS)], index)
+            failure = await _one_run(root, script, kind, MOMENTS[index % len(MOMENTS)], index, in_process)
         if failure is not None:
             failures.append(failure)
 
     async with anyio.create_task_group() as group:
-        for index in range(RUNS_PER_KIND[kind]):
+        for index in range(runs):
             group.start_soon(run, index)
-    assert failures == [], f"{len(failures)} of {RUNS_PER_KIND[kind]} runs lost the answer:\n" + "\n".join(
-        failures
-    )
+    assert failures == [], f"{len(failures)} of {runs} runs lost the answer:\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize("kind", ["abort", "sigterm", "eof", "shutdown"])
+async def test_stopping_the_server_keeps_the_aborted_answer(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("RPC_AGENT_HOME", str(home))
+    await _loop(tmp_path, kind, RUNS_PER_KIND[kind], in_process=True)
+
+
+@pytest.mark.parametrize("kind", ["abort", "sigterm", "eof", "shutdown"])
+async def test_stopping_a_real_process_keeps_the_aborted_answer(tmp_path: Path, kind: str) -> None:
+    await _loop(tmp_path, kind, PROCESS_RUNS_PER_KIND[kind], in_process=False)
