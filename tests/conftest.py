@@ -13,9 +13,10 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def agent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private ``$RPC_AGENT_HOME`` so that no test touches the real ``~/.rpc-agent``."""
+    """A private ``$RPC_AGENT_HOME`` for every test, so that none touches the real
+    ``~/.rpc-agent`` (an AgentSession built without a home keeps its checkpoints there)."""
     home = tmp_path / "agent-home"
     monkeypatch.setenv("RPC_AGENT_HOME", str(home))
     return home
