@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 
 JsonDict = dict[str, Any]
 

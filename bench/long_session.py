@@ -20,11 +20,11 @@ import anyio
 from pydantic import BaseModel
 
 from bench.options import parse_counts
-from rpc_agent.agent.session import AgentSession
+from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.agent.settings import AgentSettings, CompactionSettings
 from rpc_agent.providers.base import AssistantEvent, ProviderRequest
 from rpc_agent.providers.faux import FauxProvider, estimate_input_tokens
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 
 
 @dataclass

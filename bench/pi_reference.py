@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 
 JsonDict = dict[str, Any]
 

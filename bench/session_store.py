@@ -55,7 +55,7 @@ from bench.pi_reference import (
     run_pi,
 )
 from bench.synthetic import DEFAULT_DATA_DIR, ensure_session_file
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 
 TARGET_LOAD_RATIO = 0.5
 """Open + build context of the largest session in at most this fraction of pi's time."""

@@ -39,8 +39,8 @@ import anyio
 import orjson
 
 from bench.synthetic import DEFAULT_DATA_DIR
-from rpc_agent.session.listing import list_sessions
-from rpc_agent.session.search import search_sessions
+from rpc_agent.store.listing import list_sessions
+from rpc_agent.store.search import search_sessions
 from rpc_agent_client import RpcAgentClient
 
 JsonDict = dict[str, Any]

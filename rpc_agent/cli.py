@@ -299,7 +299,7 @@ def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | Non
     args = build_parser().parse_args(argv)
     if args.command is not None:
         from rpc_agent import login
-        from rpc_agent.session.files import agent_home as home_of_agent
+        from rpc_agent.store.files import agent_home as home_of_agent
 
         if args.command == "login":
             return login.login(home_of_agent())
@@ -307,7 +307,7 @@ def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | Non
     from rpc_agent.errors import SettingsError
     from rpc_agent.runtime import ServerConfig
     from rpc_agent.server.app import run
-    from rpc_agent.session.files import agent_home
+    from rpc_agent.store.files import agent_home
 
     cwd = (args.cwd or Path.cwd()).absolute()
     if not cwd.is_dir():

@@ -16,13 +16,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rpc_agent.agent.session import AgentSession
+from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.agent.settings import AgentSettings
 from rpc_agent.errors import InvalidRequestError
 from rpc_agent.io.background import Background
 from rpc_agent.providers.base import Provider
 from rpc_agent.providers.faux import FauxProvider, load_script
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import Tool
 
 __all__ = ["Runtime", "ServerConfig"]
@@ -111,7 +111,7 @@ def make_provider(config: ServerConfig) -> Provider:
         return FauxProvider(load_script(config.faux_script) if config.faux_script else None)
     from rpc_agent.credentials import CredentialStore
     from rpc_agent.providers.anthropic import AnthropicProvider
-    from rpc_agent.session.files import agent_home
+    from rpc_agent.store.files import agent_home
 
     return AnthropicProvider(credentials=CredentialStore(config.home or agent_home()))
 

@@ -45,9 +45,9 @@ def recording_start(thread):
 threading.Thread.start = recording_start  # every thread, also one that has ended by the check
 from pathlib import Path
 import anyio
-from rpc_agent.agent.session import AgentSession
+from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.providers.faux import FauxProvider
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools import default_tools
 
 folder = Path(sys.argv[1])

@@ -54,7 +54,7 @@ from rpc_agent.acp.commands import announce, run_command, slash_command
 from rpc_agent.acp.config import config_options, set_config_option
 from rpc_agent.acp.extensions import call_extension, extension_name
 from rpc_agent.acp.prompt import PromptBlock, prompt_content, stop_reason
-from rpc_agent.acp.sessions import McpServer, Sessions, check_cwd, workspace_roots
+from rpc_agent.acp.session_methods import McpServer, Sessions, check_cwd, workspace_roots
 from rpc_agent.acp.status import prompt_usage, title_of
 from rpc_agent.acp.updates import replay_updates
 from rpc_agent.agent import deletion

@@ -20,9 +20,9 @@ from acp.schema import (
 
 from rpc_agent.acp import rewind
 from rpc_agent.acp.prompt import PromptBlock
-from rpc_agent.acp.session import AcpSession
-from rpc_agent.acp.sessions import Sessions
-from rpc_agent.agent.session import AgentSession
+from rpc_agent.acp.session_methods import Sessions
+from rpc_agent.acp.session_state import AcpSession
+from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.mcp import McpManager
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict

@@ -11,9 +11,9 @@ from acp.schema import SessionConfigOptionBoolean, SessionConfigOptionSelect, Se
 
 from acp import RequestError
 from rpc_agent.acp.permissions import APPROVAL_POLICIES
-from rpc_agent.acp.session import AcpSession
+from rpc_agent.acp.session_state import AcpSession
+from rpc_agent.agent.agent_session import THINKING_LEVELS
 from rpc_agent.agent.policy import ApprovalMode
-from rpc_agent.agent.session import THINKING_LEVELS
 from rpc_agent.errors import InvalidRequestError, SettingsError
 
 ConfigOption = SessionConfigOptionSelect | SessionConfigOptionBoolean

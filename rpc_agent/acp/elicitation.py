@@ -25,7 +25,7 @@ from acp.schema import (
 from pydantic import ValidationError
 
 from acp import RequestError
-from rpc_agent.acp.session import AcpSession
+from rpc_agent.acp.session_state import AcpSession
 from rpc_agent.mcp.elicitation import (
     DECLINE,
     Elicit,

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from acp import RequestError
-from rpc_agent.acp.session import AcpSession
+from rpc_agent.acp.session_state import AcpSession
 from rpc_agent.server.methods import map_error
 
 EXTENSION_METHODS = frozenset(

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from acp import RequestError
 from rpc_agent.protocol.methods import SessionInfoModel
-from rpc_agent.session import files, listing
-from rpc_agent.session.workspaces import Workspace, WorkspaceIndex
+from rpc_agent.store import files, listing
+from rpc_agent.store.workspaces import Workspace, WorkspaceIndex
 
 PAGE_SIZE = 50
 

@@ -18,7 +18,7 @@ from acp.schema import PermissionOption, ToolCallUpdate
 
 from acp import RequestError, update_tool_call
 from rpc_agent.acp.preview import file_change
-from rpc_agent.acp.session import AcpSession
+from rpc_agent.acp.session_state import AcpSession
 from rpc_agent.acp.updates import tool_kind, tool_title
 from rpc_agent.agent.policy import ApprovalMode
 from rpc_agent.protocol.base import JsonDict

@@ -7,7 +7,7 @@ diffs. Both call the AgentSession API the JSON-RPC methods use.
 
 from __future__ import annotations
 
-from rpc_agent.agent.session import AgentSession
+from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.errors import RestoreConflictError
 from rpc_agent.protocol import checkpoints as c
 from rpc_agent.protocol import methods as m

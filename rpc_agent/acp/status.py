@@ -23,11 +23,11 @@ import anyio.to_thread
 from acp.schema import Cost, SessionInfoUpdate, Usage, UsageUpdate
 from pydantic import BaseModel
 
+from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.agent.compaction import context_tokens, usage_tokens
-from rpc_agent.agent.session import AgentSession
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.content import message_text
-from rpc_agent.session.files import now_iso
+from rpc_agent.store.files import now_iso
 
 TITLE_LIMIT = 200
 """Characters of the first message kept as a title (a list shows one line of it)."""

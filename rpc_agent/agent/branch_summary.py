@@ -13,8 +13,8 @@ from rpc_agent.agent.summarize import BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PR
 from rpc_agent.agent.summary_calls import SummaryCalls
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.providers.base import ModelInfo, Provider
-from rpc_agent.session.context import entry_to_message
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store.context import entry_to_message
+from rpc_agent.store.manager import SessionManager
 
 SUMMARY_BUDGET_CHARS = 400_000
 """About 100k tokens of transcript: newest entries are kept first when a branch is longer."""

@@ -37,8 +37,8 @@ from rpc_agent.checkpoints.engine import STATUS_WORDS
 from rpc_agent.errors import CheckpointError, InvalidRequestError, NoCheckpointError, RestoreConflictError
 from rpc_agent.protocol import checkpoints as c
 from rpc_agent.protocol import methods as m
-from rpc_agent.session import files, guard
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store import files, guard
+from rpc_agent.store.manager import SessionManager
 
 
 class Owner(Protocol):

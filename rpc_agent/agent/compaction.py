@@ -26,7 +26,7 @@ from rpc_agent.agent.summary_calls import SummaryCalls
 from rpc_agent.errors import NothingToCompactError
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.providers.base import ModelInfo, Provider
-from rpc_agent.session.context import entry_to_message
+from rpc_agent.store.context import entry_to_message
 
 IMAGE_CHARS = 4800
 

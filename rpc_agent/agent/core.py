@@ -24,7 +24,7 @@ from rpc_agent.agent.settings import AgentSettings
 from rpc_agent.io.background import Background
 from rpc_agent.protocol import methods as m
 from rpc_agent.providers.base import ModelInfo, Provider
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import CommandRunner, FileAccess, Tool
 from rpc_agent.tools.temp_files import TempFiles
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rpc_agent.checkpoints import free_session_checkpoints
-from rpc_agent.session import deleting
+from rpc_agent.store import deleting
 
 
 def delete_session(

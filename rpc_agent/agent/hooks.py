@@ -16,7 +16,7 @@ from rpc_agent.agent.host import Host
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import Tool, ToolError, ToolOutput
 from rpc_agent.validation import describe
 

@@ -24,9 +24,9 @@ from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import JsonDict, trusted
 from rpc_agent.providers.base import ModelInfo, Provider, ToolSpec
 from rpc_agent.sandbox import Sandbox
-from rpc_agent.session.blobs import stage_images
-from rpc_agent.session.durability import PendingAppend
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store.blobs import stage_images
+from rpc_agent.store.durability import PendingAppend
+from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import CommandRunner, FileAccess, Tool
 from rpc_agent.tools.temp_files import UNOWNED, TempFiles
 

@@ -11,7 +11,7 @@ from rpc_agent.agent.structured import TOOL_NAME, StructuredRun
 from rpc_agent.agent.system_prompt import build_system_prompt
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.providers.base import ToolSpec
-from rpc_agent.session import guard
+from rpc_agent.store import guard
 from rpc_agent.tools.base import Tool, tool_schema
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from rpc_agent.agent.host import ApprovalQuestion, Host
 from rpc_agent.protocol import events as ev
 from rpc_agent.sandbox import Sandbox, SandboxPolicy, SandboxUnavailableError, bwrap
-from rpc_agent.session.files import agent_home
+from rpc_agent.store.files import agent_home
 
 
 def require_available(policy: SandboxPolicy) -> None:

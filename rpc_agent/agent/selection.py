@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rpc_agent.agent.settings import AgentSettings
-from rpc_agent.session.context import SessionContext
+from rpc_agent.store.context import SessionContext
 
 if TYPE_CHECKING:
     from rpc_agent.agent.core import AgentCore

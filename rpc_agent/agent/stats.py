@@ -16,8 +16,8 @@ from typing import Any
 from rpc_agent.agent.compaction import estimate_tokens
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.session.projection import current_system_message
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store.manager import SessionManager
+from rpc_agent.store.projection import current_system_message
 
 _TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 

@@ -21,8 +21,8 @@ from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
-from rpc_agent.session import files, guard
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store import files, guard
+from rpc_agent.store.manager import SessionManager
 
 if TYPE_CHECKING:
     from rpc_agent.agent.core import AgentCore

@@ -18,7 +18,7 @@ from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import ToolOutput
 
 if TYPE_CHECKING:

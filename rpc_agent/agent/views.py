@@ -15,8 +15,8 @@ from rpc_agent.checkpoints.engine import SessionCheckpoints, changes_by_entry
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
-from rpc_agent.session import guard
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store import guard
+from rpc_agent.store.manager import SessionManager
 
 
 def messages(manager: SessionManager) -> list[JsonDict]:

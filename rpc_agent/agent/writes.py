@@ -12,8 +12,8 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 from rpc_agent.errors import PersistenceError
-from rpc_agent.session.durability import Savepoint
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store.durability import Savepoint
+from rpc_agent.store.manager import SessionManager
 
 __all__ = ["mutation", "queue_label"]
 

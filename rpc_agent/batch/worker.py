@@ -31,7 +31,7 @@ import orjson
 from rpc_agent.batch.checkout import CheckoutError, check_out
 from rpc_agent.batch.tasks import BatchTask
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.session import files
+from rpc_agent.store import files
 
 STOP_GRACE = 5.0
 """Seconds an interrupted child has to store what it has before it is killed."""

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from rpc_agent.checkpoints.store import TEMP_PREFIX, Change, Skipped, WorkspaceStore
 from rpc_agent.errors import CheckpointError
-from rpc_agent.session.files import read_header
+from rpc_agent.store.files import read_header
 
 _FILE_MODES = {"100644", "100755"}
 _LINK_MODE = "120000"

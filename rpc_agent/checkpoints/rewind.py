@@ -17,8 +17,8 @@ from rpc_agent.checkpoints.engine import STATUS_WORDS, Limits, SessionCheckpoint
 from rpc_agent.checkpoints.mapping import CheckpointMap, sidecar_path
 from rpc_agent.checkpoints.store import WorkspaceStore
 from rpc_agent.errors import AgentError, InvalidSessionFileError, SessionNotFoundError
-from rpc_agent.session import files, guard
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store import files, guard
+from rpc_agent.store.manager import SessionManager
 
 
 def build_parser() -> argparse.ArgumentParser:

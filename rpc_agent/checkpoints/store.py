@@ -19,7 +19,7 @@ from pathlib import Path
 from rpc_agent.checkpoints.git import ShadowGit
 from rpc_agent.checkpoints.writer import EMPTY_TREE, record
 from rpc_agent.errors import CheckpointError
-from rpc_agent.session.files import read_header
+from rpc_agent.store.files import read_header
 
 TEMP_PREFIX = ".rpc-agent-restore-"
 """Temporary files of a restore: never part of a snapshot."""

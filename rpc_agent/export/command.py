@@ -15,8 +15,8 @@ from pathlib import Path
 from rpc_agent.errors import InvalidSessionFileError, SessionNotFoundError
 from rpc_agent.export.html import page_data, write_page
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.session import files
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store import files
+from rpc_agent.store.manager import SessionManager
 
 
 def build_parser() -> argparse.ArgumentParser:

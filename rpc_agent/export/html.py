@@ -20,8 +20,8 @@ import orjson
 
 from rpc_agent import __version__
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.session import files
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store import files
+from rpc_agent.store.manager import SessionManager
 
 DROPPED_FIELDS = frozenset({"thinkingSignature", "textSignature", "partialJson", "jsonlEvents"})
 """Opaque provider tokens and transient fields: large, and nothing a reader can use."""

@@ -40,7 +40,7 @@ from typing import Any
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.providers.base import ProviderRequest, ToolSpec
 from rpc_agent.providers.models import DEFAULT_OUTPUT_TOKENS, PROVIDER, spec_for, thinking_params
-from rpc_agent.session.projection import content_text
+from rpc_agent.store.projection import content_text
 
 API = "anthropic-messages"
 

@@ -20,7 +20,7 @@ from rpc_agent.server.host_bridge import HostTimeouts, JsonRpcHost
 from rpc_agent.server.methods import Methods, map_error
 from rpc_agent.server.router import Router
 from rpc_agent.server.transport import open_stdio
-from rpc_agent.session.files import agent_home
+from rpc_agent.store.files import agent_home
 
 logger = logging.getLogger("rpc_agent")
 

@@ -10,7 +10,7 @@ from rpc_agent.errors import InvalidRequestError, NotAvailableError
 from rpc_agent.protocol import host as h
 
 if TYPE_CHECKING:
-    from rpc_agent.agent.session import AgentSession
+    from rpc_agent.agent.agent_session import AgentSession
     from rpc_agent.server.host_bridge import JsonRpcHost
 
 

@@ -16,7 +16,7 @@ import anyio.to_thread
 
 from rpc_agent import __version__
 from rpc_agent.agent import deletion
-from rpc_agent.agent.session import AgentSession
+from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.agent.workspace import check_directories
 from rpc_agent.errors import AgentError
 from rpc_agent.mcp import McpManager, from_wire
@@ -34,8 +34,8 @@ from rpc_agent.server.host_methods import configure, set_client_tools
 from rpc_agent.server.registry import MethodRegistry
 from rpc_agent.server.replies import RawJson
 from rpc_agent.server.request_id import CURRENT_REQUEST_ID
-from rpc_agent.session import files, listing, paging, search
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store import files, listing, paging, search
+from rpc_agent.store.manager import SessionManager
 
 if TYPE_CHECKING:
     from rpc_agent.server.host_bridge import JsonRpcHost

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
-from rpc_agent.session.guard import session_write_refusal, store_folders
+from rpc_agent.store.guard import session_write_refusal, store_folders
 from rpc_agent.tools.base import FileAccess, ToolContext, ToolError, ToolOutput
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)

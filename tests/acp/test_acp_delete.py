@@ -14,7 +14,7 @@ from acp_testlib import WAIT, AcpWorld, RecordingClient, prompt
 
 from acp import PROTOCOL_VERSION, RequestError
 from rpc_agent.protocol.errors import SESSION_LOCKED
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 
 pytestmark = pytest.mark.anyio
 

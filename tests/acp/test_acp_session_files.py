@@ -11,7 +11,7 @@ import pytest
 from acp_testlib import WAIT, AcpWorld, RecordingClient
 
 from acp import RequestError
-from rpc_agent.session.files import default_session_dir
+from rpc_agent.store.files import default_session_dir
 
 pytestmark = pytest.mark.anyio
 

@@ -17,9 +17,9 @@ import pytest
 from agent_testlib import Recorder
 from pydantic import BaseModel
 
-from rpc_agent.agent.session import AgentSession
+from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.providers.faux import FauxProvider
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 from rpc_agent.tools.base import Tool
 
 pytestmark = pytest.mark.anyio

@@ -11,9 +11,9 @@ import anyio
 import pytest
 from agent_testlib import Recorder
 
-from rpc_agent.agent.session import AgentSession
+from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.providers.faux import FauxProvider
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 from rpc_agent.tools import default_tools
 
 pytestmark = pytest.mark.anyio

@@ -11,12 +11,12 @@ import pytest
 from agent_testlib import Recorder
 
 from pi_lines import tool_result
+from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.agent.compaction import context_tokens, estimate_tokens, prepare_compaction
-from rpc_agent.agent.session import AgentSession
 from rpc_agent.agent.settings import AgentSettings, CompactionSettings
 from rpc_agent.errors import NothingToCompactError, OperationCancelledError, ProviderError
 from rpc_agent.providers.faux import FauxProvider
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 
 JsonDict = dict[str, Any]
 

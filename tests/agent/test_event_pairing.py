@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from rpc_agent.agent.session import AgentSession
+from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.protocol.payload import event_payload
 from rpc_agent.providers.base import AssistantEvent, ProviderRequest
 from rpc_agent.providers.faux import FauxProvider
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 from rpc_agent.tools.bash import BashTool
 
 JsonDict = dict[str, Any]

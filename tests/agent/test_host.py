@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.agent.host import ApprovalAnswer, ApprovalQuestion, ClientToolAnswer, HostCapabilities
 from rpc_agent.agent.policy import parse_rules
-from rpc_agent.agent.session import AgentSession
 from rpc_agent.agent.settings import AgentSettings
 from rpc_agent.protocol import host as h
 from rpc_agent.providers.faux import FauxProvider
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 from rpc_agent.tools import default_tools
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,7 @@ import pytest
 from pi15_lines import LEAF, TOOLS, pi15_session
 from pi_lines import write_jsonl
 from rpc_agent.agent.stats import session_stats
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from rpc_agent.session import SessionManager, build_session_context
+from rpc_agent.store import SessionManager, build_session_context
 from rpc_agent_client import RpcAgentClient, types
 
 JsonDict = dict[str, Any]

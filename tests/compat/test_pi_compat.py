@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 from pi_lines import BASE_MS, USAGE
-from rpc_agent.session import PendingAppend, SessionManager
-from rpc_agent.session.context import SessionContext
+from rpc_agent.store import PendingAppend, SessionManager
+from rpc_agent.store.context import SessionContext
 
 JsonDict = dict[str, Any]
 
@@ -361,7 +361,7 @@ def test_pi_reads_our_images_as_blob_references(node: str, tmp_path: Path) -> No
     """Large images: the one known difference, by design of our blob store.
 
     Our store writes the base64 of an image of 1,024 characters or more to ``blobs/<sha256>``
-    and keeps ``blob:sha256:<hex>`` in the line (see ``rpc_agent/session/blobs.py``); our reader
+    and keeps ``blob:sha256:<hex>`` in the line (see ``rpc_agent/store/blobs.py``); our reader
     turns it back into base64. pi has no blob store: it takes the line as it is, so its context
     carries the reference string where the image data was. Everything else is equal, and
     small images (under the threshold) stay inline and are equal too.

@@ -35,7 +35,7 @@ from pi_lines import (
     read_result_message,
     write_jsonl,
 )
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 
 JsonDict = dict[str, Any]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 
 JsonDict = dict[str, Any]
 

@@ -11,7 +11,7 @@ from export_testlib import DATA_SCRIPT, XSS_NAME, XSS_TEXT, embedded_data, rich_
 
 from rpc_agent.cli import main
 from rpc_agent.export import page_data, render_page
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

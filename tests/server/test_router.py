@@ -23,7 +23,7 @@ from rpc_agent.server import (
 from rpc_agent.server import errors as codes
 from rpc_agent.server.deferred import Deferred
 from rpc_agent.server.replies import RawJson
-from rpc_agent.session.view import array_pieces
+from rpc_agent.store.view import array_pieces
 
 
 class Sink:

@@ -17,7 +17,7 @@ from pi_lines import EPOCH
 from pi_lines import USAGE as USAGE
 from pi_lines import iso as iso
 from pi_lines import write_jsonl as write_jsonl
-from rpc_agent.session import PendingAppend, SessionManager
+from rpc_agent.store import PendingAppend, SessionManager
 
 JsonDict = dict[str, Any]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from session_testlib import assistant, iso, read_lines, user
 
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

@@ -21,7 +21,7 @@ from session_testlib import (
 )
 
 from rpc_agent.protocol.entries import parse_message
-from rpc_agent.session import ModelRef, SessionManager, build_session_context
+from rpc_agent.store import ModelRef, SessionManager, build_session_context
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

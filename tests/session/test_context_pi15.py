@@ -30,7 +30,7 @@ from session_testlib import (
 from pi15_lines import pi15_session
 from pi_lines import tool_result
 from rpc_agent.protocol.entries import parse_entry, parse_message
-from rpc_agent.session import SessionManager, build_session_context
+from rpc_agent.store import SessionManager, build_session_context
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

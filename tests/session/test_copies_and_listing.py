@@ -22,7 +22,7 @@ from session_testlib import (
     write_jsonl,
 )
 
-from rpc_agent.session import (
+from rpc_agent.store import (
     EntryNotFoundError,
     SessionManager,
     build_session_context,

@@ -11,8 +11,8 @@ from session_testlib import assistant, user
 
 from child_python import run_python
 from rpc_agent.errors import InvalidSessionFileError, LiveSessionError, SessionNotFoundError
-from rpc_agent.session import SessionManager, build_session_context
-from rpc_agent.session.deleting import delete_session
+from rpc_agent.store import SessionManager, build_session_context
+from rpc_agent.store.deleting import delete_session
 
 JsonDict = dict[str, object]
 
@@ -117,7 +117,7 @@ async def test_refuses_the_live_session_and_one_another_process_has_open(tmp_pat
         "import sys\n"
         "from pathlib import Path\n"
         "from rpc_agent.errors import SessionLockedError\n"
-        "from rpc_agent.session.deleting import delete_session\n"
+        "from rpc_agent.store.deleting import delete_session\n"
         "try:\n"
         "    delete_session(Path(sys.argv[1]), home=Path(sys.argv[2]))\n"
         "except SessionLockedError as error:\n"

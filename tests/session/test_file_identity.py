@@ -20,14 +20,14 @@ import pytest
 from session_testlib import assistant, read_lines, user, written_session
 
 from child_python import run_python
-from rpc_agent.session import InvalidSessionFileError, PersistenceError, SessionLockedError, SessionManager
+from rpc_agent.store import InvalidSessionFileError, PersistenceError, SessionLockedError, SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 
 # Opens the session, says so, and holds it until its stdin closes.
 HOLDER = """
 import sys
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 manager = SessionManager.open(sys.argv[1])
 print("held", flush=True)
 sys.stdin.read()
@@ -218,7 +218,7 @@ async def test_untouched_files_keep_appending_across_reopen(tmp_path: Path) -> N
 OPEN = """
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 try:
     SessionManager.open(sys.argv[1])
 except Exception as error:
@@ -283,7 +283,7 @@ def test_listing_skips_a_fifo_without_blocking(tmp_path: Path) -> None:
     path = written_session(folder)
     os.mkfifo(folder / "2024-01-01T00-00-00-000Z_0c0ffee0-0000-4000-8000-000000000000.jsonl")
     code = (
-        "import sys\nfrom pathlib import Path\nfrom rpc_agent.session import files, listing\n"
+        "import sys\nfrom pathlib import Path\nfrom rpc_agent.store import files, listing\n"
         "print([Path(i.path).name for i in listing.list_sessions(Path(sys.argv[1]))])\n"
         "print(files.read_header(Path(sys.argv[2])))\n"
     )

@@ -10,9 +10,9 @@ import pytest
 from session_testlib import BASE_MS, assistant, eid, header, message_entry, session_path, user, write_jsonl
 
 from rpc_agent.errors import InvalidRequestError
-from rpc_agent.session import SessionManager, list_sessions, paging
-from rpc_agent.session.listing import listing_key
-from rpc_agent.session.search import match_file, scan_needle, search, search_sessions, snippet
+from rpc_agent.store import SessionManager, list_sessions, paging
+from rpc_agent.store.listing import listing_key
+from rpc_agent.store.search import match_file, scan_needle, search, search_sessions, snippet
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

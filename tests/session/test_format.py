@@ -20,8 +20,8 @@ from rpc_agent.protocol.entries import (
     ThinkingLevelChangeEntry,
     parse_entry,
 )
-from rpc_agent.session import SessionManager
-from rpc_agent.session.files import agent_home, encode_cwd
+from rpc_agent.store import SessionManager
+from rpc_agent.store.files import agent_home, encode_cwd
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 
@@ -118,7 +118,7 @@ def colliding_ids(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         handed_out.append(f"{value:08x}")
         return value
 
-    monkeypatch.setattr("rpc_agent.session.store._ids.getrandbits", fake_getrandbits)
+    monkeypatch.setattr("rpc_agent.store.manager._ids.getrandbits", fake_getrandbits)
     return handed_out
 
 

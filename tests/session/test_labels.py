@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from session_testlib import assistant, eid, entry, header, message_entry, read_lines, user, write_jsonl
 
-from rpc_agent.session import EntryNotFoundError, SessionManager, listing
+from rpc_agent.store import EntryNotFoundError, SessionManager, listing
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from session_testlib import BASE_MS, assistant, read_lines, session_path, user
 
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

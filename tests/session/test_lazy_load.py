@@ -18,9 +18,9 @@ from session_testlib import assistant, eid, entry, header, message_entry, user, 
 
 from rpc_agent.io import background as background_module
 from rpc_agent.io.background import Background, no_pause
-from rpc_agent.session import SessionManager, view
-from rpc_agent.session import tree as tree_module
-from rpc_agent.session.tree_shape import TreeShape
+from rpc_agent.store import SessionManager, view
+from rpc_agent.store import tree as tree_module
+from rpc_agent.store.tree_shape import TreeShape
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from session_testlib import assistant, context_of, eid, pi_build_context, read_lines, user
 
-from rpc_agent.session import LEAF_MARKER, EntryNotFoundError, SessionManager
+from rpc_agent.store import LEAF_MARKER, EntryNotFoundError, SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

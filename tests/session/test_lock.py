@@ -11,14 +11,14 @@ import pytest
 from session_testlib import read_lines, user, written_session
 
 from child_python import run_python
-from rpc_agent.session import SessionLockedError, SessionManager
+from rpc_agent.store import SessionLockedError, SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 
 # Exit 0 when the session opened (and was closed again), 3 with the owner's pid when locked.
 OPENER = """
 import sys
-from rpc_agent.session import SessionLockedError, SessionManager
+from rpc_agent.store import SessionLockedError, SessionManager
 try:
     manager = SessionManager.open(sys.argv[1])
 except SessionLockedError as error:

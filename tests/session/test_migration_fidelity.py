@@ -16,7 +16,7 @@ import pytest
 from session_testlib import HEX8, read_lines
 
 import pi_lines
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from session_testlib import HEX8, context_of, raw_lines, read_lines
 
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

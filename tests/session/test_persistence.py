@@ -20,7 +20,7 @@ from session_testlib import (
     write_jsonl,
 )
 
-from rpc_agent.session import PersistenceError, SessionManager
+from rpc_agent.store import PersistenceError, SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

@@ -18,7 +18,7 @@ from session_testlib import (
     write_jsonl,
 )
 
-from rpc_agent.session import InvalidSessionFileError, SessionManager, SessionNotFoundError, list_sessions
+from rpc_agent.store import InvalidSessionFileError, SessionManager, SessionNotFoundError, list_sessions
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

@@ -10,7 +10,7 @@ import orjson
 import pytest
 from session_testlib import assistant, eid, entry, header, iso, message_entry, user, write_jsonl
 
-from rpc_agent.session import LEAF_MARKER, EntryNotFoundError, SessionManager, TreeNode
+from rpc_agent.store import LEAF_MARKER, EntryNotFoundError, SessionManager, TreeNode
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

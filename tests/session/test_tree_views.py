@@ -10,8 +10,8 @@ import orjson
 import pytest
 from session_testlib import assistant, eid, user
 
-from rpc_agent.session import EntryNotFoundError, SessionManager
-from rpc_agent.session.preview import PREVIEW_CHARS, one_line
+from rpc_agent.store import EntryNotFoundError, SessionManager
+from rpc_agent.store.preview import PREVIEW_CHARS, one_line
 
 pytestmark = pytest.mark.anyio
 

@@ -26,7 +26,7 @@ from rpc_agent.protocol.entries import (
     TtsrInjectionEntry,
     parse_entry,
 )
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 
 pytestmark = pytest.mark.usefixtures("agent_home")
 

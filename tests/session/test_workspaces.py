@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rpc_agent.session.workspaces import WorkspaceIndex
+from rpc_agent.store.workspaces import WorkspaceIndex
 
 
 def session_file(folder: Path, session_id: str, cwd: str) -> Path:

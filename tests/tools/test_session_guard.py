@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rpc_agent.session import SessionManager
+from rpc_agent.store import SessionManager
 from rpc_agent.tools.base import ToolContext, ToolError
 from rpc_agent.tools.edit import EditArgs, EditTool
 from rpc_agent.tools.write import WriteArgs, WriteTool

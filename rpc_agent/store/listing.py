@@ -10,8 +10,8 @@ import orjson
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
 from rpc_agent.protocol.methods import SessionInfoModel
-from rpc_agent.session.files import is_header, read_header
-from rpc_agent.session.paging import SortKey, sort_newest_first
+from rpc_agent.store.files import is_header, read_header
+from rpc_agent.store.paging import SortKey, sort_newest_first
 
 
 def _iso_from_ms(value: float) -> str:

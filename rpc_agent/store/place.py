@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.session.blobs import BlobStore
+from rpc_agent.store.blobs import BlobStore
 
 
 @dataclass(frozen=True, slots=True)

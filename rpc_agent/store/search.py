@@ -34,8 +34,8 @@ from rpc_agent.errors import InvalidRequestError
 from rpc_agent.protocol.content import message_text
 from rpc_agent.protocol.finding import SearchSessionsResult, SessionSearchHit
 from rpc_agent.protocol.methods import SessionInfoModel
-from rpc_agent.session import paging
-from rpc_agent.session.listing import header_of, session_info
+from rpc_agent.store import paging
+from rpc_agent.store.listing import header_of, session_info
 
 SNIPPET_BEFORE = 40
 SNIPPET_AFTER = 100

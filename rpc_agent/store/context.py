@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.session.projection import apply_edit, edit_of, is_system_message_entry, normalized
+from rpc_agent.store.projection import apply_edit, edit_of, is_system_message_entry, normalized
 
 
 @dataclass(slots=True)

@@ -7,7 +7,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
-from rpc_agent.session.writer import WriteChain
+from rpc_agent.store.writer import WriteChain
 
 __all__ = ["PendingAppend", "Savepoint"]
 

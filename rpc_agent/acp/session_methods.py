@@ -33,7 +33,7 @@ from acp import RequestError, update_tool_call
 from rpc_agent.acp import permissions
 from rpc_agent.acp.elicitation import editor_completion, editor_elicitation
 from rpc_agent.acp.fs import file_access, restored_to_editor
-from rpc_agent.acp.session import AcpSession, Flush
+from rpc_agent.acp.session_state import AcpSession, Flush
 from rpc_agent.acp.terminal import EditorTerminal
 from rpc_agent.acp.updates import EventTranslator, Update
 from rpc_agent.agent.workspace import check_directories
@@ -41,9 +41,9 @@ from rpc_agent.errors import InvalidRequestError, SessionNotFoundError
 from rpc_agent.mcp import McpManager, McpServerConfig, from_wire_json
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.runtime import Runtime, ServerConfig
-from rpc_agent.session import files
-from rpc_agent.session.store import SessionManager
-from rpc_agent.session.workspaces import WorkspaceIndex
+from rpc_agent.store import files
+from rpc_agent.store.manager import SessionManager
+from rpc_agent.store.workspaces import WorkspaceIndex
 
 McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 

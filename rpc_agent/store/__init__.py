@@ -9,11 +9,11 @@ from rpc_agent.errors import (
     SessionNotFoundError,
 )
 from rpc_agent.protocol.methods import SessionInfoModel as SessionInfo
-from rpc_agent.session.context import ModelRef, SessionContext, build_session_context
-from rpc_agent.session.files import LoadReport
-from rpc_agent.session.listing import list_all_sessions, list_sessions
-from rpc_agent.session.store import LEAF_MARKER, PendingAppend, SessionManager
-from rpc_agent.session.tree import TreeNode
+from rpc_agent.store.context import ModelRef, SessionContext, build_session_context
+from rpc_agent.store.files import LoadReport
+from rpc_agent.store.listing import list_all_sessions, list_sessions
+from rpc_agent.store.manager import LEAF_MARKER, PendingAppend, SessionManager
+from rpc_agent.store.tree import TreeNode
 
 __all__ = [
     "LEAF_MARKER",

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.session.context import iso_to_ms
-from rpc_agent.session.index import PLAIN_TYPES, EntryIndex, is_bookkeeping
+from rpc_agent.store.context import iso_to_ms
+from rpc_agent.store.index import PLAIN_TYPES, EntryIndex, is_bookkeeping
 
 TreeFilter = Literal["default", "no-custom", "user-only", "labeled-only"]
 """``default``: every visible node; ``no-custom``: without extension entries (``custom`` and

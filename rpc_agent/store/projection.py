@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.session.files import now_iso
+from rpc_agent.store.files import now_iso
 
 EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
 """Roles whose content a non-null replacement changes; other messages of an edited entry

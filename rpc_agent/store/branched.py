@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.session import files
-from rpc_agent.session.index import is_leaf_marker, new_entry_id
+from rpc_agent.store import files
+from rpc_agent.store.index import is_leaf_marker, new_entry_id
 
 if TYPE_CHECKING:
-    from rpc_agent.session.index import EntryIndex
+    from rpc_agent.store.index import EntryIndex
 
 
 def path_entries(path: list[JsonDict], index: EntryIndex) -> list[JsonDict]:

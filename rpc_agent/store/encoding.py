@@ -5,9 +5,9 @@ from __future__ import annotations
 import orjson
 
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.session.blobs import MAX_PERSIST_CHARS, BlobStore, prepare_for_disk
-from rpc_agent.session.index import new_entry_id
-from rpc_agent.session.migrations import file_version, migrate
+from rpc_agent.store.blobs import MAX_PERSIST_CHARS, BlobStore, prepare_for_disk
+from rpc_agent.store.index import new_entry_id
+from rpc_agent.store.migrations import file_version, migrate
 
 
 def encode_for_disk(lines: list[JsonDict], blobs: BlobStore | None) -> bytes:

@@ -12,9 +12,9 @@ from typing import Any
 import orjson
 
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.session.decoding import StoredMessage
-from rpc_agent.session.preview import preview_of, preview_of_stored
-from rpc_agent.session.tree_shape import TreeShape
+from rpc_agent.store.decoding import StoredMessage
+from rpc_agent.store.preview import preview_of, preview_of_stored
+from rpc_agent.store.tree_shape import TreeShape
 
 ENCODE_SLICE = 2000
 """Rows encoded per ``dumps`` when the whole tree is encoded as rows."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rpc_agent.session.files import read_header
+from rpc_agent.store.files import read_header
 
 INDEX_FILE = "workspaces.json"
 

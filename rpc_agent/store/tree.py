@@ -16,10 +16,10 @@ from typing import Any
 
 from rpc_agent.io.background import SLICE_PAUSE
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.session.freeing import free_dict
-from rpc_agent.session.index import EntryIndex
-from rpc_agent.session.tree_rows import TreeRows
-from rpc_agent.session.tree_shape import TreeFilter, TreeShape, sort_key
+from rpc_agent.store.freeing import free_dict
+from rpc_agent.store.index import EntryIndex
+from rpc_agent.store.tree_rows import TreeRows
+from rpc_agent.store.tree_shape import TreeFilter, TreeShape, sort_key
 
 __all__ = ["SessionTree", "TreeFilter", "TreeNode", "TreeQuery", "sort_key"]
 

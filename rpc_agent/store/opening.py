@@ -16,13 +16,13 @@ from pathlib import Path
 from rpc_agent.errors import SessionNotFoundError
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.entries import CURRENT_SESSION_VERSION
-from rpc_agent.session import files, listing
-from rpc_agent.session.blobs import BlobStore, restore_blobs
-from rpc_agent.session.decoding import StoredLines
-from rpc_agent.session.encoding import encode_for_disk, migrate_lines
-from rpc_agent.session.files import LoadReport
-from rpc_agent.session.locking import SessionLock
-from rpc_agent.session.place import SessionPlace
+from rpc_agent.store import files, listing
+from rpc_agent.store.blobs import BlobStore, restore_blobs
+from rpc_agent.store.decoding import StoredLines
+from rpc_agent.store.encoding import encode_for_disk, migrate_lines
+from rpc_agent.store.files import LoadReport
+from rpc_agent.store.locking import SessionLock
+from rpc_agent.store.place import SessionPlace
 
 
 @dataclass(slots=True)

@@ -24,7 +24,7 @@ import orjson
 from rpc_agent.errors import InvalidSessionFileError
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.entries import CURRENT_SESSION_VERSION
-from rpc_agent.session.decoding import BLOB_MARK, StoredLines, stub_of
+from rpc_agent.store.decoding import BLOB_MARK, StoredLines, stub_of
 
 HOME_ENV = "RPC_AGENT_HOME"
 

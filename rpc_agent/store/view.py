@@ -17,12 +17,12 @@ import orjson
 from rpc_agent.errors import EntryNotFoundError
 from rpc_agent.io.background import Background
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.session.context import SessionContext, build_session_context, path_to_root
-from rpc_agent.session.files import LoadReport
-from rpc_agent.session.freeing import free_dict, free_list
-from rpc_agent.session.index import EntryIndex, is_bookkeeping
-from rpc_agent.session.place import SessionPlace
-from rpc_agent.session.tree import SessionTree, TreeFilter, TreeNode, TreeQuery, sort_key
+from rpc_agent.store.context import SessionContext, build_session_context, path_to_root
+from rpc_agent.store.files import LoadReport
+from rpc_agent.store.freeing import free_dict, free_list
+from rpc_agent.store.index import EntryIndex, is_bookkeeping
+from rpc_agent.store.place import SessionPlace
+from rpc_agent.store.tree import SessionTree, TreeFilter, TreeNode, TreeQuery, sort_key
 
 PIECE_BYTES = 1 << 20
 """About this much of a big JSON array per piece (see ``array_pieces``)."""

@@ -28,10 +28,10 @@ from pydantic import BaseModel
 from rpc_agent.errors import InvalidSessionFileError
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.entries import dump_message, parse_message
-from rpc_agent.session import branched, files, opening
-from rpc_agent.session.durability import PendingAppend, Savepoint
-from rpc_agent.session.encoding import encode_for_disk
-from rpc_agent.session.index import (
+from rpc_agent.store import branched, files, opening
+from rpc_agent.store.durability import PendingAppend, Savepoint
+from rpc_agent.store.encoding import encode_for_disk
+from rpc_agent.store.index import (
     LEAF_MARKER,
     EntryIndex,
     _ids,
@@ -39,10 +39,10 @@ from rpc_agent.session.index import (
     is_leaf_marker,
     new_entry_id,
 )
-from rpc_agent.session.projection import with_system_checkpoint
-from rpc_agent.session.tree import SessionTree, TreeNode
-from rpc_agent.session.view import SessionView
-from rpc_agent.session.writer import WriteChain
+from rpc_agent.store.projection import with_system_checkpoint
+from rpc_agent.store.tree import SessionTree, TreeNode
+from rpc_agent.store.view import SessionView
+from rpc_agent.store.writer import WriteChain
 
 
 class SessionManager(SessionView):

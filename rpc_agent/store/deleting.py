@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rpc_agent.errors import InvalidSessionFileError, LiveSessionError, SessionNotFoundError
-from rpc_agent.session import files
-from rpc_agent.session.listing import header_of
-from rpc_agent.session.locking import SessionLock
-from rpc_agent.session.opening import blob_folder
+from rpc_agent.store import files
+from rpc_agent.store.listing import header_of
+from rpc_agent.store.locking import SessionLock
+from rpc_agent.store.opening import blob_folder
 
 BLOB_GRACE_SECONDS = 600.0
 """A blob stored or reused this recently is kept (see the module doc)."""

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.session.blobs import BlobStore, restore_blobs
-from rpc_agent.session.decoding import StoredLines, StoredMessage
-from rpc_agent.session.files import LoadReport
+from rpc_agent.store.blobs import BlobStore, restore_blobs
+from rpc_agent.store.decoding import StoredLines, StoredMessage
+from rpc_agent.store.files import LoadReport
 
 LEAF_MARKER = "rpc-agent.leaf"
 """``customType`` of the entries that record a leaf move which appended nothing."""

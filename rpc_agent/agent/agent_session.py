@@ -58,7 +58,7 @@ from rpc_agent.protocol.base import JsonDict, trusted
 from rpc_agent.protocol.entries import THINKING_LEVELS
 from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.sandbox.policy import chosen as chosen_sandbox
-from rpc_agent.session.store import SessionManager
+from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import CommandRunner, FileAccess, Tool
 from rpc_agent.tools.temp_files import TempFiles
 
