@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from rpc_agent import __version__
+from rpc_agent.argtypes import positive_float, positive_int
 
 if TYPE_CHECKING:
     from rpc_agent.agent.settings import AgentSettings
@@ -47,19 +48,6 @@ examples:
                                             many -p runs: resumable, locally or on Ray (see
                                             rpc-agent batch --help)
 """
-
-
-def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be greater than 0, not {text}")
-        return value
-
-    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -148,10 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="which tool calls need approval (default: writes when the client declared approvals, else never)",
     )
     host.add_argument(
-        "--max-turns", type=_positive(int), metavar="N", help="stop a prompt's run after N model calls"
+        "--max-turns", type=positive_int, metavar="N", help="stop a prompt's run after N model calls"
     )
     host.add_argument(
-        "--max-budget-usd", type=_positive(float), metavar="X", help="stop a prompt's run once it cost $X"
+        "--max-budget-usd", type=positive_float, metavar="X", help="stop a prompt's run once it cost $X"
     )
     host.add_argument(
         "--sandbox",

@@ -14,6 +14,7 @@ from collections.abc import Generator, Sequence
 from pathlib import Path
 
 from rpc_agent.agent.structured import check_output_schema
+from rpc_agent.argtypes import positive_float, positive_int
 from rpc_agent.batch.progress import Progress
 from rpc_agent.batch.tasks import BatchInputError, BatchTask, ResultsFile, load_tasks, read_results
 from rpc_agent.batch.worker import WorkerOptions
@@ -34,26 +35,6 @@ Ctrl-C stops the children and leaves the results file valid.
 """
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {text}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, not {text}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rpc-agent batch",
@@ -66,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="RESULTS.jsonl")
     parser.add_argument(
         "--jobs",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help="tasks at once (default 4; with --ray: the cluster's CPUs)",
     )
@@ -88,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="model of the tasks that name none")
     parser.add_argument(
         "--timeout",
-        type=_positive_float,
+        type=positive_float,
         metavar="SECONDS",
         help="time limit of a task without timeoutSeconds",
     )
