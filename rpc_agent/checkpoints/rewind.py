@@ -16,9 +16,10 @@ from typing import Any
 from rpc_agent.checkpoints.engine import STATUS_WORDS, Limits, SessionCheckpoints, changes_by_entry
 from rpc_agent.checkpoints.mapping import CheckpointMap, sidecar_path
 from rpc_agent.checkpoints.store import WorkspaceStore
-from rpc_agent.errors import AgentError, InvalidSessionFileError, SessionNotFoundError
+from rpc_agent.errors import AgentError
 from rpc_agent.store import files, guard
 from rpc_agent.store.manager import SessionManager
+from rpc_agent.store.reading import open_for_command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,13 +79,8 @@ def main(argv: Sequence[str]) -> int:
         print("rpc-agent rewind: give an ENTRY or --checkpoint ID", file=sys.stderr)
         return 2
     source: Path = args.session.expanduser().absolute()
-    try:
-        manager = SessionManager.open_read_only(source, home=files.agent_home())
-    except SessionNotFoundError:
-        print(f"rpc-agent rewind: no session at {source}", file=sys.stderr)
-        return 1
-    except (InvalidSessionFileError, OSError) as exc:
-        print(f"rpc-agent rewind: {exc}", file=sys.stderr)
+    manager = open_for_command(source, "rewind")
+    if manager is None:
         return 1
     engine = engine_for_file(source)
     if engine is None:

@@ -12,11 +12,11 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from rpc_agent.errors import InvalidSessionFileError, SessionNotFoundError
 from rpc_agent.export.html import page_data, write_page
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.store import files
 from rpc_agent.store.manager import SessionManager
+from rpc_agent.store.reading import open_for_command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,13 +54,8 @@ def main(argv: Sequence[str], file_changes: Callable[[SessionManager, Path], Jso
     if target.is_file() and files.read_header(target) is not None:
         print(f"rpc-agent export: refusing to overwrite a session file: {target}", file=sys.stderr)
         return 2
-    try:
-        manager = SessionManager.open_read_only(source, home=files.agent_home())
-    except SessionNotFoundError:
-        print(f"rpc-agent export: no session at {source}", file=sys.stderr)
-        return 1
-    except (InvalidSessionFileError, OSError) as exc:
-        print(f"rpc-agent export: {exc}", file=sys.stderr)
+    manager = open_for_command(source, "export")
+    if manager is None:
         return 1
     try:
         changed = file_changes(manager, source) if file_changes is not None else None
