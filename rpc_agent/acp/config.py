@@ -7,6 +7,9 @@ list with the current values, so the editor's pickers always show what the agent
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TypeVar
+
 from acp.schema import SessionConfigOptionBoolean, SessionConfigOptionSelect, SessionConfigSelectOption
 
 from acp import RequestError
@@ -49,10 +52,7 @@ def config_options(session: AcpSession) -> list[ConfigOption]:
             description="When to ask before a tool runs",
             category="mode",
             current_value=session.policy.mode,
-            options=[
-                SessionConfigSelectOption(value=value, name=name, description=description)
-                for value, (name, description) in APPROVAL_POLICIES.items()
-            ],
+            options=_described(APPROVAL_POLICIES),
         ),
         SessionConfigOptionSelect(
             type="select",
@@ -60,10 +60,7 @@ def config_options(session: AcpSession) -> list[ConfigOption]:
             name="Sandbox",
             description="Where the agent's commands may write (bubblewrap); credentials are hidden",
             current_value=agent.sandbox.policy.mode,
-            options=[
-                SessionConfigSelectOption(value=value, name=name, description=description)
-                for value, (name, description) in SANDBOX_MODES.items()
-            ],
+            options=_described(SANDBOX_MODES),
         ),
         SessionConfigOptionSelect(
             type="select",
@@ -73,6 +70,17 @@ def config_options(session: AcpSession) -> list[ConfigOption]:
             current_value=agent.sandbox.policy.network,
             options=[SessionConfigSelectOption(value=value, name=value) for value in ("allow", "deny")],
         ),
+    ]
+
+
+_Value = TypeVar("_Value", bound=str)
+
+
+def _described(choices: Mapping[_Value, tuple[str, str]]) -> list[SessionConfigSelectOption]:
+    """Options of a select whose every value has a name and a one-line description."""
+    return [
+        SessionConfigSelectOption(value=value, name=name, description=description)
+        for value, (name, description) in choices.items()
     ]
 
 
