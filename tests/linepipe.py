@@ -18,6 +18,15 @@ RECV_TIMEOUT = 30.0
 """A hang guard only: no test asserts how fast anything is."""
 
 
+async def reap(process: anyio.abc.Process) -> None:
+    """Kill the server if it still runs and wait for it, even while the test is being cancelled:
+    no test leaves a process behind, whichever way it ended."""
+    if process.returncode is None:
+        process.kill()
+    with anyio.CancelScope(shield=True):
+        await process.aclose()
+
+
 class LinePipe:
     def __init__(self, process: anyio.abc.Process, stderr_path: Path | None = None) -> None:
         self.process = process

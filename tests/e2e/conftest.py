@@ -31,7 +31,7 @@ from pydantic import TypeAdapter
 
 from e2e.inprocess import serve_in_task
 from fake_anthropic import FakeAnthropic
-from linepipe import LinePipe
+from linepipe import LinePipe, reap
 from rpc_agent.protocol.events import Event
 from rpc_agent_client import RpcAgentClient, RpcCallError
 
@@ -214,10 +214,7 @@ class E2E:
         try:
             yield server
         finally:
-            if process.returncode is None:
-                process.kill()
-            with anyio.CancelScope(shield=True):
-                await process.aclose()
+            await reap(process)
         assert_no_internal_errors(log)
         # Every line read was one JSON-RPC message (or batch); every event fits its schema.
         for line in server.lines:

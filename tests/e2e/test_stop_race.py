@@ -23,6 +23,7 @@ import pytest
 
 from e2e.conftest import WAIT, RawServer, messages_of, read_jsonl
 from e2e.inprocess import serve_in_task
+from linepipe import reap
 from rpc_agent.server import errors as codes
 
 pytestmark = pytest.mark.anyio
@@ -112,10 +113,7 @@ async def _process(argv: list[str], home: Path, cwd: Path, log: Path) -> AsyncIt
     try:
         yield RawServer(process)
     finally:
-        if process.returncode is None:
-            process.kill()
-        with anyio.CancelScope(shield=True):
-            await process.aclose()
+        await reap(process)
 
 
 @asynccontextmanager

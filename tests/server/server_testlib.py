@@ -15,7 +15,7 @@ import anyio
 import anyio.abc
 
 from e2e.inprocess import ServerTask
-from linepipe import LinePipe
+from linepipe import LinePipe, reap
 from rpc_agent.server.transport import LineReader, LineWriter
 from server import rpc_test_server
 
@@ -57,10 +57,7 @@ async def running_server(tmp_path: Path) -> AsyncIterator[RpcServer]:
     try:
         yield RpcServer(process, stderr_path)
     finally:
-        if process.returncode is None:
-            process.kill()
-        with anyio.CancelScope(shield=True):
-            await process.aclose()
+        await reap(process)
 
 
 @asynccontextmanager
