@@ -7,6 +7,9 @@ Every hand-written session starts at ``BASE``; a line's time is given in seconds
 
 from __future__ import annotations
 
+import json
+import subprocess
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -170,3 +173,21 @@ def tool_result(call_id: str, text: str, timestamp: int = 0) -> JsonDict:
         "isError": False,
         "timestamp": timestamp,
     }
+
+
+def run_node_lines(
+    node: str, folder: Path, script: str, *args: str, env: Mapping[str, str] | None = None, timeout: float
+) -> list[JsonDict]:
+    """Every JSON line a pi script in ``folder`` printed, the script run there by ``node`` (the
+    0.73.1 and the 1.5.2 compatibility tests drive pi's own code this way)."""
+    done = subprocess.run(
+        [node, str(folder / script), *args],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, f"{script} failed ({done.returncode}):\n{done.stderr}"
+    return [json.loads(line) for line in done.stdout.split("\n") if line]

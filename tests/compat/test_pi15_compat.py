@@ -21,12 +21,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pi_lines import run_node_lines
 from rpc_agent.store import SessionManager, build_session_context
 from rpc_agent_client import RpcAgentClient, types
 
@@ -62,17 +62,7 @@ def run_pi15(node: str, home: Path, script: str, *args: str) -> list[JsonDict]:
         "PI_CODING_AGENT_DIR": str(home / "agent"),
         "PI_OFFLINE": "1",
     }
-    done = subprocess.run(
-        [node, str(PI15_DIR / script), *args],
-        cwd=PI15_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, f"{script} failed ({done.returncode}):\n{done.stderr}"
-    return [json.loads(line) for line in done.stdout.split("\n") if line]
+    return run_node_lines(node, PI15_DIR, script, *args, env=env, timeout=120)
 
 
 def context_json(entries: list[JsonDict], leaf: str) -> JsonDict:

@@ -18,14 +18,13 @@ import base64
 import hashlib
 import json
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pi_lines import BASE_MS, USAGE
+from pi_lines import BASE_MS, USAGE, run_node_lines
 from rpc_agent.store import PendingAppend, SessionManager
 from rpc_agent.store.context import SessionContext
 
@@ -60,16 +59,7 @@ def run_pi(node: str, script: str, *args: str) -> JsonDict:
 
 def run_pi_lines(node: str, script: str, *args: str) -> list[JsonDict]:
     """Every JSON line a pi script printed (``pi_context.mjs`` prints one per file)."""
-    done = subprocess.run(
-        [node, str(COMPAT_DIR / script), *args],
-        cwd=COMPAT_DIR,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, f"{script} failed ({done.returncode}):\n{done.stderr}"
-    return [json.loads(line) for line in done.stdout.split("\n") if line]
+    return run_node_lines(node, COMPAT_DIR, script, *args, timeout=60)
 
 
 def as_json(value: Any) -> Any:
