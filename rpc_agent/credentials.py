@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rpc_agent.fileio import write_all
+
 AUTH_FILE = "auth.json"
 FILE_MODE = 0o600
 
@@ -99,9 +101,7 @@ class CredentialStore:
         try:
             try:
                 os.fchmod(fd, FILE_MODE)  # the umask only takes bits away; this says it plainly
-                view = memoryview(payload)
-                while view:
-                    view = view[os.write(fd, view) :]
+                write_all(fd, payload)
                 os.fsync(fd)
             finally:
                 os.close(fd)

@@ -28,6 +28,7 @@ from typing import IO, Any
 import anyio.to_thread
 
 from rpc_agent.acp.cancellation import Cancellations
+from rpc_agent.fileio import write_all
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.errors import INVALID_REQUEST, PARSE_ERROR
 
@@ -153,9 +154,7 @@ class StdioTransport:
             self._writer.write(data)
             await self._writer.drain()
         else:  # a regular file never blocks for long
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._stdout.fileno(), view) :]
+            write_all(self._stdout.fileno(), data)
 
     async def send(self, message: JsonDict) -> None:
         await self._write(message)

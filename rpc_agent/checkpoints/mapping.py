@@ -25,6 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rpc_agent.fileio import write_all
+
 SUFFIX = ".checkpoints"
 
 
@@ -102,9 +104,7 @@ class CheckpointMap:
         data = b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in records)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)

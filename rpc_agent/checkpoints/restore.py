@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rpc_agent.checkpoints.store import TEMP_PREFIX, Change, Skipped, WorkspaceStore
 from rpc_agent.errors import CheckpointError
+from rpc_agent.fileio import write_all
 from rpc_agent.store.files import read_header
 
 _FILE_MODES = {"100644", "100755"}
@@ -150,9 +151,7 @@ class Restorer:
                         mode = kept  # the same kind of file: its permissions stay
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
                 try:
-                    view = memoryview(content)
-                    while view:
-                        view = view[os.write(fd, view) :]
+                    write_all(fd, content)
                     os.fchmod(fd, mode)
                 finally:
                     os.close(fd)
