@@ -10,20 +10,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from checkpoints_testlib import new_engine
 
-from rpc_agent.checkpoints import CheckpointMap, Limits, SessionCheckpoints, WorkspaceStore
+from rpc_agent.checkpoints import SessionCheckpoints
 from rpc_agent.checkpoints.restore import Restorer, UnsafePathError
 from rpc_agent.checkpoints.store import Change
 
 
 @pytest.fixture
 def engine(tmp_path: Path) -> SessionCheckpoints:
-    work = tmp_path / "work"
-    work.mkdir()
-    store = WorkspaceStore(tmp_path / "home", work)
-    return SessionCheckpoints(
-        store, CheckpointMap(None), "test", exclude=[tmp_path / "store"], limits=Limits()
-    )
+    return new_engine(tmp_path)
 
 
 def blob(engine: SessionCheckpoints, content: bytes) -> str:

@@ -10,8 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from checkpoints_testlib import new_engine
 
-from rpc_agent.checkpoints import CheckpointMap, Limits, SessionCheckpoints, WorkspaceStore
+from rpc_agent.checkpoints import SessionCheckpoints
 from rpc_agent.checkpoints.writer import quote
 
 PLAIN_ENV = {
@@ -25,12 +26,7 @@ ODD_NAMES = ["plain.txt", "with space.txt", 'quote".txt', "back\\slash.txt", "ne
 
 @pytest.fixture
 def engine(tmp_path: Path) -> SessionCheckpoints:
-    work = tmp_path / "work"
-    work.mkdir()
-    store = WorkspaceStore(tmp_path / "home", work)
-    return SessionCheckpoints(
-        store, CheckpointMap(None), "test", exclude=[tmp_path / "home"], limits=Limits()
-    )
+    return new_engine(tmp_path)
 
 
 def git_tree_of(folder: Path, scratch: Path) -> str:
