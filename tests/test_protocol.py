@@ -7,8 +7,8 @@ from pathlib import Path
 import orjson
 
 from child_python import modules_loaded_by
+from rpc_agent.methods.handlers import Methods
 from rpc_agent.protocol.generate import OUTPUT, render
-from rpc_agent.server.methods import Methods
 
 
 def test_protocol_folder_is_fresh() -> None:

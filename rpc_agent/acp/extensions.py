@@ -13,7 +13,7 @@ import orjson
 
 from acp import RequestError
 from rpc_agent.acp.session_state import AcpSession
-from rpc_agent.server.methods import map_error
+from rpc_agent.methods.errors import map_error
 
 EXTENSION_METHODS = frozenset(
     {

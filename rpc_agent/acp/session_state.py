@@ -21,7 +21,7 @@ from rpc_agent.acp.status import SessionStatus
 from rpc_agent.acp.updates import EventTranslator, Update
 from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.agent.policy import ApprovalPolicy
-from rpc_agent.server.methods import Methods
+from rpc_agent.methods.handlers import Methods
 
 logger = logging.getLogger("rpc_agent.acp")
 

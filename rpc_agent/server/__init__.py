@@ -8,8 +8,8 @@ Wiring a server::
         await router.serve(reader)
 """
 
+from rpc_agent.methods.registry import MethodRegistry, MethodSpec
 from rpc_agent.server.errors import ERROR_CODES, ConnectionClosedError, ErrorCode, RpcError
-from rpc_agent.server.registry import MethodRegistry, MethodSpec
 from rpc_agent.server.router import Router
 from rpc_agent.server.transport import LineReader, LineWriter, open_stdio
 

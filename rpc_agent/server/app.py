@@ -14,10 +14,11 @@ import anyio.to_thread
 from pydantic import BaseModel
 
 from rpc_agent.io.background import Background
+from rpc_agent.methods.errors import map_error
+from rpc_agent.methods.handlers import Methods
 from rpc_agent.protocol.payload import event_payload
 from rpc_agent.runtime import Runtime, ServerConfig, event_loop_options
 from rpc_agent.server.host_bridge import HostTimeouts, JsonRpcHost
-from rpc_agent.server.methods import Methods, map_error
 from rpc_agent.server.router import Router
 from rpc_agent.server.transport import open_stdio
 from rpc_agent.store.files import agent_home

@@ -1,14 +1,14 @@
 """Errors on the wire: raise :class:`RpcError` from a handler to send exactly that error.
 
-The codes and their meaning are protocol facts (``rpc_agent.protocol.errors``); they are
-re-exported here for the server's modules. Whatever a handler raises, the client gets an error
+The codes and their meaning are protocol facts (``rpc_agent.protocol.errors``) and RpcError is
+shared with the ACP front (``rpc_agent.methods.errors``); both are re-exported here for the
+server's modules. Whatever a handler raises, the client gets an error
 response carrying its request id.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from rpc_agent.methods.errors import RpcError
 from rpc_agent.protocol.errors import (
     AGENT_BUSY,
     CANCELLED,
@@ -58,26 +58,6 @@ __all__ = [
     "ErrorCode",
     "RpcError",
 ]
-
-
-class RpcError(Exception):
-    """An error answer for a request: raise it from a handler to send exactly this error.
-
-    ``data`` must be JSON-encodable (anything orjson cannot encode is sent as its ``str``);
-    ``None`` leaves ``data`` out of the error object.
-    """
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def __str__(self) -> str:
-        return self.message
-
-    def __repr__(self) -> str:
-        return f"RpcError({self.code}, {self.message!r}, {self.data!r})"
 
 
 class ConnectionClosedError(Exception):

@@ -15,7 +15,7 @@ Methods marked ``inline`` are plain functions that never block: they run right i
 loop, so a pipelined burst of ``get_state`` costs no task switches. Every other request runs in
 its own task, so a long ``prompt`` never holds up ``abort``, ``get_state`` or ``steer`` sent
 after it, and can be cancelled (its client then gets a ``CANCELLED`` error, not silence). An
-inline handler may return a ``Deferred`` (``server/deferred.py``): made at once, answered once
+inline handler may return a ``Deferred`` (``methods/deferred.py``): made at once, answered once
 its wait (an fsync) is over, by one task that serves all such answers in order.
 
 jsonrpcserver's front end (``dispatch``) is not used: it answers a batch with one bad item by a
@@ -39,26 +39,25 @@ import orjson
 from pydantic import BaseModel
 
 from rpc_agent.io.background import Foreground
+from rpc_agent.methods.deferred import Deferred, DeferredAnswer
+from rpc_agent.methods.registry import MISSING, MethodRegistry, MethodSpec, dump_result
+from rpc_agent.methods.request_id import CURRENT_REQUEST_ID
 from rpc_agent.quoting import shorten
 from rpc_agent.server.batch import Batch
-from rpc_agent.server.deferred import Deferred, DeferredAnswer
 from rpc_agent.server.errors import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError
 from rpc_agent.server.ids import ID_TYPES, restore_exact_ids
 from rpc_agent.server.inflight import InFlight, InFlightRequests
 from rpc_agent.server.outgoing import ClientRequests, OnSent, RequestParams
-from rpc_agent.server.registry import MISSING, MethodRegistry, MethodSpec
 from rpc_agent.server.replies import (
     JsonObject,
     LineSink,
     cancelled_error,
     describe,
-    dump_result,
     encode_in_slices,
     encode_reply,
     error_response,
     success_response,
 )
-from rpc_agent.server.request_id import CURRENT_REQUEST_ID
 
 logger = logging.getLogger(__name__)
 

@@ -244,6 +244,16 @@ def test_the_json_rpc_server_does_not_import_the_acp_sdk() -> None:
     assert out.stdout.strip() == "False"
 
 
+def test_the_acp_front_does_not_import_the_json_rpc_server() -> None:
+    # The fronts are independent: ACP serves the method table from rpc_agent.methods, below both.
+    code = (
+        "import sys, rpc_agent.acp.agent, rpc_agent.acp.extensions; "
+        "print(sorted(m for m in sys.modules if m.startswith('rpc_agent.server')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 async def test_resume_in_a_fresh_process_continues_without_replay(world: AcpWorld) -> None:
     client = RecordingClient()
     async with world.session(client) as (conn, sid):

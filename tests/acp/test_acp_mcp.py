@@ -125,7 +125,7 @@ async def test_slow_server_fails_its_start_and_the_session_still_answers(world: 
 
 def test_no_mcp_sdk_import_without_servers() -> None:
     # A fresh interpreter: what one process imports is the point.
-    code = "import sys, rpc_agent.cli, rpc_agent.server.app, rpc_agent.server.methods; print('mcp' in sys.modules)"
+    code = "import sys, rpc_agent.cli, rpc_agent.server.app, rpc_agent.methods.handlers; print('mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

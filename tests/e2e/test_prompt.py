@@ -17,8 +17,8 @@ from e2e.conftest import (
     messages_of,
     text_of,
 )
+from rpc_agent.methods.handlers import Methods
 from rpc_agent.server import errors as codes
-from rpc_agent.server.methods import Methods
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 

@@ -13,6 +13,8 @@ from pydantic import BaseModel, Field
 
 from child_python import modules_loaded_by
 from rpc_agent.io.background import Foreground
+from rpc_agent.methods.deferred import Deferred
+from rpc_agent.methods.raw_json import RawJson
 from rpc_agent.server import (
     ERROR_CODES,
     ConnectionClosedError,
@@ -21,8 +23,6 @@ from rpc_agent.server import (
     RpcError,
 )
 from rpc_agent.server import errors as codes
-from rpc_agent.server.deferred import Deferred
-from rpc_agent.server.replies import RawJson
 from rpc_agent.store.view import array_pieces
 
 

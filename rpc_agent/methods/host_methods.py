@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rpc_agent.agent.client_tools import check_schema, make_client_tool
-from rpc_agent.agent.host import HOOK_NAMES, ClientToolSpec
+from rpc_agent.agent.host import HOOK_NAMES, ClientToolSpec, Host
 from rpc_agent.errors import InvalidRequestError, NotAvailableError
 from rpc_agent.protocol import host as h
 
 if TYPE_CHECKING:
     from rpc_agent.agent.agent_session import AgentSession
-    from rpc_agent.server.host_bridge import JsonRpcHost
 
 
 def _tool_specs(agent: AgentSession, tools: list[h.ClientTool], rejected: list[str]) -> list[ClientToolSpec]:
@@ -29,9 +28,7 @@ def _tool_specs(agent: AgentSession, tools: list[h.ClientTool], rejected: list[s
     return accepted
 
 
-def configure(
-    agent: AgentSession, bridge: JsonRpcHost, declared: h.ClientCapabilities
-) -> h.AcceptedCapabilities:
+def configure(agent: AgentSession, bridge: Host, declared: h.ClientCapabilities) -> h.AcceptedCapabilities:
     """Take what the client declared; the approval policy defaults to ``writes`` with approvals."""
     rejected: list[str] = []
     hooks = []
@@ -60,7 +57,7 @@ def configure(
 
 
 def set_client_tools(
-    agent: AgentSession, host: JsonRpcHost | None, p: h.SetClientToolsParams
+    agent: AgentSession, host: Host | None, p: h.SetClientToolsParams
 ) -> h.SetClientToolsResult:
     rejected: list[str] = []
     specs = _tool_specs(agent, p.tools, rejected)

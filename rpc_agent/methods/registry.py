@@ -8,11 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
+from rpc_agent.methods.errors import RpcError
+from rpc_agent.protocol.errors import INVALID_PARAMS
 from rpc_agent.quoting import bound
-from rpc_agent.server.errors import INVALID_PARAMS, RpcError
-from rpc_agent.server.replies import dump_result
 
 
 class _Missing:
@@ -136,3 +137,22 @@ class MethodRegistry:
 
     def __len__(self) -> int:
         return len(self._by_name)
+
+
+def dump_result(method: str, value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        # warnings=False: results built with ``protocol.base.trusted`` hold the store's plain
+        # dicts where the model declares submodels; they are already in wire shape.
+        return value.model_dump(mode="json", by_alias=True, exclude_none=False, warnings=False)
+    if value is None:
+        return {}
+    if isinstance(value, dict | orjson.Fragment):
+        # A hot handler (get_state) may return its result already in wire shape; the
+        # registered result model still documents it.
+        return value
+    if inspect.isawaitable(value):
+        close = getattr(value, "close", None)
+        if close is not None:
+            close()  # no "never awaited" warning on top of the real error
+        raise TypeError(f"inline handler of {method} returned an awaitable; register it without inline=True")
+    raise TypeError(f"handler of {method} returned {type(value).__name__}, not a pydantic model or a dict")

@@ -18,37 +18,26 @@ from rpc_agent import __version__
 from rpc_agent.agent import deletion
 from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.agent.workspace import check_directories
-from rpc_agent.errors import AgentError
 from rpc_agent.mcp import McpManager, from_wire
+from rpc_agent.methods.deferred import Deferred
+from rpc_agent.methods.host_methods import configure, set_client_tools
+from rpc_agent.methods.raw_json import RawJson
+from rpc_agent.methods.registry import MethodRegistry
+from rpc_agent.methods.request_id import CURRENT_REQUEST_ID
 from rpc_agent.protocol import PROTOCOL_VERSION
 from rpc_agent.protocol import checkpoints as c
 from rpc_agent.protocol import finding as f
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import Empty, JsonDict, Ok
+from rpc_agent.protocol.errors import ERROR_CODES
 from rpc_agent.protocol.table import METHODS
 from rpc_agent.providers.base import ModelInfo
-from rpc_agent.server.deferred import Deferred
-from rpc_agent.server.errors import ERROR_CODES, RpcError
-from rpc_agent.server.host_methods import configure, set_client_tools
-from rpc_agent.server.registry import MethodRegistry
-from rpc_agent.server.replies import RawJson
-from rpc_agent.server.request_id import CURRENT_REQUEST_ID
 from rpc_agent.store import files, listing, paging, search
 from rpc_agent.store.manager import SessionManager
 
 if TYPE_CHECKING:
-    from rpc_agent.server.host_bridge import JsonRpcHost
-
-
-def map_error(exc: BaseException) -> RpcError | None:
-    """An error of ours to its documented JSON-RPC code; None for anything else, which the
-    router answers as an internal error (a bug of ours is never the client's fault)."""
-    if isinstance(exc, RpcError):
-        return exc
-    if isinstance(exc, AgentError):
-        return RpcError(ERROR_CODES[exc.kind].code, str(exc), exc.data())
-    return None
+    from rpc_agent.agent.host import Host
 
 
 def _model(info: ModelInfo) -> m.ModelDescription:
@@ -67,7 +56,7 @@ class Methods:
         self.registry = MethodRegistry()
         self._prompt_tickets: dict[int, int] = {}
         """Prompts read but not yet started, by id of their params: their ``prompt_ticket``."""
-        self.host_bridge: JsonRpcHost | None = None
+        self.host_bridge: Host | None = None
         self.on_capabilities: Callable[[h.ClientCapabilities], h.AcceptedCapabilities] | None = None
         """Set by the front that can answer the client's capabilities (the host bridge)."""
         self._register()
@@ -171,8 +160,8 @@ class Methods:
     def set_client_tools(self, p: h.SetClientToolsParams) -> h.SetClientToolsResult:
         return set_client_tools(self.agent, self.host_bridge, p)
 
-    def accept_host(self, bridge: JsonRpcHost) -> None:
-        """Wire the JSON-RPC host into the method table and the agent."""
+    def accept_host(self, bridge: Host) -> None:
+        """Wire the front's host (the JSON-RPC front's host bridge) into the method table and the agent."""
         self.host_bridge = bridge
         self.agent.host = bridge
         self.on_capabilities = lambda declared: configure(self.agent, bridge, declared)
@@ -256,7 +245,7 @@ class Methods:
         return await self.agent.navigate_tree(p)
 
     def set_label(self, p: m.SetLabelParams) -> Deferred:
-        """Labelled now, answered once the label's line is fsynced (``server/deferred.py``): a
+        """Labelled now, answered once the label's line is fsynced (``methods/deferred.py``): a
         pipelined burst of labels shares its fsyncs and needs no task per request. The result
         is ``SetLabelResult`` in wire shape."""
         label_id, stored = self.agent.queue_label(p.entryId, p.label)
