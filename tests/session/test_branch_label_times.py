@@ -6,12 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from session_testlib import assistant, iso, read_lines, user
 
 from rpc_agent.store import SessionManager
-
-pytestmark = pytest.mark.usefixtures("agent_home")
 
 
 def test_copied_labels_keep_their_timestamps(tmp_path: Path) -> None:

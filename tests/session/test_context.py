@@ -23,8 +23,6 @@ from session_testlib import (
 from rpc_agent.protocol.entries import parse_message
 from rpc_agent.store import ModelRef, SessionManager, build_session_context
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 # Seed 000, "Example: Full Session with Branching", in v3 form: 8-hex ids, a null root parent
 # (the header is not a tree node in v3), ISO timestamps, full assistant messages, fromId.
 M1, M2, M3, M4, M5, M6, BS1, M7, M8 = (

@@ -32,8 +32,6 @@ from pi_lines import tool_result
 from rpc_agent.protocol.entries import parse_entry, parse_message
 from rpc_agent.store import SessionManager, build_session_context
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 JsonDict = dict[str, Any]
 
 

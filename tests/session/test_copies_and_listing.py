@@ -30,8 +30,6 @@ from rpc_agent.store import (
     list_sessions,
 )
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 
 def branched_source(tmp_path: Path) -> tuple[SessionManager, dict[str, str]]:
     """u1 a1 [label u1] u2 a2 [label a2], then a second branch u3 a3 from a1."""

@@ -22,8 +22,6 @@ from session_testlib import assistant, read_lines, user, written_session
 from child_python import run_python
 from rpc_agent.store import InvalidSessionFileError, PersistenceError, SessionLockedError, SessionManager
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 # Opens the session, says so, and holds it until its stdin closes.
 HOLDER = """
 import sys

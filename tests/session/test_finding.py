@@ -14,8 +14,6 @@ from rpc_agent.store import SessionManager, list_sessions, paging
 from rpc_agent.store.listing import listing_key
 from rpc_agent.store.search import match_file, scan_needle, search, search_sessions, snippet
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 JsonDict = dict[str, object]
 
 

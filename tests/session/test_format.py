@@ -23,8 +23,6 @@ from rpc_agent.protocol.entries import (
 from rpc_agent.store import SessionManager
 from rpc_agent.store.files import agent_home, encode_cwd
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 ENTRY_BASE = ["type", "id", "parentId", "timestamp"]
 
 

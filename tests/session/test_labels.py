@@ -9,8 +9,6 @@ from session_testlib import assistant, eid, entry, header, message_entry, read_l
 
 from rpc_agent.store import EntryNotFoundError, SessionManager, listing
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 
 def test_latest_label_wins_and_survives_reopen(tmp_path: Path) -> None:
     manager = SessionManager.create("/p", tmp_path)

@@ -13,8 +13,6 @@ from session_testlib import BASE_MS, assistant, read_lines, session_path, user
 
 from rpc_agent.store import SessionManager
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 NOTICE = "[Session persistence truncated large content]"
 LIMIT = 500_000
 

@@ -11,8 +11,6 @@ from session_testlib import assistant, context_of, eid, pi_build_context, read_l
 
 from rpc_agent.store import LEAF_MARKER, EntryNotFoundError, SessionManager
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 
 def conversation(tmp_path: Path) -> tuple[SessionManager, list[str]]:
     """u1 a1 u2 a2, on disk."""

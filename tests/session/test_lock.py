@@ -13,8 +13,6 @@ from session_testlib import read_lines, user, written_session
 from child_python import run_python
 from rpc_agent.store import SessionLockedError, SessionManager
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 # Exit 0 when the session opened (and was closed again), 3 with the owner's pid when locked.
 OPENER = """
 import sys

@@ -18,8 +18,6 @@ from session_testlib import HEX8, read_lines
 import pi_lines
 from rpc_agent.store import SessionManager
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 JsonDict = dict[str, Any]
 
 BIG_IMAGE = base64.b64encode(bytes(range(256)) * 8).decode("ascii")  # far over the blob threshold

@@ -5,12 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
 from session_testlib import HEX8, context_of, raw_lines, read_lines
 
 from rpc_agent.store import SessionManager
-
-pytestmark = pytest.mark.usefixtures("agent_home")
 
 USAGE = (
     '"usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,'

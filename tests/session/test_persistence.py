@@ -22,8 +22,6 @@ from session_testlib import (
 
 from rpc_agent.store import PersistenceError, SessionManager
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 
 def on_disk(manager: SessionManager) -> bool:
     return manager.is_on_disk

@@ -20,8 +20,6 @@ from session_testlib import (
 
 from rpc_agent.store import InvalidSessionFileError, SessionManager, SessionNotFoundError, list_sessions
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 LINES = [header(), *chain(user("u1"), assistant("a1"), user("u2"), assistant("a2"))]
 
 

@@ -12,8 +12,6 @@ from session_testlib import assistant, eid, entry, header, iso, message_entry, u
 
 from rpc_agent.store import LEAF_MARKER, EntryNotFoundError, SessionManager, TreeNode
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 R1, A1, LATE, EARLY, TIE1, TIE2, X1, LBL, MARK, MKCHILD, ORPHAN = (
     "00000001",
     "00000002",

@@ -28,8 +28,6 @@ from rpc_agent.protocol.entries import (
 )
 from rpc_agent.store import SessionManager
 
-pytestmark = pytest.mark.usefixtures("agent_home")
-
 U1 = {**message_entry("00000001", None, 1, {**user("u1"), "x-trace": "abc"}), "vendorMeta": {"k": [1, 2]}}
 BODY: list[dict[str, Any]] = [
     U1,

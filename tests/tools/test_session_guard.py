@@ -13,7 +13,7 @@ from rpc_agent.tools.base import ToolContext, ToolError
 from rpc_agent.tools.edit import EditArgs, EditTool
 from rpc_agent.tools.write import WriteArgs, WriteTool
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("agent_home")]
+pytestmark = pytest.mark.anyio
 
 USAGE = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}
 
