@@ -37,7 +37,12 @@ def test_every_message_field_is_a_key_of_the_message_shape() -> None:
 
 
 def test_every_block_field_is_a_key_of_the_block_shape() -> None:
-    blocks = [entries.TextContent, entries.ImageContent, entries.ThinkingContent, entries.ToolCall]
+    blocks: list[type[BaseModel]] = [
+        entries.TextContent,
+        entries.ImageContent,
+        entries.ThinkingContent,
+        entries.ToolCall,
+    ]
     assert _missing(blocks, shapes.BlockDict) == {}
 
 
