@@ -6,6 +6,7 @@ the replay of a stored branch when a client loads a session (``replay_updates``)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from acp import (
 )
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import EntryDict
 
 Update = (
     UserMessageChunk
@@ -209,7 +211,7 @@ def _stored_diffs(name: str, args: JsonDict, details: Any, cwd: str) -> tuple[li
     return diffs, first
 
 
-def replay_updates(branch: list[JsonDict], cwd: str) -> list[Update]:
+def replay_updates(branch: list[EntryDict], cwd: str) -> list[Update]:
     """The messages of a stored branch (root to leaf) as the updates a live run would have sent:
     a write or edit that succeeded ends with ``diff`` content, as it did live."""
     updates: list[Update] = []
@@ -217,7 +219,7 @@ def replay_updates(branch: list[JsonDict], cwd: str) -> list[Update]:
     for entry in branch:
         if entry.get("type") != "message" or not isinstance(entry.get("message"), dict):
             continue
-        message: JsonDict = entry["message"]
+        message: Mapping[str, Any] = entry["message"]  # as stored: blocks of any shape
         role = message.get("role")
         content = message.get("content")
         if role == "user":

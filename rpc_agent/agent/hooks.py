@@ -16,6 +16,7 @@ from rpc_agent.agent.host import Host
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import Tool, ToolError, ToolOutput
 from rpc_agent.validation import describe
@@ -188,7 +189,7 @@ async def before_tree(
 
 async def before_compact(
     host: Host | None,
-    branch: list[JsonDict],
+    branch: list[EntryDict],
     preparation: CompactionPreparation,
     tokens_before: int,
     custom_instructions: str | None,

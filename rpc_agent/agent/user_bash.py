@@ -18,6 +18,7 @@ from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import ToolOutput
 
@@ -30,7 +31,7 @@ class UserBash:
 
     def __init__(self) -> None:
         self.scope: anyio.CancelScope | None = None
-        self.pending: list[JsonDict] = []
+        self.pending: list[MessageDict] = []
 
     async def run(
         self,
@@ -79,7 +80,7 @@ class UserBash:
                 self.scope = None
         if scope.cancelled_caught:
             cancelled = True
-        message: JsonDict = {
+        message: MessageDict = {
             "role": "bashExecution",
             "command": command,
             "output": output_text,

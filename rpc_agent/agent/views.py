@@ -15,11 +15,12 @@ from rpc_agent.checkpoints.engine import SessionCheckpoints, changes_by_entry
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.store import guard
 from rpc_agent.store.manager import SessionManager
 
 
-def messages(manager: SessionManager) -> list[JsonDict]:
+def messages(manager: SessionManager) -> list[MessageDict]:
     return manager.build_session_context().messages
 
 
