@@ -9,18 +9,15 @@ its call, ``tool_execution_end.durationMs``, ``bash_execution_update``, ``compac
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import pytest
 
-from e2e.conftest import E2E, start, wait_event
+from e2e.conftest import E2E, JsonDict, start, wait_event
 from rpc_agent.protocol.entries import THINKING_LEVELS
 from rpc_agent_client import RpcCallError
 
 pytestmark = [pytest.mark.anyio]
 
-JsonDict = dict[str, Any]
 
 OVERLOADED: JsonDict = {"error": "overloaded", "status": 529, "retryable": True}
 
