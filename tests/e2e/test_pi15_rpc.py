@@ -26,6 +26,11 @@ def of_type(events: list[JsonDict], *types: str) -> list[JsonDict]:
     return [e for e in events if e["type"] in types]
 
 
+def compaction_kinds(events: list[JsonDict]) -> list[str]:
+    """The types of the compaction and summary events, in order."""
+    return [e["type"] for e in events if e["type"].startswith(("compaction", "summarization"))]
+
+
 async def test_clear_queue_hands_back_the_queued_texts(e2e: E2E) -> None:
     gate = e2e.root / "go"
     command = f"while [ ! -e {gate} ]; do sleep 0.02; done"
@@ -228,8 +233,7 @@ async def test_summary_calls_retry_and_compaction_reports_its_cost(e2e: E2E) -> 
         mark = len(client.events_seen)
         result = await client.compact()
         events = client.events_seen[mark:]
-        kinds = [e["type"] for e in events if e["type"].startswith(("compaction", "summarization"))]
-        assert kinds == [
+        assert compaction_kinds(events) == [
             "compaction_start",
             "summarization_retry_scheduled",
             "summarization_retry_attempt_start",
@@ -266,9 +270,8 @@ async def test_a_summary_call_that_keeps_failing_fails_the_compaction(e2e: E2E) 
         with pytest.raises(RpcCallError):
             await client.compact()
         events = client.events_seen[mark:]
-        kinds = [e["type"] for e in events if e["type"].startswith(("compaction", "summarization"))]
         # Three retries (the default), then the error is final.
-        assert kinds == [
+        assert compaction_kinds(events) == [
             "compaction_start",
             *["summarization_retry_scheduled", "summarization_retry_attempt_start"] * 3,
             "summarization_retry_finished",
