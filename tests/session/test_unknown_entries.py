@@ -112,3 +112,45 @@ def test_typed_views_keep_unknown_fields_and_pass_unknown_types_through() -> Non
     mode = parse_entry(BODY[5])
     assert isinstance(mode, ModeChangeEntry)
     assert mode.model_dump(mode="json", exclude_unset=True) == BODY[5]
+
+
+@pytest.mark.parametrize("lazy", [True, False])
+def test_lines_whose_fields_are_not_of_their_shape_are_kept_but_never_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lazy: bool
+) -> None:
+    """The shapes say what a field should hold; what a file holds is checked where it is read."""
+    if not lazy:
+        monkeypatch.setenv("RPC_AGENT_EAGER_LOAD", "1")
+    odd: list[Mapping[str, Any]] = [
+        entry("message", "00000002", "00000001", 2, message="not an object"),
+        {"type": "custom", "customType": "no-id"},  # not a tree node
+        {**entry("custom", "x", "00000002", 3, customType="n"), "id": 7},  # an id that is no string
+        entry("label", "0000000a", "00000002", 4, targetId=["00000001"], label="L"),
+    ]
+    path = tmp_path / "odd.jsonl"
+    write_jsonl(
+        path,
+        [
+            header(),
+            message_entry("00000001", None, 1, user("u1")),
+            *odd,
+            message_entry("00000003", "0000000a", 5, assistant("a1")),
+        ],
+    )
+    with SessionManager.open(path) as manager:
+        assert [e.get("id") for e in manager.entries] == [
+            "00000001",
+            "00000002",
+            None,
+            7,
+            "0000000a",
+            "00000003",
+        ]
+        assert context_of(manager) == [("user", "u1"), ("assistant", "a1")]
+        assert manager.labels == {}
+        columns = orjson.loads(manager.tree_json(columns=True))
+        changed = orjson.loads(manager.tree_json(since=0, columns=True))
+    assert columns["id"] == ["00000001", "00000002", "00000003"]
+    assert columns["role"] == ["user", None, "assistant"]
+    assert columns["preview"][1] == ""
+    assert sorted(changed["id"]) == ["00000001", "00000002", "00000003"]
