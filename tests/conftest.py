@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import compileall
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,10 @@ def pytest_configure(config: pytest.Config) -> None:
     (and .gitignore names). An xdist worker leaves it to the controller, which runs this
     before it starts the workers.
     """
+    # pytest keeps the test modules it rewrote (in the same folders) only where byte code may be
+    # written; otherwise every run, and every xdist worker, rewrites all of them again: about
+    # two seconds of each worker's collection. This is the test process, never the library's.
+    sys.dont_write_bytecode = False
     if hasattr(config, "workerinput"):
         return
     for folder in COMPILED:
