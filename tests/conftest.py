@@ -23,19 +23,19 @@ def pytest_configure(config: pytest.Config) -> None:
     ``rpc-agent -p`` runs, MCP and test servers). Where the environment forbids writing byte
     code (``PYTHONDONTWRITEBYTECODE``, set on some CI machines; see bench/rpc.py), none of them
     keeps what it compiled, so every one compiles each module that has no current byte code
-    again: a third of a server's start-up when none has. Here each changed module is compiled
-    once per run, into the ``__pycache__`` folders any import without that variable writes
-    (and .gitignore names). An xdist worker leaves it to the controller, which runs this
-    before it starts the workers.
+    again, a large part of a server's start-up. Here each changed module is compiled once per
+    run, into the ``__pycache__`` folders any import without that variable writes (and
+    .gitignore names); a tree that cannot be written is left as it is. An xdist worker leaves it
+    to the controller, which runs this before it starts the workers.
     """
     # pytest keeps the test modules it rewrote (in the same folders) only where byte code may be
-    # written; otherwise every run, and every xdist worker, rewrites all of them again: about
-    # two seconds of each worker's collection. This is the test process, never the library's.
+    # written; otherwise every run, and every xdist worker, rewrites all of them again, most of
+    # a worker's collection. This is the test process, never the library's.
     sys.dont_write_bytecode = False
     if hasattr(config, "workerinput"):
         return
     for folder in COMPILED:
-        compileall.compile_dir(ROOT / folder, quiet=1, rx=NOT_COMPILED)
+        compileall.compile_dir(ROOT / folder, quiet=2, rx=NOT_COMPILED)
 
 
 @pytest.fixture
