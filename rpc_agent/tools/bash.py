@@ -316,6 +316,10 @@ class BashTool(BuiltinTool[BashArgs]):
                 await kill_process_group(process)
                 await self._drain(process, output)
         except BaseException:
+            if output.version:
+                # The last tick may be up to an interval old: whoever keeps what an aborted
+                # command printed (the user's bash, a tool's partial result) gets all of it.
+                ctx.on_update(_partial(output))
             await kill_process_group(process)
             output.discard_file()
             with anyio.CancelScope(shield=True):
