@@ -56,6 +56,7 @@ from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict, trusted
 from rpc_agent.protocol.entries import THINKING_LEVELS
+from rpc_agent.protocol.shapes import Content
 from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.sandbox.policy import chosen as chosen_sandbox
 from rpc_agent.store.manager import SessionManager
@@ -402,7 +403,7 @@ class AgentSession:
     # --- host-made entries (agent/custom_entries.py) --------------------------------------
 
     async def send_custom_message(
-        self, custom_type: str, content: str | list[JsonDict], display: bool, details: Any, trigger_turn: bool
+        self, custom_type: str, content: Content, display: bool, details: Any, trigger_turn: bool
     ) -> str | None:
         return await custom_entries.send_custom_message(
             self, custom_type, content, display, details, trigger_turn

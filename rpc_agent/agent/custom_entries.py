@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rpc_agent.agent.run_context import now_ms
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import JsonDict, trusted
+from rpc_agent.protocol.shapes import Content
 
 if TYPE_CHECKING:
     from rpc_agent.agent.core import AgentCore
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 async def send_custom_message(
     session: AgentCore,
     custom_type: str,
-    content: str | list[JsonDict],
+    content: Content,
     display: bool,
     details: Any,
     trigger_turn: bool,
