@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rpc_agent.agent.queue import QueuedCustom
 from rpc_agent.agent.run_context import now_ms
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import JsonDict, trusted
@@ -28,7 +29,7 @@ async def send_custom_message(
     """A custom_message that reaches the model; with ``trigger_turn`` the model answers it.
 
     During a run it steers the run (stored when the next turn starts; None is returned)."""
-    custom: JsonDict = {
+    custom: QueuedCustom = {
         "customType": custom_type,
         "content": content,
         "display": display,

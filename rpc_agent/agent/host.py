@@ -9,13 +9,15 @@ so a broken host can never break a run.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel
 
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.protocol.host import HookName
+from rpc_agent.protocol.host import HookName, ImageBlock, TextBlock
+from rpc_agent.protocol.shapes import BlockDict
 
 HOOK_NAMES: tuple[str, ...] = get_args(HookName)
 """The hook points a host may declare: pi 0.73.1's extension events of the same names."""
@@ -53,9 +55,19 @@ class ClientToolSpec:
 
 @dataclass(slots=True)
 class ClientToolAnswer:
-    content: list[JsonDict]
+    content: list[BlockDict]
     is_error: bool = False
     details: Any = None
+
+
+def host_blocks(blocks: Sequence[TextBlock | ImageBlock]) -> list[BlockDict]:
+    """A host's text and image blocks (a tool's result, a hook's content) as a message holds them."""
+    return [
+        {"type": "text", "text": block.text}
+        if isinstance(block, TextBlock)
+        else {"type": "image", "data": block.data, "mimeType": block.mimeType}
+        for block in blocks
+    ]
 
 
 @dataclass(slots=True)
