@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, Literal, Protocol, TypedDict, get_args
 
 from pydantic import BaseModel
 
@@ -25,6 +25,21 @@ HOOK_NAMES: tuple[str, ...] = get_args(HookName)
 ApprovalDecision = Literal["allow", "allow_always", "deny"]
 
 
+class ApprovalPreview(TypedDict, total=False):
+    """What the host is shown of a call before it decides (``ApprovalRequestParams.preview``):
+    edit and write give the file's ``path`` and the ``diff`` (None with a ``note`` when the
+    edit cannot apply; ``newFile`` when there is no file yet); bash its ``command`` and
+    ``cwd``, and the ``sandbox`` it would leave when it asks to run outside it."""
+
+    path: str
+    diff: str | None
+    note: str
+    newFile: bool
+    command: Any
+    cwd: str
+    sandbox: str
+
+
 @dataclass(frozen=True, slots=True)
 class ApprovalQuestion:
     """What the agent asks its host about one tool call; ``sandbox`` "escape" asks to run a
@@ -33,7 +48,7 @@ class ApprovalQuestion:
     tool_call_id: str
     tool_name: str
     arguments: JsonDict
-    preview: JsonDict | None = None
+    preview: ApprovalPreview | None = None
     sandbox: str | None = None
 
 
