@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rpc_agent.agent.queue import QueuedCustom
 from rpc_agent.agent.run_context import now_ms
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import trusted
@@ -28,10 +29,14 @@ async def send_custom_message(
     """A custom_message that reaches the model; with ``trigger_turn`` the model answers it.
 
     During a run it steers the run (stored when the next turn starts; None is returned)."""
+    custom: QueuedCustom = {
+        "customType": custom_type,
+        "content": content,
+        "display": display,
+        "details": details,
+    }
     if session.run_context is not None:
-        session.run_context.extra_first.append(
-            {"customType": custom_type, "content": content, "display": display, "details": details}
-        )
+        session.run_context.extra_first.append(custom)
         return None
     session.require_idle("add a custom message")
     entry_id = await session.manager.append_custom_message_entry(custom_type, content, display, details)

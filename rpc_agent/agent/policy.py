@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from rpc_agent.agent.host import ApprovalPreview
 from rpc_agent.errors import SettingsError
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.tools.base import Tool, is_read_only
@@ -108,7 +109,7 @@ def parse_rules(texts: list[str] | None) -> list[Rule]:
     return [Rule.parse(text) for text in texts or []]
 
 
-def preview(tool_name: str, arguments: JsonDict, cwd: Path) -> JsonDict | None:
+def preview(tool_name: str, arguments: JsonDict, cwd: Path) -> ApprovalPreview | None:
     """What the host shows before deciding: a diff for edit/write (nothing is written), the
     command and cwd for bash."""
     if tool_name == "bash":
@@ -137,7 +138,7 @@ def preview(tool_name: str, arguments: JsonDict, cwd: Path) -> JsonDict | None:
         new = old.replace(old_text, new_text, count)
     label = call_subject(tool_name, arguments, cwd) or path
     diff, _first = unified_diff(old, new, label)
-    result: JsonDict = {"path": str(target), "diff": diff}
+    result: ApprovalPreview = {"path": str(target), "diff": diff}
     if not exists:
         result["newFile"] = True
     return result

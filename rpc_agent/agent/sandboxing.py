@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rpc_agent.agent.host import ApprovalQuestion, Host
+from rpc_agent.agent.host import ApprovalPreview, ApprovalQuestion, Host
 from rpc_agent.protocol import events as ev
 from rpc_agent.sandbox import Sandbox, SandboxPolicy, SandboxUnavailableError, bwrap
 from rpc_agent.store.files import agent_home
@@ -84,7 +84,7 @@ def escape_asker(
         return None
 
     async def ask(command: str) -> bool:
-        preview = {"command": command, "cwd": str(cwd), "sandbox": policy.describe()}
+        preview: ApprovalPreview = {"command": command, "cwd": str(cwd), "sandbox": policy.describe()}
         question = ApprovalQuestion(call_id, "bash", {"command": command}, preview, sandbox="escape")
         answer = await host.request_approval(question)
         allowed = answer is not None and answer.decision in ("allow", "allow_always")
