@@ -16,6 +16,7 @@ from rpc_agent.agent.host import Host
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import Tool, ToolError, ToolOutput
 from rpc_agent.validation import describe
@@ -97,13 +98,16 @@ async def tool_result(
     )
 
 
-async def context(host: Host | None, messages: list[JsonDict]) -> list[JsonDict]:
+async def context(host: Host | None, messages: list[MessageDict]) -> list[MessageDict]:
     """pi's ``context``: replace the messages sent for this one model call (nothing is stored)."""
     result = await run(host, "context", {"messages": messages}, h.ContextResult)
     if result is None or result.messages is None:
         return messages
-    raw = result.model_dump(mode="json", exclude_unset=True, by_alias=True)["messages"]
-    return [dict(m) for m in raw]
+    # The hook's messages, validated as pi's messages, as the store would hold them.
+    replaced: list[MessageDict] = result.model_dump(mode="json", exclude_unset=True, by_alias=True)[
+        "messages"
+    ]
+    return replaced
 
 
 async def input_(

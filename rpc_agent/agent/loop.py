@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 
@@ -290,10 +291,11 @@ async def stream_assistant(ctx: RunContext) -> JsonDict:
     cancellation goes on.
     """
     context = ctx.manager.build_session_context()
+    messages: Any = context.messages  # BRIDGE: until the store's context holds MessageDicts
     request = ProviderRequest(
         model=ctx.model,
         system_prompt=ctx.system_prompt,
-        messages=context.messages,
+        messages=messages,
         tools=ctx.tool_specs,
         thinking_level=ctx.thinking_level,
         tool_choice=ctx.tool_choice,
@@ -305,7 +307,8 @@ async def stream_assistant(ctx: RunContext) -> JsonDict:
         if hooks.declared(ctx.host, "context"):
             request.messages = await hooks.context(ctx.host, request.messages)
         async for event in ctx.provider.stream(request):
-            partial = event.partial
+            streamed: Any = event.partial  # BRIDGE: until the loop holds MessageDicts
+            partial = streamed
             if event.type == "error":
                 ctx.stream_error = event.error
             if not started:
