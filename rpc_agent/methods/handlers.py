@@ -10,9 +10,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, NotRequired, TypedDict, TypeVar, cast
 
 import anyio.to_thread
+import orjson
 
 from rpc_agent import __version__
 from rpc_agent.agent import deletion
@@ -40,6 +41,35 @@ from rpc_agent.store.manager import SessionManager
 
 if TYPE_CHECKING:
     from rpc_agent.agent.host import Host
+
+
+class MessagesAnswer(TypedDict):
+    """``MessagesResult`` in wire shape, the stored messages already encoded."""
+
+    messages: orjson.Fragment
+
+
+class EntriesAnswer(TypedDict):
+    """``EntriesResult`` in wire shape, the stored lines already encoded."""
+
+    entries: orjson.Fragment
+    leafId: str | None
+
+
+class TreeAnswer(TypedDict):
+    """``TreeResult`` in wire shape: the nodes (or, with format columns, the columns) encoded."""
+
+    leafId: str | None
+    nodes: orjson.Fragment | list[m.TreeNode]
+    columns: NotRequired[orjson.Fragment]
+    cursor: int
+    filesChanged: dict[str, int]
+
+
+class ServersAnswer(TypedDict):
+    """``McpServersResult`` in wire shape (each server's state without its absent fields)."""
+
+    servers: list[dict[str, object]]
 
 
 def _model(info: ModelInfo) -> m.ModelDescription:
@@ -106,8 +136,8 @@ class Methods:
         steering, follow_up = self.agent.clear_queue()
         return m.ClearQueueResult(steering=steering, followUp=follow_up)
 
-    def get_available_thinking_levels(self, _p: Empty | None) -> JsonDict:
-        return {"levels": self.agent.available_thinking_levels()}
+    def get_available_thinking_levels(self, _p: Empty | None) -> m.ThinkingLevelsResult:
+        return m.ThinkingLevelsResult(levels=self.agent.available_thinking_levels())
 
     def get_commands(self, _p: Empty | None) -> m.CommandsResult:
         """None to list: this front has no slash commands, prompt templates or skills (the
@@ -130,7 +160,7 @@ class Methods:
     def get_fork_messages(self, _p: Empty | None) -> m.ForkMessagesResult:
         return m.ForkMessagesResult(messages=self.agent.fork_messages())
 
-    def mcp_servers(self, _p: Empty | None) -> JsonDict:
+    def mcp_servers(self, _p: Empty | None) -> ServersAnswer:
         return {"servers": self.mcp.state_json() if self.mcp else []}
 
     def get_available_models(self, _p: Empty | None) -> m.ModelsResult:
@@ -214,11 +244,11 @@ class Methods:
     def follow_up(self, p: m.QueueParams) -> m.QueueResult:
         return self._queue("followUp", p)
 
-    async def get_messages(self, _p: Empty | None) -> JsonDict:
+    async def get_messages(self, _p: Empty | None) -> MessagesAnswer:
         manager = self.agent.manager
         return {"messages": RawJson(await _off_loop(manager, manager.messages_pieces))}
 
-    async def get_entries(self, p: m.GetEntriesParams | None) -> JsonDict:
+    async def get_entries(self, p: m.GetEntriesParams | None) -> EntriesAnswer:
         """Entries can be a whole 75 MB session: stored lines go out as they are."""
         manager = self.agent.manager
         since = p.since if p else None
@@ -226,7 +256,7 @@ class Methods:
         entries = await _off_loop(manager, lambda: manager.entries_pieces(since))
         return {"entries": RawJson(entries), "leafId": leaf}
 
-    async def get_tree(self, p: m.GetTreeParams | None) -> JsonDict:
+    async def get_tree(self, p: m.GetTreeParams | None) -> TreeAnswer:
         manager = self.agent.manager
         p = p or m.GetTreeParams()
         leaf, cursor = manager.leaf_id, manager.tree_cursor
@@ -282,7 +312,7 @@ class Methods:
         if self.mcp is not None:
             await self.mcp.replace(from_wire(servers) if servers is not None else None)
 
-    async def mcp_restart(self, p: m.McpRestartParams | None) -> JsonDict:
+    async def mcp_restart(self, p: m.McpRestartParams | None) -> ServersAnswer:
         if self.mcp is None:
             return {"servers": []}
         await self.mcp.restart(p.name if p else None)
