@@ -302,7 +302,7 @@ class AgentSession:
     def session_stats(self) -> m.SessionStats:
         return session_stats(self.manager, self.model.contextWindow)
 
-    def tree(self, params: m.GetTreeParams | None = None) -> JsonDict:
+    def tree(self, params: m.GetTreeParams | None = None) -> views.TreeDict:
         return views.tree(self.manager, params)
 
     def fork_messages(self) -> list[m.ForkMessage]:

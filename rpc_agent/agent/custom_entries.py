@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from rpc_agent.agent.queue import QueuedCustom
 from rpc_agent.agent.run_context import now_ms
 from rpc_agent.protocol import events as ev
-from rpc_agent.protocol.base import JsonDict, trusted
-from rpc_agent.protocol.shapes import Content
+from rpc_agent.protocol.base import trusted
+from rpc_agent.protocol.shapes import Content, MessageDict
 
 if TYPE_CHECKING:
     from rpc_agent.agent.core import AgentCore
@@ -40,7 +40,7 @@ async def send_custom_message(
         return None
     session.require_idle("add a custom message")
     entry_id = await session.manager.append_custom_message_entry(custom_type, content, display, details)
-    message: JsonDict = {
+    message: MessageDict = {
         "role": "custom",
         "customType": custom_type,
         "content": content,

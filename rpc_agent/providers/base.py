@@ -21,6 +21,7 @@ from typing import Literal, Protocol
 from rpc_agent.errors import ProviderError
 from rpc_agent.protocol.base import JsonDict, trusted
 from rpc_agent.protocol.events import AssistantEventType, AssistantMessageDelta
+from rpc_agent.protocol.shapes import UsageDict
 
 
 @dataclass(slots=True)
@@ -57,7 +58,7 @@ class AssistantEvent:
 _STEP_FIELDS = ("type", "contentIndex", "delta", "content", "toolCall", "reason")
 
 
-def empty_usage() -> JsonDict:
+def empty_usage() -> UsageDict:
     """The usage of a message that has not reported any (yet): every count zero."""
     return {
         "input": 0,
