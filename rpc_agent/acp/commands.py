@@ -8,6 +8,8 @@ AgentSession API the JSON-RPC methods use, and its answer comes back as agent te
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
+from typing import Any
 
 from acp.schema import (
     AvailableCommand,
@@ -25,7 +27,6 @@ from rpc_agent.acp.session_state import AcpSession
 from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.mcp import McpManager
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict
 
 COMMANDS: list[tuple[str, str, str | None]] = [
     ("tree", "Show the conversation tree; /tree <entry-id> moves to that entry", "entry id (optional)"),
@@ -140,7 +141,7 @@ def format_mcp(agent: AgentSession) -> str:
     )
 
 
-def format_tree(tree: JsonDict) -> str:
+def format_tree(tree: Mapping[str, Any]) -> str:
     leaf = tree.get("leafId")
     lines = []
     for node in tree.get("nodes", []):

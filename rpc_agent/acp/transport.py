@@ -22,8 +22,8 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import Awaitable, Callable
-from typing import IO, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import IO, Any, Literal, NotRequired, TypedDict
 
 import anyio.to_thread
 
@@ -54,14 +54,28 @@ def _valid_id(value: Any) -> bool:
     )
 
 
-def _error(code: int, message: str, request_id: Any = None, data: Any = None) -> JsonDict:
-    error: JsonDict = {"code": code, "message": message}
+class ErrorObject(TypedDict):
+    code: int
+    message: str
+    data: NotRequired[Any]
+
+
+class ErrorAnswer(TypedDict):
+    """The answer this transport writes itself, for a line no handler may see."""
+
+    jsonrpc: Literal["2.0"]
+    id: Any
+    error: ErrorObject
+
+
+def _error(code: int, message: str, request_id: Any = None, data: Any = None) -> ErrorAnswer:
+    error: ErrorObject = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
-def check_message(message: Any) -> JsonDict | None:
+def check_message(message: Any) -> ErrorAnswer | None:
     """The error answer for a decoded line that is not one JSON-RPC message, else None."""
     if not isinstance(message, dict):
         return _error(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
@@ -84,11 +98,11 @@ def check_message(message: Any) -> JsonDict | None:
     return _error(INVALID_REQUEST, "Invalid Request: neither a request nor a response", request_id)
 
 
-def batch_answer(batch: list[Any]) -> JsonDict | list[JsonDict] | None:
+def batch_answer(batch: list[Any]) -> ErrorAnswer | list[ErrorAnswer] | None:
     """What a batch line gets: errors for its requests (notifications in it get none)."""
     if not batch:
         return _error(INVALID_REQUEST, "Invalid Request: empty batch")
-    answers: list[JsonDict] = []
+    answers: list[ErrorAnswer] = []
     for item in batch:
         if isinstance(item, dict) and "method" in item and "id" not in item:
             continue
@@ -161,7 +175,7 @@ class StdioTransport:
         if "method" not in message and "id" in message:
             self._answered(message)
 
-    def _answered(self, message: JsonDict) -> None:
+    def _answered(self, message: Mapping[str, Any]) -> None:
         self.cancellations.answered(message["id"])
         session_id = self._asked.pop(message["id"], None)
         result = message.get("result")
@@ -234,7 +248,7 @@ class StdioTransport:
                 session_id = params.get("sessionId") if isinstance(params, dict) else None
                 if isinstance(session_id, str):
                     self._asked[message["id"]] = session_id
-            checked: JsonDict = message
+            checked: JsonDict = message  # a JSON-RPC message of any method, as the SDK takes it
             return checked
 
     async def close(self) -> None:

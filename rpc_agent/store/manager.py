@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from rpc_agent.errors import InvalidSessionFileError
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.entries import dump_message, parse_message
-from rpc_agent.protocol.shapes import UsageDict
+from rpc_agent.protocol.shapes import Content, MessageDict, UsageDict
 from rpc_agent.store import branched, files, opening
 from rpc_agent.store.durability import PendingAppend, Savepoint
 from rpc_agent.store.encoding import encode_for_disk
@@ -189,7 +189,8 @@ class SessionManager(SessionView):
         self._on_disk = True
         return self._chain.enqueue(encode_for_disk([self.header, *self.entries], self.blobs))
 
-    def append_message(self, message: BaseModel | JsonDict) -> PendingAppend:
+    def append_message(self, message: BaseModel | MessageDict | JsonDict) -> PendingAppend:
+        data: JsonDict | MessageDict
         if isinstance(message, BaseModel):
             data = dump_message(message)
         else:
@@ -221,7 +222,7 @@ class SessionManager(SessionView):
         return self._append(_fields({"type": "custom", "customType": custom_type}, {"data": data}))
 
     def append_custom_message_entry(
-        self, custom_type: str, content: str | list[JsonDict], display: bool = True, details: Any = None
+        self, custom_type: str, content: Content, display: bool = True, details: Any = None
     ) -> PendingAppend:
         required = {
             "type": "custom_message",

@@ -4,6 +4,7 @@ what only a real server process can show."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ def make_agent(tmp_path: Path, script: list[FauxReply]) -> tuple[AgentSession, R
     return agent, recorder, provider
 
 
-def text_of(message: JsonDict) -> str:
+def text_of(message: Mapping[str, Any]) -> str:
     content = message["content"]
     if isinstance(content, str):
         return content
