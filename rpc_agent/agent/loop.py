@@ -34,7 +34,7 @@ from rpc_agent.agent.tool_calls import execute_tool_call
 from rpc_agent.errors import ProviderError
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import trusted
-from rpc_agent.protocol.shapes import MessageDict, UsageDict
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.providers.base import ProviderRequest, empty_usage
 
 __all__ = [
@@ -282,12 +282,6 @@ def _nothing_useful(message: MessageDict) -> bool:
     )
 
 
-def _empty_usage() -> UsageDict:
-    given: Any = empty_usage()  # BRIDGE: until providers.base gives a UsageDict
-    usage: UsageDict = given
-    return usage
-
-
 def error_message(ctx: RunContext, text: str) -> MessageDict:
     """An assistant message that holds nothing but why there is no answer."""
     return {
@@ -296,7 +290,7 @@ def error_message(ctx: RunContext, text: str) -> MessageDict:
         "api": ctx.model.provider,
         "provider": ctx.model.provider,
         "model": ctx.model.id,
-        "usage": _empty_usage(),
+        "usage": empty_usage(),
         "stopReason": "error",
         "errorMessage": text,
         "timestamp": now_ms(),
