@@ -3,6 +3,7 @@ same way (here a plain Python host, no JSON-RPC), and the faux model shows what 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +31,13 @@ class ScriptedHost:
         self.capabilities = HostCapabilities(approvals=approval is not None, hooks=set(hooks))
         self.hooks = hooks
         self.approval = approval
-        self.asked: list[tuple[str, JsonDict]] = []
+        self.asked: list[tuple[str, Mapping[str, Any]]] = []
 
     async def request_approval(self, question: ApprovalQuestion) -> ApprovalAnswer | None:
         self.asked.append(("approval", {"toolName": question.tool_name, "preview": question.preview}))
         return self.approval
 
-    async def run_hook(self, name: str, event: JsonDict) -> BaseModel | None:
+    async def run_hook(self, name: str, event: Mapping[str, Any]) -> BaseModel | None:
         self.asked.append((name, event))
         return h.HOOK_RESULTS[name].model_validate(self.hooks[name])
 
