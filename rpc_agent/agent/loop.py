@@ -304,10 +304,11 @@ async def stream_assistant(ctx: RunContext) -> MessageDict:
     cancellation goes on.
     """
     context = ctx.manager.build_session_context()
+    messages: Any = context.messages  # BRIDGE: until the store's context holds MessageDicts
     request = ProviderRequest(
         model=ctx.model,
         system_prompt=ctx.system_prompt,
-        messages=context.messages,
+        messages=messages,
         tools=ctx.tool_specs,
         thinking_level=ctx.thinking_level,
         tool_choice=ctx.tool_choice,
@@ -317,12 +318,9 @@ async def stream_assistant(ctx: RunContext) -> MessageDict:
     ctx.stream_error = None
     try:
         if hooks.declared(ctx.host, "context"):
-            sent: Any = request.messages  # BRIDGE: until the store's context holds MessageDicts
-            replaced: Any = await hooks.context(ctx.host, sent)
-            request.messages = replaced
+            request.messages = await hooks.context(ctx.host, request.messages)
         async for event in ctx.provider.stream(request):
-            streamed: Any = event.partial  # BRIDGE: until providers.base gives a MessageDict
-            partial = streamed
+            partial = event.partial
             if event.type == "error":
                 ctx.stream_error = event.error
             if not started:

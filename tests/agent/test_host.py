@@ -15,7 +15,7 @@ from rpc_agent.agent.host import ApprovalAnswer, ApprovalQuestion, ClientToolAns
 from rpc_agent.agent.policy import parse_rules
 from rpc_agent.agent.settings import AgentSettings
 from rpc_agent.protocol import host as h
-from rpc_agent.providers.faux import FauxProvider
+from rpc_agent.providers.faux import FauxProvider, FauxReply
 from rpc_agent.store import SessionManager
 from rpc_agent.tools import default_tools
 
@@ -46,7 +46,7 @@ class ScriptedHost:
 
 
 def make_agent(
-    tmp_path: Path, script: list[JsonDict], host: ScriptedHost, approval: str
+    tmp_path: Path, script: list[FauxReply], host: ScriptedHost, approval: str
 ) -> tuple[AgentSession, FauxProvider]:
     provider = FauxProvider(script)
     agent = AgentSession(
@@ -69,7 +69,7 @@ async def test_a_python_host_denies_blocks_and_rewrites_the_context(tmp_path: Pa
         },
         ApprovalAnswer("deny", "no writes"),
     )
-    script: list[JsonDict] = [
+    script: list[FauxReply] = [
         {"toolCalls": [{"name": "write", "arguments": {"path": "w.txt", "content": "x"}}]},
         {"toolCalls": [{"name": "bash", "arguments": {"command": "echo x > b.txt"}}]},
         {"text": "done"},
