@@ -145,7 +145,7 @@ async def test_host_blocks_replace_a_result_as_the_message_holds_them(tmp_path: 
         {"type": "image", "data": "aGk=", "mimeType": "image/png"},
     ]
     host = ScriptedHost({"tool_result": {"content": blocks, "isError": True}}, None)
-    script: list[JsonDict] = [
+    script: list[FauxReply] = [
         {"toolCalls": [{"name": "read", "arguments": {"path": "missing.txt"}}]},
         {"text": "done"},
     ]
