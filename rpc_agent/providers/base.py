@@ -6,10 +6,10 @@ a stream of ``AssistantEvent`` values, the same deltas the server forwards to cl
 the retry policy, the session and cancellation (an abort cancels the task that iterates the
 stream; the loop keeps the last ``partial`` it saw and stores it with stopReason "aborted").
 
-Messages are the stored dicts of ``rpc_agent.protocol.entries`` (user, assistant, toolResult,
-bashExecution, custom, branchSummary, compactionSummary); converting them to the provider's
-wire format, including repairing tool results whose call is not in the request, is the
-provider's job.
+Messages are the stored dicts (``MessageDict`` of ``rpc_agent.protocol.shapes``: user,
+assistant, toolResult, bashExecution, custom, branchSummary, compactionSummary); converting them
+to the provider's wire format, including repairing tool results whose call is not in the
+request, is the provider's job.
 """
 
 from __future__ import annotations
