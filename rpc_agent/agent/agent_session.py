@@ -56,8 +56,8 @@ from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict, trusted
 from rpc_agent.protocol.entries import THINKING_LEVELS
-from rpc_agent.protocol.shapes import Content
-from rpc_agent.providers.base import ModelInfo, Provider
+from rpc_agent.protocol.shapes import BlockDict, Content
+from rpc_agent.providers.base import ModelInfo, ModelJson, Provider
 from rpc_agent.sandbox.policy import chosen as chosen_sandbox
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import CommandRunner, FileAccess, Tool
@@ -177,12 +177,12 @@ class AgentSession:
             "sandbox": self.sandbox.state_json(),
         }
 
-    def _model_json(self) -> dict[str, Any]:
+    def _model_json(self) -> ModelJson:
         if self._model_json_cache is None or self._model_json_cache[0] is not self.model:
             self._model_json_cache = (self.model, self.model.to_json())
         return self._model_json_cache[1]
 
-    _model_json_cache: tuple[ModelInfo, dict[str, Any]] | None = None
+    _model_json_cache: tuple[ModelInfo, ModelJson] | None = None
 
     def require_idle(self, what: str) -> None:
         """Raise AgentBusyError (naming ``what`` was asked) while a run, a compaction or an
@@ -230,13 +230,13 @@ class AgentSession:
         self.announce_queue()
         return steering, follow_up
 
-    def enqueue(self, kind: str, text: str, images: list[JsonDict] | None) -> int:
+    def enqueue(self, kind: str, text: str, images: list[BlockDict] | None) -> int:
         return self.runs.enqueue(kind, text, images)
 
     async def prompt(
         self,
         text: str,
-        images: list[JsonDict] | None = None,
+        images: list[BlockDict] | None = None,
         streaming_behavior: str | None = None,
         *,
         max_turns: int | None = None,
@@ -302,7 +302,7 @@ class AgentSession:
     def session_stats(self) -> m.SessionStats:
         return session_stats(self.manager, self.model.contextWindow)
 
-    def tree(self, params: m.GetTreeParams | None = None) -> JsonDict:
+    def tree(self, params: m.GetTreeParams | None = None) -> views.TreeDict:
         return views.tree(self.manager, params)
 
     def fork_messages(self) -> list[m.ForkMessage]:

@@ -7,6 +7,7 @@ AgentSession's run state.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, NotRequired, TypedDict
 
 import anyio.to_thread
 import orjson
@@ -17,6 +18,30 @@ from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
 from rpc_agent.store import guard
 from rpc_agent.store.manager import SessionManager
+
+
+class TreeNodeDict(TypedDict):
+    """One node of ``tree``: ``protocol.methods.TreeNode`` as the store's rows encode it."""
+
+    id: str
+    parentId: str | None
+    type: str
+    role: str | None
+    preview: str
+    label: str | None
+    timestamp: str
+    depth: int
+    childCount: int
+
+
+class TreeDict(TypedDict):
+    """``get_tree``'s result (``protocol.methods.TreeResult``) as plain dicts: with format
+    columns, ``nodes`` is empty and ``columns`` holds one list per field of a node."""
+
+    leafId: str | None
+    nodes: list[TreeNodeDict]
+    columns: NotRequired[dict[str, list[Any]]]
+    cursor: int | None
 
 
 def messages(manager: SessionManager) -> list[JsonDict]:
@@ -32,7 +57,7 @@ def last_assistant_text(manager: SessionManager) -> str | None:
     return None
 
 
-def tree(manager: SessionManager, params: m.GetTreeParams | None = None) -> JsonDict:
+def tree(manager: SessionManager, params: m.GetTreeParams | None = None) -> TreeDict:
     """The flat tree as plain dicts (for fronts that want objects, not JSON bytes)."""
     p = params or m.GetTreeParams()
     columns = p.format == "columns"
@@ -61,7 +86,7 @@ async def export_html(
     this request needs the page's code), with the files each turn changed when checkpointed."""
     from rpc_agent import export
 
-    changed: JsonDict = {}
+    changed: dict[str, list[dict[str, object]]] = {}
     if checkpoints is not None:
         parents = {e["id"]: e.get("parentId") for e in manager.entries if isinstance(e.get("id"), str)}
         changed = await anyio.to_thread.run_sync(

@@ -31,7 +31,9 @@ from rpc_agent.protocol import finding as f
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import Empty, JsonDict, Ok
+from rpc_agent.protocol.entries import ImageContent
 from rpc_agent.protocol.errors import ERROR_CODES
+from rpc_agent.protocol.shapes import BlockDict
 from rpc_agent.protocol.table import METHODS
 from rpc_agent.providers.base import ModelInfo
 from rpc_agent.store import files, listing, paging, search
@@ -72,6 +74,11 @@ class ServersAnswer(TypedDict):
 
 def _model(info: ModelInfo) -> m.ModelDescription:
     return m.ModelDescription(**info.to_json())
+
+
+def _image_blocks(images: list[ImageContent] | None) -> list[BlockDict]:
+    """A prompt's images as its user message holds them (validated by ``PromptParams``)."""
+    return cast(list[BlockDict], [image.model_dump(mode="json", exclude_none=True) for image in images or []])
 
 
 class Methods:
@@ -216,7 +223,7 @@ class Methods:
 
     async def prompt(self, p: m.PromptParams) -> m.PromptResult:
         ticket = self._prompt_tickets.pop(id(p), None)
-        images = [image.model_dump(mode="json", exclude_none=True) for image in p.images or []]
+        images = _image_blocks(p.images)
         return await self.agent.prompt(
             p.message,
             images,
@@ -228,7 +235,7 @@ class Methods:
         )
 
     def _queue(self, kind: str, p: m.QueueParams) -> m.QueueResult:
-        images = [image.model_dump(mode="json", exclude_none=True) for image in p.images or []]
+        images = _image_blocks(p.images)
         return m.QueueResult(pendingMessageCount=self.agent.enqueue(kind, p.message, images))
 
     def steer(self, p: m.QueueParams) -> m.QueueResult:

@@ -9,6 +9,7 @@ Field names are camelCase on the wire, exactly as in the files; the Python attri
 same names so that ``model_dump()`` is the line we write, with no alias layer to keep in sync.
 """
 
+from collections.abc import Mapping
 from functools import cache
 from typing import Annotated, Any, Literal, get_args
 
@@ -429,7 +430,7 @@ def parse_entry(raw: JsonDict) -> KnownEntry | JsonDict:
     return raw
 
 
-def parse_message(raw: JsonDict) -> AgentMessage:
+def parse_message(raw: Mapping[str, Any]) -> AgentMessage:
     return _message_adapter().validate_python(raw)
 
 

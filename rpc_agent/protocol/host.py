@@ -246,7 +246,7 @@ class ContextResult(_Answer):
 class InputResult(_Answer):
     action: Literal["continue", "transform", "handled"] = "continue"
     text: str | None = None
-    images: list[JsonDict] | None = None
+    images: list[Loose[BlockDict]] | None = None
 
 
 HOOK_RESULTS: dict[str, type[_Answer]] = {

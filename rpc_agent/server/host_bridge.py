@@ -17,7 +17,13 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, ValidationError
 
-from rpc_agent.agent.host import ApprovalAnswer, ApprovalQuestion, ClientToolAnswer, HostCapabilities
+from rpc_agent.agent.host import (
+    ApprovalAnswer,
+    ApprovalQuestion,
+    ClientToolAnswer,
+    HostCapabilities,
+    host_blocks,
+)
 from rpc_agent.mcp.elicitation import DECLINE, ElicitationAnswer, ElicitationRequest
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import host as h
@@ -166,5 +172,4 @@ class JsonRpcHost:
             return ClientToolAnswer(
                 [{"type": "text", "text": f"The client gave no usable result for {name}."}], True
             )
-        content = [block.model_dump(exclude_none=True) for block in answer.content]
-        return ClientToolAnswer(content, answer.isError, answer.details)
+        return ClientToolAnswer(host_blocks(answer.content), answer.isError, answer.details)

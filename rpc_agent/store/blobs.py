@@ -20,6 +20,7 @@ import hashlib
 import os
 import uuid
 from collections import OrderedDict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -103,8 +104,8 @@ def _truncate(value: Any) -> Any:
     return value
 
 
-def _content_lists(entry: JsonDict) -> list[list[Any]]:
-    """The content arrays of an entry that may hold image blocks."""
+def _content_lists(entry: Mapping[str, Any]) -> list[list[Any]]:
+    """The content arrays of an entry (or a message) that may hold image blocks."""
     lists: list[list[Any]] = []
     message = entry.get("message")
     if isinstance(message, dict) and isinstance(message.get("content"), list):
@@ -196,7 +197,7 @@ def _externalize(content: Any, blobs: BlobStore) -> Any:
     return result
 
 
-def _big_images(entry: JsonDict) -> list[str]:
+def _big_images(entry: Mapping[str, Any]) -> list[str]:
     return [
         block["data"]
         for content in _content_lists(entry)
@@ -209,7 +210,7 @@ def _big_images(entry: JsonDict) -> list[str]:
     ]
 
 
-async def stage_images(entry: JsonDict, blobs: BlobStore | None) -> None:
+async def stage_images(entry: Mapping[str, Any], blobs: BlobStore | None) -> None:
     """Store an entry's big images in a worker thread before it is appended (see the module doc)."""
     if blobs is None:
         return

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from rpc_agent.errors import InvalidSessionFileError
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.entries import dump_message, parse_message
-from rpc_agent.protocol.shapes import Content
+from rpc_agent.protocol.shapes import Content, MessageDict, UsageDict
 from rpc_agent.store import branched, files, opening
 from rpc_agent.store.durability import PendingAppend, Savepoint
 from rpc_agent.store.encoding import encode_for_disk
@@ -189,7 +189,8 @@ class SessionManager(SessionView):
         self._on_disk = True
         return self._chain.enqueue(encode_for_disk([self.header, *self.entries], self.blobs))
 
-    def append_message(self, message: BaseModel | JsonDict) -> PendingAppend:
+    def append_message(self, message: BaseModel | MessageDict | JsonDict) -> PendingAppend:
+        data: JsonDict | MessageDict
         if isinstance(message, BaseModel):
             data = dump_message(message)
         else:
@@ -210,7 +211,7 @@ class SessionManager(SessionView):
         tokens_before: int,
         details: Any = None,
         from_hook: bool | None = None,
-        usage: JsonDict | None = None,
+        usage: UsageDict | None = None,
     ) -> PendingAppend:
         required = {"type": "compaction", "summary": summary, "firstKeptEntryId": first_kept_entry_id}
         optional = {"details": details, "usage": usage, "fromHook": from_hook}
@@ -273,7 +274,7 @@ class SessionManager(SessionView):
         summary: str,
         details: Any = None,
         from_hook: bool | None = None,
-        usage: JsonDict | None = None,
+        usage: UsageDict | None = None,
     ) -> PendingAppend:
         """Move the leaf to ``entry_id`` (None: the root) and add a summary of the branch left."""
         if entry_id is not None:

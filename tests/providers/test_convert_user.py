@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from providers.convert_testlib import convert
-from providers.stored_messages import JsonDict, bash, text, user
+from providers.stored_messages import BashFields, bash, text, user
 from rpc_agent.providers.convert import BRANCH_SUMMARY_PREAMBLE, COMPACTION_SUMMARY_PREAMBLE
 
 
@@ -90,7 +90,7 @@ def test_custom_message_is_user_text() -> None:
         ),
     ],
 )
-def test_bash_execution_text(fields: JsonDict, expected: str) -> None:
+def test_bash_execution_text(fields: BashFields, expected: str) -> None:
     assert convert([bash(**fields)]) == [{"role": "user", "content": [text(expected)]}]
 
 
