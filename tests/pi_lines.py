@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from rpc_agent.protocol.shapes import MessageDict, UsageDict
 
 JsonDict = dict[str, Any]
 
@@ -22,7 +24,7 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 BASE = datetime(2024, 12, 3, 14, 0, 0, tzinfo=UTC)
 BASE_MS = (BASE - EPOCH) // timedelta(milliseconds=1)
 
-USAGE: JsonDict = {
+USAGE: UsageDict = {
     "input": 10,
     "output": 5,
     "cacheRead": 0,
@@ -48,11 +50,11 @@ def ms_at(seconds: float) -> int:
 # --- files ------------------------------------------------------------------------------------
 
 
-def encode(lines: list[JsonDict]) -> bytes:
+def encode(lines: Sequence[Mapping[str, Any]]) -> bytes:
     return b"".join(orjson.dumps(line) + b"\n" for line in lines)
 
 
-def write_jsonl(path: Path, lines: list[JsonDict]) -> bytes:
+def write_jsonl(path: Path, lines: Sequence[Mapping[str, Any]]) -> bytes:
     data = encode(lines)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
@@ -163,7 +165,7 @@ def as_v2(lines: list[JsonDict]) -> list[JsonDict]:
     return lines
 
 
-def tool_result(call_id: str, text: str, timestamp: int = 0) -> JsonDict:
+def tool_result(call_id: str, text: str, timestamp: int = 0) -> MessageDict:
     """A ``read`` tool's successful result message carrying ``text``."""
     return {
         "role": "toolResult",

@@ -56,7 +56,7 @@ from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict, trusted
 from rpc_agent.protocol.entries import THINKING_LEVELS
-from rpc_agent.protocol.shapes import BlockDict, Content
+from rpc_agent.protocol.shapes import BlockDict, Content, MessageDict
 from rpc_agent.providers.base import ModelInfo, ModelJson, Provider
 from rpc_agent.sandbox.policy import chosen as chosen_sandbox
 from rpc_agent.store.manager import SessionManager
@@ -293,7 +293,7 @@ class AgentSession:
 
     # --- reading (agent/views.py) ---------------------------------------------------------
 
-    def messages(self) -> list[JsonDict]:
+    def messages(self) -> list[MessageDict]:
         return views.messages(self.manager)
 
     def last_assistant_text(self) -> str | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from rpc_agent.agent.summarize import BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT, summarize
 from rpc_agent.agent.summary_calls import SummaryCalls
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import EntryDict, MessageDict
 from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.store.context import entry_to_message
 from rpc_agent.store.manager import SessionManager
@@ -23,7 +24,7 @@ SUMMARY_BUDGET_CHARS = 400_000
 @dataclass(slots=True)
 class BranchPreparation:
     common_ancestor_id: str | None
-    entries: list[JsonDict]
+    entries: list[EntryDict]
     """Oldest first."""
 
 
@@ -33,7 +34,7 @@ def prepare_branch_summary(
     if old_leaf is None:
         return BranchPreparation(None, [])
     target_path = {e["id"] for e in manager.get_branch(target)} if target is not None else set()
-    collected: list[JsonDict] = []
+    collected: list[EntryDict] = []
     common: str | None = None
     for entry in reversed(manager.get_branch(old_leaf)):
         if entry["id"] in target_path:
@@ -46,8 +47,8 @@ def prepare_branch_summary(
     return BranchPreparation(common, collected)
 
 
-def _budgeted(messages: list[JsonDict]) -> list[JsonDict]:
-    kept: list[JsonDict] = []
+def _budgeted(messages: list[MessageDict]) -> list[MessageDict]:
+    kept: list[MessageDict] = []
     used = 0
     for message in reversed(messages):
         size = len(str(message.get("content", ""))) + len(str(message.get("summary", "")))
@@ -59,7 +60,7 @@ def _budgeted(messages: list[JsonDict]) -> list[JsonDict]:
     return kept
 
 
-def file_operations(entries: list[JsonDict]) -> JsonDict:
+def file_operations(entries: list[EntryDict]) -> JsonDict:
     """Files read and modified on the branch, from the tool calls the model made."""
     read: set[str] = set()
     modified: set[str] = set()
@@ -83,7 +84,7 @@ def file_operations(entries: list[JsonDict]) -> JsonDict:
 async def generate_branch_summary(
     provider: Provider,
     model: ModelInfo,
-    entries: list[JsonDict],
+    entries: list[EntryDict],
     *,
     custom_instructions: str | None,
     replace_instructions: bool,

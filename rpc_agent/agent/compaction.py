@@ -25,6 +25,7 @@ from rpc_agent.agent.summarize import SUMMARY_FORMAT, summarize
 from rpc_agent.agent.summary_calls import SummaryCalls
 from rpc_agent.errors import NothingToCompactError
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import EntryDict, MessageDict
 from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.store.context import entry_to_message
 
@@ -45,7 +46,7 @@ TURN_PREFIX_PROMPT = (
 )
 
 
-def estimate_tokens(message: JsonDict) -> int:
+def estimate_tokens(message: MessageDict) -> int:
     """chars/4, counting text, thinking, tool names and arguments; an image counts 4,800 chars."""
     chars = 0
     for key in ("summary", "command", "output"):
@@ -57,9 +58,7 @@ def estimate_tokens(message: JsonDict) -> int:
         chars += len(content)
     elif isinstance(content, list):
         for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
+            kind = block.get("type") if isinstance(block, dict) else None  # as read: any JSON
             if kind == "text":
                 chars += len(str(block.get("text", "")))
             elif kind == "thinking":
@@ -77,20 +76,23 @@ def estimate_tokens(message: JsonDict) -> int:
     return math.ceil(chars / 4)
 
 
-def usage_tokens(message: JsonDict) -> int | None:
+def usage_tokens(message: MessageDict) -> int | None:
     """Context size reported by a successful assistant message, if it carries usage."""
     if message.get("role") != "assistant" or message.get("stopReason") in ("error", "aborted"):
         return None
     usage = message.get("usage")
     if not isinstance(usage, dict):
         return None
-    total = int(usage.get("totalTokens") or 0) or sum(
-        int(usage.get(k) or 0) for k in ("input", "output", "cacheRead", "cacheWrite")
+    total = int(usage.get("totalTokens") or 0) or (
+        int(usage.get("input") or 0)
+        + int(usage.get("output") or 0)
+        + int(usage.get("cacheRead") or 0)
+        + int(usage.get("cacheWrite") or 0)
     )
     return total or None
 
 
-def context_tokens(messages: list[JsonDict]) -> int:
+def context_tokens(messages: list[MessageDict]) -> int:
     """The last real usage plus estimates of everything after it (estimates alone without one)."""
     for index in range(len(messages) - 1, -1, -1):
         reported = usage_tokens(messages[index])
@@ -99,20 +101,20 @@ def context_tokens(messages: list[JsonDict]) -> int:
     return sum(estimate_tokens(m) for m in messages)
 
 
-def _role(entry: JsonDict) -> str | None:
+def _role(entry: EntryDict) -> str | None:
     if entry.get("type") == "message" and isinstance(entry.get("message"), dict):
         return str(entry["message"].get("role"))
     return None
 
 
-def is_valid_cut_point(entry: JsonDict) -> bool:
+def is_valid_cut_point(entry: EntryDict) -> bool:
     kind = entry.get("type")
     if kind in ("custom_message", "branch_summary"):
         return True
     return _role(entry) in ("user", "assistant", "bashExecution", "custom")
 
 
-def is_turn_start(entry: JsonDict) -> bool:
+def is_turn_start(entry: EntryDict) -> bool:
     return entry.get("type") in ("custom_message", "branch_summary") or _role(entry) in (
         "user",
         "bashExecution",
@@ -123,11 +125,11 @@ def is_turn_start(entry: JsonDict) -> bool:
 @dataclass(slots=True)
 class CompactionPreparation:
     first_kept_entry_id: str
-    messages_to_summarize: list[JsonDict]
-    turn_prefix_messages: list[JsonDict]
+    messages_to_summarize: list[MessageDict]
+    turn_prefix_messages: list[MessageDict]
     previous_summary: str | None
     tokens_before: int
-    entries_summarized: list[JsonDict] = field(default_factory=list)
+    entries_summarized: list[EntryDict] = field(default_factory=list)
     previous_details: JsonDict | None = None
 
     @property
@@ -136,7 +138,7 @@ class CompactionPreparation:
 
 
 def prepare_compaction(
-    path: list[JsonDict], keep_recent_tokens: int, tokens_before: int
+    path: list[EntryDict], keep_recent_tokens: int, tokens_before: int
 ) -> CompactionPreparation:
     """Decide what a compaction of the branch ``path`` (root first) summarizes and keeps."""
     previous_index = next(

@@ -15,7 +15,7 @@ from typing import Any
 
 from rpc_agent.agent.compaction import estimate_tokens
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import EntryDict, MessageDict
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.store.projection import current_system_message
 
@@ -52,9 +52,11 @@ def session_stats(manager: SessionManager, context_window: int) -> m.SessionStat
             totals.add(entry.get("usage"))
         if kind != "message":
             continue
-        message = entry.get("message") or {}
-        role = message.get("role")
         total += 1
+        message = entry.get("message")
+        if not message:
+            continue
+        role = message.get("role")
         if role in counts:
             counts[role] += 1
         if role == "toolResult" and message.get("usage"):
@@ -82,7 +84,7 @@ def session_stats(manager: SessionManager, context_window: int) -> m.SessionStat
     )
 
 
-def _usage_tokens(message: JsonDict) -> int:
+def _usage_tokens(message: MessageDict) -> int:
     """The context size an answer reports (pi's ``calculateContextTokens``), 0 when it reports
     none or cannot be trusted (an error or an abort)."""
     if message.get("role") != "assistant" or message.get("stopReason") in ("aborted", "error"):
@@ -93,7 +95,8 @@ def _usage_tokens(message: JsonDict) -> int:
     total = usage.get("totalTokens")
     if isinstance(total, int | float) and total:
         return int(total)
-    return sum(int(usage.get(key) or 0) for key in _TOKEN_KEYS if isinstance(usage.get(key), int | float))
+    counts = (usage.get("input"), usage.get("output"), usage.get("cacheRead"), usage.get("cacheWrite"))
+    return sum(int(count) for count in counts if isinstance(count, int | float))
 
 
 def context_usage(manager: SessionManager, context_window: int) -> m.ContextUsage | None:
@@ -110,7 +113,7 @@ def context_usage(manager: SessionManager, context_window: int) -> m.ContextUsag
     return m.ContextUsage(tokens=tokens, contextWindow=context_window, percent=tokens / context_window * 100)
 
 
-def _answered_since(branch: list[JsonDict], compaction_at: int) -> bool:
+def _answered_since(branch: list[EntryDict], compaction_at: int) -> bool:
     """Whether an answer with usage came back after the compaction and is still in the context
     (not omitted by a context edit)."""
     omitted: dict[str, bool] = {}
@@ -126,7 +129,7 @@ def _answered_since(branch: list[JsonDict], compaction_at: int) -> bool:
     )
 
 
-def _usage_is_current(branch: list[JsonDict]) -> bool:
+def _usage_is_current(branch: list[EntryDict]) -> bool:
     """Whether the last answer's usage was reported after the latest context edit or compaction
     (an edit or compaction changes the context that usage measured)."""
     for entry in reversed(branch):
@@ -142,7 +145,7 @@ def _usage_is_current(branch: list[JsonDict]) -> bool:
     return False
 
 
-def _estimate(messages: list[JsonDict], usage_is_current: bool) -> int:
+def _estimate(messages: list[MessageDict], usage_is_current: bool) -> int:
     """pi's ``estimateProjectedContextTokens``: the last answer's usage and an estimate of the
     messages after it, or, when that usage is stale or missing, an estimate of everything (the
     system messages counted once, replayed)."""

@@ -14,8 +14,8 @@ import orjson
 
 from rpc_agent.checkpoints.engine import SessionCheckpoints, changes_by_entry
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.store import guard
 from rpc_agent.store.manager import SessionManager
 
@@ -44,7 +44,7 @@ class TreeDict(TypedDict):
     cursor: int | None
 
 
-def messages(manager: SessionManager) -> list[JsonDict]:
+def messages(manager: SessionManager) -> list[MessageDict]:
     return manager.build_session_context().messages
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NotRequired, TypedDict, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, TypeVar, cast
 
 import anyio.to_thread
 import orjson
@@ -204,8 +204,9 @@ class Methods:
         self.on_capabilities = lambda declared: configure(self.agent, bridge, declared)
 
     async def send_custom_message(self, p: h.SendCustomMessageParams) -> h.EntryIdResult:
+        content: Any = p.content  # BRIDGE: until the host's params hold BlockDicts
         entry_id = await self.agent.send_custom_message(
-            p.customType, p.content, p.display, p.details, p.triggerTurn
+            p.customType, content, p.display, p.details, p.triggerTurn
         )
         return h.EntryIdResult(entryId=entry_id)
 

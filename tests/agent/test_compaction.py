@@ -15,13 +15,14 @@ from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.agent.compaction import context_tokens, estimate_tokens, prepare_compaction
 from rpc_agent.agent.settings import AgentSettings, CompactionSettings
 from rpc_agent.errors import NothingToCompactError, OperationCancelledError, ProviderError
+from rpc_agent.protocol.shapes import BlockDict, EntryDict, MessageDict
 from rpc_agent.providers.faux import FauxProvider, FauxReply
 from rpc_agent.store import SessionManager
 
 JsonDict = dict[str, Any]
 
 
-def msg(entry_id: str, parent: str | None, message: JsonDict) -> JsonDict:
+def msg(entry_id: str, parent: str | None, message: MessageDict) -> EntryDict:
     return {
         "type": "message",
         "id": entry_id,
@@ -31,24 +32,31 @@ def msg(entry_id: str, parent: str | None, message: JsonDict) -> JsonDict:
     }
 
 
-def user(text: str) -> JsonDict:
+def user(text: str) -> MessageDict:
     return {"role": "user", "content": text, "timestamp": 1}
 
 
-def assistant(text: str, *, calls: list[JsonDict] | None = None, usage: int = 0) -> JsonDict:
+def assistant(text: str, *, calls: list[BlockDict] | None = None, usage: int = 0) -> MessageDict:
     return {
         "role": "assistant",
         "content": [{"type": "text", "text": text}, *(calls or [])],
         "provider": "faux",
         "model": "faux-1",
-        "usage": {"input": usage, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": usage},
+        "usage": {
+            "input": usage,
+            "output": 0,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": usage,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+        },
         "stopReason": "toolUse" if calls else "stop",
         "timestamp": 1,
     }
 
 
-def chain(*messages: JsonDict) -> list[JsonDict]:
-    entries: list[JsonDict] = []
+def chain(*messages: MessageDict) -> list[EntryDict]:
+    entries: list[EntryDict] = []
     parent: str | None = None
     for index, message in enumerate(messages):
         entry_id = f"e{index:07d}"
@@ -62,9 +70,9 @@ TEXT_400 = "x" * 400  # 100 tokens
 
 def test_estimate_counts_text_tool_arguments_and_images() -> None:
     assert estimate_tokens(user("abcd" * 10)) == 10
-    call = {"type": "toolCall", "id": "c", "name": "read", "arguments": {"path": "a.py"}}
+    call: BlockDict = {"type": "toolCall", "id": "c", "name": "read", "arguments": {"path": "a.py"}}
     assert estimate_tokens(assistant("", calls=[call])) > 0
-    image = {
+    image: MessageDict = {
         "role": "user",
         "content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}],
         "timestamp": 1,
@@ -79,7 +87,7 @@ def test_context_tokens_uses_last_usage_plus_estimates_after_it() -> None:
 
 
 def test_cut_point_is_never_a_tool_result() -> None:
-    call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "big.py"}}
+    call: BlockDict = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "big.py"}}
     path = chain(
         user(TEXT_400),
         assistant(TEXT_400),
@@ -108,7 +116,7 @@ def test_turn_boundary_cut_summarizes_whole_turns_only() -> None:
 
 
 def test_split_turn_summarizes_the_turn_prefix_separately() -> None:
-    call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a"}}
+    call: BlockDict = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a"}}
     path = chain(
         user(TEXT_400),
         assistant(TEXT_400),
@@ -132,7 +140,7 @@ def test_nothing_to_compact_when_everything_fits() -> None:
 def test_repeated_compaction_starts_at_previous_kept_boundary_and_passes_previous_summary() -> None:
     path = chain(user(TEXT_400), assistant(TEXT_400), user(TEXT_400), assistant(TEXT_400))
     first = prepare_compaction(path, keep_recent_tokens=150, tokens_before=400)
-    compaction = {
+    compaction: EntryDict = {
         "type": "compaction",
         "id": "c0000001",
         "parentId": path[-1]["id"],

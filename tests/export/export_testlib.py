@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rpc_agent.protocol.shapes import BlockDict, MessageDict, UsageDict
 from rpc_agent.store import SessionManager
 
 JsonDict = dict[str, Any]
@@ -60,7 +61,7 @@ def png(width: int, height: int, seed: int = 7) -> bytes:
     )
 
 
-def usage(tokens_in: int, tokens_out: int, cost: float) -> JsonDict:
+def usage(tokens_in: int, tokens_out: int, cost: float) -> UsageDict:
     return {
         "input": tokens_in,
         "output": tokens_out,
@@ -71,11 +72,11 @@ def usage(tokens_in: int, tokens_out: int, cost: float) -> JsonDict:
     }
 
 
-def user(text: str, *images: JsonDict) -> JsonDict:
+def user(text: str, *images: BlockDict) -> MessageDict:
     return {"role": "user", "content": [{"type": "text", "text": text}, *images], "timestamp": 1}
 
 
-def assistant(*blocks: JsonDict, cost: float = 0.0123, stop: str = "stop") -> JsonDict:
+def assistant(*blocks: BlockDict, cost: float = 0.0123, stop: str = "stop") -> MessageDict:
     return {
         "role": "assistant",
         "content": list(blocks),
@@ -87,7 +88,7 @@ def assistant(*blocks: JsonDict, cost: float = 0.0123, stop: str = "stop") -> Js
     }
 
 
-def text(value: str) -> JsonDict:
+def text(value: str) -> BlockDict:
     return {"type": "text", "text": value}
 
 
@@ -109,7 +110,11 @@ def rich_session(folder: Path) -> RichSession:
     """Written with the store itself; the leaf ends on the main branch, not the alternative."""
     manager = SessionManager.create(str(folder / "project"), folder / "sessions")
     ids: dict[str, str] = {}
-    image = {"type": "image", "data": base64.b64encode(png(48, 32)).decode(), "mimeType": "image/png"}
+    image: BlockDict = {
+        "type": "image",
+        "data": base64.b64encode(png(48, 32)).decode(),
+        "mimeType": "image/png",
+    }
     manager.append_model_change("anthropic", "claude-sonnet-4-5")
     manager.append_thinking_level_change("high")
     ids["first_user"] = str(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import pytest
 from session_testlib import (
@@ -21,6 +21,7 @@ from session_testlib import (
 )
 
 from rpc_agent.protocol.entries import parse_message
+from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store import ModelRef, SessionManager, build_session_context
 
 # Seed 000, "Example: Full Session with Branching", in v3 form: 8-hex ids, a null root parent
@@ -76,7 +77,7 @@ def test_seed_000_full_session_with_branching_gives_exactly_its_five_messages(tm
 
 
 def test_seed_000_abandoned_branch_is_still_reachable_from_its_own_leaf() -> None:
-    entries = SEED_000[1:]
+    entries = cast("list[EntryDict]", SEED_000[1:])
     context = build_session_context(entries, M6)
     assert [text for _, text in summarize(context.messages)] == [
         "Build a CLI",
@@ -88,7 +89,7 @@ def test_seed_000_abandoned_branch_is_still_reachable_from_its_own_leaf() -> Non
     ]
 
 
-def summary_at(entries: list[dict[str, Any]], leaf: str | None) -> list[tuple[str, str]]:
+def summary_at(entries: list[EntryDict], leaf: str | None) -> list[tuple[str, str]]:
     """(role, text) of the context built for ``leaf``."""
     return summarize(build_session_context(entries, leaf).messages)
 
