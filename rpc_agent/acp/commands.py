@@ -8,8 +8,6 @@ AgentSession API the JSON-RPC methods use, and its answer comes back as agent te
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
-from typing import Any
 
 from acp.schema import (
     AvailableCommand,
@@ -25,6 +23,7 @@ from rpc_agent.acp.prompt import PromptBlock
 from rpc_agent.acp.session_methods import Sessions
 from rpc_agent.acp.session_state import AcpSession
 from rpc_agent.agent.agent_session import AgentSession
+from rpc_agent.agent.views import TreeDict
 from rpc_agent.mcp import McpManager
 from rpc_agent.protocol import methods as m
 
@@ -141,10 +140,10 @@ def format_mcp(agent: AgentSession) -> str:
     )
 
 
-def format_tree(tree: Mapping[str, Any]) -> str:
-    leaf = tree.get("leafId")
+def format_tree(tree: TreeDict) -> str:
+    leaf = tree["leafId"]
     lines = []
-    for node in tree.get("nodes", []):
+    for node in tree["nodes"]:
         if node.get("type") not in ("message", "branch_summary", "compaction"):
             continue
         marker = "*" if node["id"] == leaf else " "

@@ -23,7 +23,7 @@ import os
 import stat
 import sys
 from collections.abc import Awaitable, Callable, Mapping
-from typing import IO, Any, Literal, NotRequired, TypedDict
+from typing import IO, Any
 
 import anyio.to_thread
 
@@ -31,6 +31,7 @@ from rpc_agent.acp.cancellation import Cancellations
 from rpc_agent.fileio import write_all
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.errors import INVALID_REQUEST, PARSE_ERROR
+from rpc_agent.protocol.jsonrpc import ErrorObject, ErrorReply
 
 logger = logging.getLogger("rpc_agent.acp")
 
@@ -54,28 +55,14 @@ def _valid_id(value: Any) -> bool:
     )
 
 
-class ErrorObject(TypedDict):
-    code: int
-    message: str
-    data: NotRequired[Any]
-
-
-class ErrorAnswer(TypedDict):
-    """The answer this transport writes itself, for a line no handler may see."""
-
-    jsonrpc: Literal["2.0"]
-    id: Any
-    error: ErrorObject
-
-
-def _error(code: int, message: str, request_id: Any = None, data: Any = None) -> ErrorAnswer:
+def _error(code: int, message: str, request_id: Any = None, data: Any = None) -> ErrorReply:
     error: ErrorObject = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
-def check_message(message: Any) -> ErrorAnswer | None:
+def check_message(message: Any) -> ErrorReply | None:
     """The error answer for a decoded line that is not one JSON-RPC message, else None."""
     if not isinstance(message, dict):
         return _error(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
@@ -98,11 +85,11 @@ def check_message(message: Any) -> ErrorAnswer | None:
     return _error(INVALID_REQUEST, "Invalid Request: neither a request nor a response", request_id)
 
 
-def batch_answer(batch: list[Any]) -> ErrorAnswer | list[ErrorAnswer] | None:
+def batch_answer(batch: list[Any]) -> ErrorReply | list[ErrorReply] | None:
     """What a batch line gets: errors for its requests (notifications in it get none)."""
     if not batch:
         return _error(INVALID_REQUEST, "Invalid Request: empty batch")
-    answers: list[ErrorAnswer] = []
+    answers: list[ErrorReply] = []
     for item in batch:
         if isinstance(item, dict) and "method" in item and "id" not in item:
             continue

@@ -6,6 +6,7 @@ returns what changes; "no answer" is always "no change".
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -16,7 +17,6 @@ from rpc_agent.agent.host import Host, host_blocks
 from rpc_agent.agent.queue import QueuedCustom
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.shapes import BlockDict, EntryDict, MessageDict
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import Tool, ToolError, ToolOutput
@@ -38,15 +38,22 @@ def declared(host: Host | None, name: str) -> bool:
     return host is not None and name in host.capabilities.hooks
 
 
-async def run(host: Host | None, name: str, event: JsonDict, model: type[ResultT]) -> ResultT | None:
-    """The hook's result, or None when it is not declared or gave no usable answer."""
+async def run(
+    host: Host | None, name: str, event: Mapping[str, object], model: type[ResultT]
+) -> ResultT | None:
+    """The hook's result, or None when it is not declared or gave no usable answer.
+
+    ``event`` is pi's event object of that hook, without its ``type`` (added here); each hook
+    has its own fields (``protocol.host.HOOK_EVENTS``)."""
     if host is None or not declared(host, name):
         return None
     result = await host.run_hook(name, {"type": name, **event})
     return result if isinstance(result, model) else None
 
 
-async def tool_call(host: Host | None, tool: Tool, call_id: str, arguments: JsonDict, args: Any) -> Any:
+async def tool_call(
+    host: Host | None, tool: Tool, call_id: str, arguments: Mapping[str, object], args: Any
+) -> Any:
     """pi's ``tool_call``: block with a reason, or patch the input (pi mutates ``event.input``)."""
     result = await run(
         host,
@@ -69,7 +76,7 @@ async def tool_call(host: Host | None, tool: Tool, call_id: str, arguments: Json
 
 
 async def tool_result(
-    host: Host | None, name: str, call_id: str, arguments: JsonDict, output: ToolOutput
+    host: Host | None, name: str, call_id: str, arguments: Mapping[str, object], output: ToolOutput
 ) -> ToolOutput:
     """pi's ``tool_result``: each field the hook returns replaces the result's."""
     result = await run(

@@ -9,7 +9,7 @@ so a broken host can never break a run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict, get_args
 
@@ -105,7 +105,7 @@ class Host(Protocol):
         """The host's decision, or None when it gave none (treated as a denial)."""
         ...
 
-    async def run_hook(self, name: str, event: JsonDict) -> BaseModel | None:
+    async def run_hook(self, name: str, event: Mapping[str, Any]) -> BaseModel | None:
         """The hook's result, validated as pi's result object of that hook; None: no change."""
         ...
 
@@ -123,7 +123,7 @@ class NoHost:
     async def request_approval(self, question: ApprovalQuestion) -> ApprovalAnswer | None:
         return ApprovalAnswer("deny", "no client is connected to approve this tool call")
 
-    async def run_hook(self, name: str, event: JsonDict) -> BaseModel | None:
+    async def run_hook(self, name: str, event: Mapping[str, Any]) -> BaseModel | None:
         return None
 
     async def call_client_tool(self, tool_call_id: str, name: str, arguments: JsonDict) -> ClientToolAnswer:

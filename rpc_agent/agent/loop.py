@@ -34,7 +34,7 @@ from rpc_agent.agent.tool_calls import execute_tool_call
 from rpc_agent.errors import ProviderError
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import trusted
-from rpc_agent.protocol.shapes import MessageDict, UsageDict
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.providers.base import ProviderRequest, empty_usage
 
 __all__ = [
@@ -282,12 +282,6 @@ def _nothing_useful(message: MessageDict) -> bool:
     )
 
 
-def _empty_usage() -> UsageDict:
-    given: Any = empty_usage()  # BRIDGE: until providers.base gives a UsageDict
-    usage: UsageDict = given
-    return usage
-
-
 def error_message(ctx: RunContext, text: str) -> MessageDict:
     """An assistant message that holds nothing but why there is no answer."""
     return {
@@ -296,7 +290,7 @@ def error_message(ctx: RunContext, text: str) -> MessageDict:
         "api": ctx.model.provider,
         "provider": ctx.model.provider,
         "model": ctx.model.id,
-        "usage": _empty_usage(),
+        "usage": empty_usage(),
         "stopReason": "error",
         "errorMessage": text,
         "timestamp": now_ms(),
@@ -310,11 +304,10 @@ async def stream_assistant(ctx: RunContext) -> MessageDict:
     cancellation goes on.
     """
     context = ctx.manager.build_session_context()
-    messages: Any = context.messages  # BRIDGE: until ProviderRequest holds MessageDicts
     request = ProviderRequest(
         model=ctx.model,
         system_prompt=ctx.system_prompt,
-        messages=messages,
+        messages=context.messages,
         tools=ctx.tool_specs,
         thinking_level=ctx.thinking_level,
         tool_choice=ctx.tool_choice,
@@ -324,12 +317,9 @@ async def stream_assistant(ctx: RunContext) -> MessageDict:
     ctx.stream_error = None
     try:
         if hooks.declared(ctx.host, "context"):
-            sent: Any = request.messages  # BRIDGE: until the store's context holds MessageDicts
-            replaced: Any = await hooks.context(ctx.host, sent)
-            request.messages = replaced
+            request.messages = await hooks.context(ctx.host, request.messages)
         async for event in ctx.provider.stream(request):
-            streamed: Any = event.partial  # BRIDGE: until providers.base gives a MessageDict
-            partial = streamed
+            partial = event.partial
             if event.type == "error":
                 ctx.stream_error = event.error
             if not started:

@@ -16,7 +16,7 @@ from rpc_agent.agent.compaction import context_tokens, estimate_tokens, prepare_
 from rpc_agent.agent.settings import AgentSettings, CompactionSettings
 from rpc_agent.errors import NothingToCompactError, OperationCancelledError, ProviderError
 from rpc_agent.protocol.shapes import BlockDict, EntryDict, MessageDict
-from rpc_agent.providers.faux import FauxProvider
+from rpc_agent.providers.faux import FauxProvider, FauxReply
 from rpc_agent.store import SessionManager
 
 JsonDict = dict[str, Any]
@@ -167,7 +167,7 @@ def test_repeated_compaction_starts_at_previous_kept_boundary_and_passes_previou
 
 
 def make_agent(
-    tmp_path: Path, script: list[JsonDict], *, keep: int = 100, reserve: int = 16_384
+    tmp_path: Path, script: list[FauxReply], *, keep: int = 100, reserve: int = 16_384
 ) -> tuple[AgentSession, Recorder, FauxProvider]:
     manager = SessionManager.create(str(tmp_path), tmp_path / "sessions")
     provider = FauxProvider(script)
@@ -197,9 +197,14 @@ async def test_manual_compact_appends_entry_and_context_starts_with_summary(tmp_
     await agent.shutdown()
 
 
+def answers(count: int) -> list[FauxReply]:
+    """``count`` scripted answers of 400 characters."""
+    return [{"text": TEXT_400} for _ in range(count)]
+
+
 @pytest.mark.anyio
 async def test_failed_summary_appends_nothing(tmp_path: Path) -> None:
-    script: list[JsonDict] = [{"text": TEXT_400} for _ in range(4)] + [{"error": "summary model down"}]
+    script: list[FauxReply] = [*answers(4), {"error": "summary model down"}]
     agent, events, _ = make_agent(tmp_path, script)
     for turn in range(4):
         await agent.prompt(f"request {turn} " + TEXT_400)
@@ -213,9 +218,7 @@ async def test_failed_summary_appends_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_abort_during_compaction_appends_nothing(tmp_path: Path) -> None:
-    script: list[JsonDict] = [{"text": TEXT_400} for _ in range(4)] + [
-        {"text": "slow summary " * 50, "delayMs": 50}
-    ]
+    script: list[FauxReply] = [*answers(4), {"text": "slow summary " * 50, "delayMs": 50}]
     agent, events, _ = make_agent(tmp_path, script)
     for turn in range(4):
         await agent.prompt(f"request {turn} " + TEXT_400)
@@ -238,9 +241,7 @@ async def test_abort_during_compaction_appends_nothing(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_threshold_compaction_runs_after_a_run_that_fills_the_window(tmp_path: Path) -> None:
     # faux-1 has a 200k window; a reply reporting 190k input tokens crosses 200k - 16k.
-    script: list[JsonDict] = [{"text": TEXT_400} for _ in range(3)] + [
-        {"text": "big", "usage": {"input": 190_000, "output": 10}}
-    ]
+    script: list[FauxReply] = [*answers(3), {"text": "big", "usage": {"input": 190_000, "output": 10}}]
     agent, events, _ = make_agent(tmp_path, script)
     for turn in range(4):
         await agent.prompt(f"request {turn} " + TEXT_400)
@@ -251,7 +252,8 @@ async def test_threshold_compaction_runs_after_a_run_that_fills_the_window(tmp_p
 
 @pytest.mark.anyio
 async def test_overflow_error_compacts_then_retries_the_prompt_once(tmp_path: Path) -> None:
-    script: list[JsonDict] = [{"text": TEXT_400} for _ in range(3)] + [
+    script: list[FauxReply] = [
+        *answers(3),
         {"error": "prompt is too long: 210000 tokens > 200000 maximum", "overflow": True, "status": 400},
         {"text": "## Goal\nsummary written during the overflow compaction"},
         {"text": "answer after compaction"},

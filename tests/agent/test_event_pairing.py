@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.protocol.payload import event_payload
 from rpc_agent.providers.base import AssistantEvent, ProviderRequest
-from rpc_agent.providers.faux import FauxProvider
+from rpc_agent.providers.faux import FauxProvider, FauxReply
 from rpc_agent.store import SessionManager
 from rpc_agent.tools.bash import BashTool
 
@@ -31,7 +31,7 @@ class BreaksMidStream(FauxProvider):
     """The faux provider, except that the call number ``fail_on`` raises after a few deltas
     with an exception no provider code classifies (as a bug or an SDK surprise would)."""
 
-    def __init__(self, script: list[JsonDict], fail_on: int) -> None:
+    def __init__(self, script: list[FauxReply], fail_on: int) -> None:
         super().__init__(script)
         self.fail_on = fail_on
         self.calls = 0
@@ -70,7 +70,7 @@ def assert_paired(events: list[JsonDict]) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("fail_on", [1, 2])
 async def test_an_unexpected_exception_still_closes_every_event(fail_on: int) -> None:
-    script: list[JsonDict] = [
+    script: list[FauxReply] = [
         {"toolCalls": [{"name": "bash", "arguments": {"command": "echo hi"}}]},
         {"text": "the answer is long enough to stream in several deltas"},
     ]

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
 from rpc_agent.errors import ProviderError
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.events import AssistantEventType
+from rpc_agent.protocol.shapes import BlockDict, MessageDict
 from rpc_agent.providers.anthropic.partial_json import PartialJson
 from rpc_agent.providers.base import AssistantEvent, ModelInfo, empty_usage
 from rpc_agent.providers.convert import API
@@ -30,6 +30,14 @@ _STOP_REASONS = {
     "tool_use": "toolUse",
 }
 
+_USAGE_FIELDS: tuple[tuple[Literal["input", "output", "cacheRead", "cacheWrite"], str], ...] = (
+    ("input", "input_tokens"),
+    ("output", "output_tokens"),
+    ("cacheRead", "cache_read_input_tokens"),
+    ("cacheWrite", "cache_creation_input_tokens"),
+)
+"""Our usage keys and the SDK usage's attributes they come from."""
+
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
@@ -40,9 +48,11 @@ class Assembler:
 
     def __init__(self, model: ModelInfo) -> None:
         self.model = model
-        self.partial: JsonDict = {
+        self._content: list[BlockDict] = []
+        """The partial's content: the same list, typed as the list it always is."""
+        self.partial: MessageDict = {
             "role": "assistant",
-            "content": [],
+            "content": self._content,
             "api": API,
             "provider": PROVIDER,
             "model": model.id,
@@ -67,12 +77,7 @@ class Assembler:
 
     def _usage(self, usage: Any, *, replace: bool) -> None:
         stored = self.partial["usage"]
-        for key, attr in (
-            ("input", "input_tokens"),
-            ("output", "output_tokens"),
-            ("cacheRead", "cache_read_input_tokens"),
-            ("cacheWrite", "cache_creation_input_tokens"),
-        ):
+        for key, attr in _USAGE_FIELDS:
             value = getattr(usage, attr, None)
             if value is not None:
                 stored[key] = int(value)
@@ -121,14 +126,14 @@ class Assembler:
             if block.text:
                 self._text(index, "text", block.text, out)
         elif kind == "thinking":
-            stored: JsonDict = {"type": "thinking", "thinking": ""}
+            stored: BlockDict = {"type": "thinking", "thinking": ""}
             if block.signature:
                 stored["thinkingSignature"] = block.signature
             index = self._open(event.index, stored, "thinking_start", out)
             if block.thinking:
                 self._text(index, "thinking", block.thinking, out)
         elif kind == "redacted_thinking":
-            redacted = {
+            redacted: BlockDict = {
                 "type": "thinking",
                 "thinking": "[Reasoning redacted]",
                 "thinkingSignature": block.data,
@@ -137,17 +142,22 @@ class Assembler:
             self._open(event.index, redacted, "thinking_start", out)
         elif kind == "tool_use":
             arguments = block.input if isinstance(block.input, dict) else {}
-            call = {"type": "toolCall", "id": block.id, "name": block.name, "arguments": dict(arguments)}
+            call: BlockDict = {
+                "type": "toolCall",
+                "id": block.id,
+                "name": block.name,
+                "arguments": dict(arguments),
+            }
             index = self._open(event.index, call, "toolcall_start", out)
             self._json[index] = PartialJson()
         # Server-side tool blocks and future block types are not part of our message shape.
 
     def _open(
-        self, api_index: int, block: JsonDict, start: AssistantEventType, out: list[AssistantEvent]
+        self, api_index: int, block: BlockDict, start: AssistantEventType, out: list[AssistantEvent]
     ) -> int:
         """Append ``block`` to the message for the API's block ``api_index`` and announce it;
         its index in our content."""
-        content: list[JsonDict] = self.partial["content"]
+        content = self._content
         index = len(content)
         content.append(block)
         self._index[api_index] = index
@@ -155,8 +165,10 @@ class Assembler:
         out.append(self._event(start, contentIndex=index))
         return index
 
-    def _text(self, index: int, key: str, text: str, out: list[AssistantEvent]) -> None:
-        self.partial["content"][index][key] += text
+    def _text(
+        self, index: int, key: Literal["text", "thinking"], text: str, out: list[AssistantEvent]
+    ) -> None:
+        self._content[index][key] += text
         kind: AssistantEventType = "text_delta" if key == "text" else "thinking_delta"
         out.append(self._event(kind, contentIndex=index, delta=text))
 
@@ -166,7 +178,7 @@ class Assembler:
             return
         delta = event.delta
         kind = delta.type
-        block = self.partial["content"][index]
+        block = self._content[index]
         if kind == "text_delta" and block["type"] == "text":
             self._text(index, "text", delta.text, out)
         elif kind == "thinking_delta" and block["type"] == "thinking":
@@ -182,7 +194,7 @@ class Assembler:
         index = self._index.get(event.index)
         if index is None:
             return
-        block = self.partial["content"][index]
+        block = self._content[index]
         kind = block["type"]
         if kind == "text":
             out.append(self._event("text_end", contentIndex=index, content=block["text"]))
