@@ -11,11 +11,9 @@ compaction until an answer has come back.
 
 from __future__ import annotations
 
-from typing import Any
-
 from rpc_agent.agent.compaction import TOKEN_KEYS, estimate_tokens
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.shapes import EntryDict, MessageDict
+from rpc_agent.protocol.shapes import EntryDict, MessageDict, UsageDict
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.store.projection import current_system_message
 
@@ -27,7 +25,8 @@ class _Totals:
         self.tokens = dict.fromkeys(TOKEN_KEYS, 0)
         self.cost = 0.0
 
-    def add(self, usage: Any) -> None:
+    def add(self, usage: UsageDict | None) -> None:
+        """Add what ``usage`` counts; as read from a file, a value of another type counts 0."""
         if not isinstance(usage, dict):
             return
         for key in TOKEN_KEYS:
