@@ -7,6 +7,7 @@ compaction was already summarized once.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypedDict
 
@@ -68,10 +69,25 @@ def _budgeted(messages: list[MessageDict]) -> list[MessageDict]:
     return kept
 
 
-def file_operations(entries: list[EntryDict]) -> FileOperations:
-    """Files read and modified on the branch, from the tool calls the model made."""
+def _listed(details: object, key: str) -> list[str]:
+    files = details.get(key) if isinstance(details, dict) else None
+    return [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
+
+
+def pi_details(entry: EntryDict) -> object:
+    """The ``details`` of a summary entry when pi (or this agent) wrote them: a hook's are its
+    own shape, and pi does not read files from them."""
+    return None if entry.get("fromHook") else entry.get("details")
+
+
+def file_operations(entries: list[EntryDict], carried: Iterable[object] = ()) -> FileOperations:
+    """Files read and modified on the branch, from the tool calls the model made, and those
+    ``carried`` from earlier summaries' details (their ``readFiles`` and ``modifiedFiles``)."""
     read: set[str] = set()
     modified: set[str] = set()
+    for details in carried:
+        read.update(_listed(details, "readFiles"))
+        modified.update(_listed(details, "modifiedFiles"))
     for entry in entries:
         message = entry.get("message") if entry.get("type") == "message" else None
         if not isinstance(message, dict) or message.get("role") != "assistant":
@@ -80,7 +96,7 @@ def file_operations(entries: list[EntryDict]) -> FileOperations:
             if not isinstance(block, dict) or block.get("type") != "toolCall":
                 continue
             path = (block.get("arguments") or {}).get("path")
-            if not isinstance(path, str):
+            if not isinstance(path, str) or not path:
                 continue
             if block.get("name") == "read":
                 read.add(path)
@@ -108,4 +124,6 @@ async def generate_branch_summary(
             else f"{instructions}\n\nAdditional focus: {custom_instructions}"
         )
     text = await summarize(provider, model, _budgeted(messages), instructions, calls=calls)
-    return BRANCH_SUMMARY_PREAMBLE + text, file_operations(entries)
+    # As pi: the files of summaries made on the branch before are carried on.
+    nested = [pi_details(e) for e in entries if e.get("type") == "branch_summary"]
+    return BRANCH_SUMMARY_PREAMBLE + text, file_operations(entries, nested)

@@ -21,7 +21,7 @@ from typing import Literal
 
 import orjson
 
-from rpc_agent.agent.branch_summary import FileOperations, file_operations
+from rpc_agent.agent.branch_summary import FileOperations, file_operations, pi_details
 from rpc_agent.agent.summarize import SUMMARY_FORMAT, summarize
 from rpc_agent.agent.summary_calls import SummaryCalls
 from rpc_agent.errors import NothingToCompactError
@@ -130,7 +130,8 @@ class CompactionPreparation:
     tokens_before: int
     entries_summarized: list[EntryDict] = field(default_factory=list)
     previous_details: JsonDict | None = None
-    """The previous compaction's ``details``: ours are ``FileOperations``, a hook's anything."""
+    """The previous compaction's ``details`` (``FileOperations``); None after a compaction a hook
+    supplied, whose details are its own (pi carries no files from them either)."""
 
     @property
     def is_split_turn(self) -> bool:
@@ -176,6 +177,7 @@ def prepare_compaction(
     prefix_entries = span[turn_start:cut] if turn_start < cut else []
     if not summarized_entries and not prefix_entries:
         raise NothingToCompactError("nothing to compact")
+    details = pi_details(previous) if previous is not None else None
     return CompactionPreparation(
         first_kept_entry_id=str(span[cut]["id"]),
         messages_to_summarize=[m for m in map(entry_to_message, summarized_entries) if m is not None],
@@ -183,18 +185,12 @@ def prepare_compaction(
         previous_summary=str(previous.get("summary")) if previous is not None else None,
         tokens_before=tokens_before,
         entries_summarized=summarized_entries + prefix_entries,
-        previous_details=previous.get("details")
-        if previous is not None and isinstance(previous.get("details"), dict)
-        else None,
+        previous_details=details if isinstance(details, dict) else None,
     )
 
 
 def cumulative_file_operations(preparation: CompactionPreparation) -> FileOperations:
-    ops = file_operations(preparation.entries_summarized)
-    previous = preparation.previous_details or {}
-    modified = set(ops["modifiedFiles"]) | set(previous.get("modifiedFiles") or [])
-    read = (set(ops["readFiles"]) | set(previous.get("readFiles") or [])) - modified
-    return {"readFiles": sorted(read), "modifiedFiles": sorted(modified)}
+    return file_operations(preparation.entries_summarized, [preparation.previous_details])
 
 
 def _file_tags(details: FileOperations) -> str:

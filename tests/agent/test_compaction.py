@@ -12,7 +12,9 @@ from agent_testlib import Recorder
 
 from pi_lines import tool_result
 from rpc_agent.agent.agent_session import AgentSession
+from rpc_agent.agent.branch_summary import generate_branch_summary
 from rpc_agent.agent.compaction import (
+    CompactionPreparation,
     context_tokens,
     cumulative_file_operations,
     estimate_tokens,
@@ -189,6 +191,85 @@ def test_file_operations_carry_the_previous_compactions_files_and_a_change_beats
     }
     prep.previous_details = None  # a hook's compaction whose details were not an object
     assert cumulative_file_operations(prep) == {"readFiles": ["old.py"], "modifiedFiles": ["a.py", "new.py"]}
+
+
+def _compacted_twice(previous: EntryDict) -> CompactionPreparation:
+    """A second compaction of a branch whose first compaction is ``previous`` (placed after four
+    messages, with four more after it)."""
+    path = chain(user(TEXT_400), assistant(TEXT_400), user(TEXT_400), assistant(TEXT_400))
+    compaction: EntryDict = {**previous, "parentId": path[-1]["id"], "firstKeptEntryId": path[2]["id"]}
+    more = chain(user(TEXT_400), assistant(TEXT_400), user(TEXT_400), assistant(TEXT_400))
+    for index, entry in enumerate(more):
+        entry["id"] = f"n{index:07d}"
+        entry["parentId"] = compaction["id"] if index == 0 else more[index - 1]["id"]
+    return prepare_compaction([*path, compaction, *more], keep_recent_tokens=150, tokens_before=900)
+
+
+def test_files_in_a_hooks_compaction_details_are_not_carried_on_as_pi_does() -> None:
+    previous: EntryDict = {
+        "type": "compaction",
+        "id": "c0000001",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "summary": "THE HOOK'S SUMMARY",
+        "firstKeptEntryId": "",
+        "tokensBefore": 400,
+        "details": {"readFiles": ["hook.py"], "modifiedFiles": ["hook-made.py"]},
+        "fromHook": True,
+    }
+    second = _compacted_twice(previous)
+    assert second.previous_summary == "THE HOOK'S SUMMARY"
+    assert second.previous_details is None
+    assert cumulative_file_operations(second) == {"readFiles": [], "modifiedFiles": []}
+    ours = _compacted_twice({**previous, "fromHook": False})
+    assert cumulative_file_operations(ours) == {"readFiles": ["hook.py"], "modifiedFiles": ["hook-made.py"]}
+
+
+def test_previous_file_lists_that_are_not_lists_of_paths_carry_nothing() -> None:
+    previous: EntryDict = {
+        "type": "compaction",
+        "id": "c0000001",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "summary": "S",
+        "firstKeptEntryId": "",
+        "tokensBefore": 400,
+        "details": {"readFiles": "abc", "modifiedFiles": ["ok.py", 7, None]},
+    }
+    assert cumulative_file_operations(_compacted_twice(previous)) == {
+        "readFiles": [],
+        "modifiedFiles": ["ok.py"],
+    }
+
+
+@pytest.mark.anyio
+async def test_a_branch_summary_carries_the_files_of_summaries_made_on_the_branch_before() -> None:
+    def summary(entry_id: str, parent: str, details: object, from_hook: bool) -> EntryDict:
+        return {
+            "type": "branch_summary",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "fromId": "elsewhere",
+            "summary": "an earlier branch",
+            "details": details,
+            "fromHook": from_hook,
+        }
+
+    read: BlockDict = {"type": "toolCall", "id": "r", "name": "read", "arguments": {"path": "here.py"}}
+    empty: BlockDict = {"type": "toolCall", "id": "e", "name": "edit", "arguments": {"path": ""}}
+    entries = chain(user(TEXT_400), assistant("", calls=[read, empty]))
+    entries.append(
+        summary("s1", entries[-1]["id"], {"readFiles": ["a.py"], "modifiedFiles": ["b.py"]}, False)
+    )
+    entries.append(summary("s2", "s1", {"readFiles": ["hook.py"], "modifiedFiles": []}, True))
+    provider = FauxProvider([{"text": "what the branch did"}])
+    model = provider.models()[0]
+    text, details = await generate_branch_summary(
+        provider, model, entries, custom_instructions=None, replace_instructions=False
+    )
+    assert text.endswith("what the branch did")
+    assert details == {"readFiles": ["a.py", "here.py"], "modifiedFiles": ["b.py"]}
 
 
 # --- through AgentSession (in process, faux provider) ------------------------------------------
