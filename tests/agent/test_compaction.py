@@ -193,11 +193,21 @@ def test_file_operations_carry_the_previous_compactions_files_and_a_change_beats
     assert cumulative_file_operations(prep) == {"readFiles": ["old.py"], "modifiedFiles": ["a.py", "new.py"]}
 
 
-def _compacted_twice(previous: EntryDict) -> CompactionPreparation:
-    """A second compaction of a branch whose first compaction is ``previous`` (placed after four
-    messages, with four more after it)."""
+def _compacted_twice(summary: str, details: object, *, from_hook: bool = False) -> CompactionPreparation:
+    """A second compaction of a branch whose first compaction (``summary``, ``details``) lies
+    after four messages, with four more after it."""
     path = chain(user(TEXT_400), assistant(TEXT_400), user(TEXT_400), assistant(TEXT_400))
-    compaction: EntryDict = {**previous, "parentId": path[-1]["id"], "firstKeptEntryId": path[2]["id"]}
+    compaction: EntryDict = {
+        "type": "compaction",
+        "id": "c0000001",
+        "parentId": path[-1]["id"],
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "summary": summary,
+        "firstKeptEntryId": path[2]["id"],
+        "tokensBefore": 400,
+        "details": details,
+        "fromHook": from_hook,
+    }
     more = chain(user(TEXT_400), assistant(TEXT_400), user(TEXT_400), assistant(TEXT_400))
     for index, entry in enumerate(more):
         entry["id"] = f"n{index:07d}"
@@ -206,40 +216,18 @@ def _compacted_twice(previous: EntryDict) -> CompactionPreparation:
 
 
 def test_files_in_a_hooks_compaction_details_are_not_carried_on_as_pi_does() -> None:
-    previous: EntryDict = {
-        "type": "compaction",
-        "id": "c0000001",
-        "parentId": None,
-        "timestamp": "2026-01-01T00:00:01.000Z",
-        "summary": "THE HOOK'S SUMMARY",
-        "firstKeptEntryId": "",
-        "tokensBefore": 400,
-        "details": {"readFiles": ["hook.py"], "modifiedFiles": ["hook-made.py"]},
-        "fromHook": True,
-    }
-    second = _compacted_twice(previous)
+    details = {"readFiles": ["hook.py"], "modifiedFiles": ["hook-made.py"]}
+    second = _compacted_twice("THE HOOK'S SUMMARY", details, from_hook=True)
     assert second.previous_summary == "THE HOOK'S SUMMARY"
     assert second.previous_details is None
     assert cumulative_file_operations(second) == {"readFiles": [], "modifiedFiles": []}
-    ours = _compacted_twice({**previous, "fromHook": False})
+    ours = _compacted_twice("OURS", details)
     assert cumulative_file_operations(ours) == {"readFiles": ["hook.py"], "modifiedFiles": ["hook-made.py"]}
 
 
 def test_previous_file_lists_that_are_not_lists_of_paths_carry_nothing() -> None:
-    previous: EntryDict = {
-        "type": "compaction",
-        "id": "c0000001",
-        "parentId": None,
-        "timestamp": "2026-01-01T00:00:01.000Z",
-        "summary": "S",
-        "firstKeptEntryId": "",
-        "tokensBefore": 400,
-        "details": {"readFiles": "abc", "modifiedFiles": ["ok.py", 7, None]},
-    }
-    assert cumulative_file_operations(_compacted_twice(previous)) == {
-        "readFiles": [],
-        "modifiedFiles": ["ok.py"],
-    }
+    second = _compacted_twice("S", {"readFiles": "abc", "modifiedFiles": ["ok.py", 7, None]})
+    assert cumulative_file_operations(second) == {"readFiles": [], "modifiedFiles": ["ok.py"]}
 
 
 @pytest.mark.anyio
