@@ -30,6 +30,9 @@ M = TypeVar("M", MessageDict, MessageDict | msgspec.Raw)
 
 @dataclass(slots=True)
 class ContextOf(Generic[M]):
+    """What one walk of the path finds; the two kinds below differ only in what their messages
+    are, so that a caller sees in the type whether it may meet unparsed JSON."""
+
     messages: list[M] = field(default_factory=list)
     thinkingLevel: str = "off"
     model: ModelRef | None = None

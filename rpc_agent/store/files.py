@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
@@ -186,7 +186,7 @@ MESSAGE_PREFIX = re.compile(
 """How both this store and the reference agent begin a message line (the keys in this order)."""
 
 
-def is_header(line: Any) -> bool:
+def is_header(line: object) -> TypeGuard[HeaderDict]:
     return isinstance(line, dict) and line.get("type") == "session" and isinstance(line.get("id"), str)
 
 

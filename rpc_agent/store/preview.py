@@ -157,7 +157,7 @@ def _blocks_text(blocks: list[_Block], limit: int = PREVIEW_CHARS * 4) -> str:
     return "".join(parts)
 
 
-def preview_of_stored(message: Any) -> tuple[str | None, str] | None:
+def preview_of_stored(message: msgspec.Raw) -> tuple[str | None, str] | None:
     """``preview_of`` for a message kept as JSON bytes; None when its shape needs a full parse."""
     try:
         head = _decode_message(message)
