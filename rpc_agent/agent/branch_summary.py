@@ -8,10 +8,10 @@ compaction was already summarized once.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 from rpc_agent.agent.summarize import BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT, summarize
 from rpc_agent.agent.summary_calls import SummaryCalls
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.shapes import EntryDict, MessageDict
 from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.store.context import entry_to_message
@@ -19,6 +19,14 @@ from rpc_agent.store.manager import SessionManager
 
 SUMMARY_BUDGET_CHARS = 400_000
 """About 100k tokens of transcript: newest entries are kept first when a branch is longer."""
+
+
+class FileOperations(TypedDict):
+    """The ``details`` a summary written here stores: the files the summarized part read and
+    changed, so that the next compaction can carry them on."""
+
+    readFiles: list[str]
+    modifiedFiles: list[str]
 
 
 @dataclass(slots=True)
@@ -60,7 +68,7 @@ def _budgeted(messages: list[MessageDict]) -> list[MessageDict]:
     return kept
 
 
-def file_operations(entries: list[EntryDict]) -> JsonDict:
+def file_operations(entries: list[EntryDict]) -> FileOperations:
     """Files read and modified on the branch, from the tool calls the model made."""
     read: set[str] = set()
     modified: set[str] = set()
@@ -89,7 +97,7 @@ async def generate_branch_summary(
     custom_instructions: str | None,
     replace_instructions: bool,
     calls: SummaryCalls | None = None,
-) -> tuple[str, JsonDict]:
+) -> tuple[str, FileOperations]:
     """The summary text (with the preamble the model sees) and its details."""
     messages = [m for m in (entry_to_message(e) for e in entries) if m is not None]
     instructions = BRANCH_SUMMARY_PROMPT

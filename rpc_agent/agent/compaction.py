@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Literal
 
 import orjson
 
-from rpc_agent.agent.branch_summary import file_operations
+from rpc_agent.agent.branch_summary import FileOperations, file_operations
 from rpc_agent.agent.summarize import SUMMARY_FORMAT, summarize
 from rpc_agent.agent.summary_calls import SummaryCalls
 from rpc_agent.errors import NothingToCompactError
@@ -30,6 +31,9 @@ from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.store.context import entry_to_message
 
 IMAGE_CHARS = 4800
+TokenKey = Literal["input", "output", "cacheRead", "cacheWrite"]
+TOKEN_KEYS: tuple[TokenKey, ...] = ("input", "output", "cacheRead", "cacheWrite")
+"""The counts of a usage that add up to its total when ``totalTokens`` is missing."""
 
 COMPACTION_PROMPT = (
     "The conversation above is being compacted: it will be replaced by your summary, and the "
@@ -83,12 +87,7 @@ def usage_tokens(message: MessageDict) -> int | None:
     usage = message.get("usage")
     if not isinstance(usage, dict):
         return None
-    total = int(usage.get("totalTokens") or 0) or (
-        int(usage.get("input") or 0)
-        + int(usage.get("output") or 0)
-        + int(usage.get("cacheRead") or 0)
-        + int(usage.get("cacheWrite") or 0)
-    )
+    total = int(usage.get("totalTokens") or 0) or sum(int(usage.get(key) or 0) for key in TOKEN_KEYS)
     return total or None
 
 
@@ -131,6 +130,7 @@ class CompactionPreparation:
     tokens_before: int
     entries_summarized: list[EntryDict] = field(default_factory=list)
     previous_details: JsonDict | None = None
+    """The previous compaction's ``details``: ours are ``FileOperations``, a hook's anything."""
 
     @property
     def is_split_turn(self) -> bool:
@@ -189,7 +189,7 @@ def prepare_compaction(
     )
 
 
-def cumulative_file_operations(preparation: CompactionPreparation) -> JsonDict:
+def cumulative_file_operations(preparation: CompactionPreparation) -> FileOperations:
     ops = file_operations(preparation.entries_summarized)
     previous = preparation.previous_details or {}
     modified = set(ops["modifiedFiles"]) | set(previous.get("modifiedFiles") or [])
@@ -197,7 +197,7 @@ def cumulative_file_operations(preparation: CompactionPreparation) -> JsonDict:
     return {"readFiles": sorted(read), "modifiedFiles": sorted(modified)}
 
 
-def _file_tags(details: JsonDict) -> str:
+def _file_tags(details: FileOperations) -> str:
     parts = []
     if details["readFiles"]:
         parts.append("<read-files>\n" + "\n".join(details["readFiles"]) + "\n</read-files>")
@@ -212,7 +212,7 @@ async def generate_compaction_summary(
     preparation: CompactionPreparation,
     custom_instructions: str | None,
     calls: SummaryCalls | None = None,
-) -> tuple[str, JsonDict]:
+) -> tuple[str, FileOperations]:
     """The summary text and details (cumulative read/modified files)."""
     focus = f"\n\nAdditional focus: {custom_instructions}" if custom_instructions else ""
     history = preparation.previous_summary or ""

@@ -12,7 +12,12 @@ from agent_testlib import Recorder
 
 from pi_lines import tool_result
 from rpc_agent.agent.agent_session import AgentSession
-from rpc_agent.agent.compaction import context_tokens, estimate_tokens, prepare_compaction
+from rpc_agent.agent.compaction import (
+    context_tokens,
+    cumulative_file_operations,
+    estimate_tokens,
+    prepare_compaction,
+)
 from rpc_agent.agent.settings import AgentSettings, CompactionSettings
 from rpc_agent.errors import NothingToCompactError, OperationCancelledError, ProviderError
 from rpc_agent.protocol.shapes import BlockDict, EntryDict, MessageDict
@@ -161,6 +166,29 @@ def test_repeated_compaction_starts_at_previous_kept_boundary_and_passes_previou
     assert summarized_texts[0] == path[2]["message"]["content"]
     assert second.first_kept_entry_id == more[2]["id"]
     assert second.previous_details == {"readFiles": ["old.py"], "modifiedFiles": []}
+
+
+def test_file_operations_carry_the_previous_compactions_files_and_a_change_beats_a_read() -> None:
+    def call(name: str, path: str) -> BlockDict:
+        return {"type": "toolCall", "id": f"{name}-{path}", "name": name, "arguments": {"path": path}}
+
+    path = chain(
+        user(TEXT_400),
+        assistant("", calls=[call("read", "a.py"), call("read", "old.py"), call("ls", "ignored")]),
+        user(TEXT_400),
+        assistant("", calls=[call("edit", "a.py"), call("write", "new.py")]),
+        user(TEXT_400),
+        assistant(TEXT_400),
+    )
+    prep = prepare_compaction(path, keep_recent_tokens=150, tokens_before=1000)
+    assert prep.first_kept_entry_id == path[4]["id"]
+    prep.previous_details = {"readFiles": ["kept.py", "new.py"], "modifiedFiles": ["m.py"], "extra": 1}
+    assert cumulative_file_operations(prep) == {
+        "readFiles": ["kept.py", "old.py"],
+        "modifiedFiles": ["a.py", "m.py", "new.py"],
+    }
+    prep.previous_details = None  # a hook's compaction whose details were not an object
+    assert cumulative_file_operations(prep) == {"readFiles": ["old.py"], "modifiedFiles": ["a.py", "new.py"]}
 
 
 # --- through AgentSession (in process, faux provider) ------------------------------------------
