@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from providers.convert_testlib import convert
-from providers.stored_messages import BashFields, assistant, bash, call, result, text, user
+from providers.stored_messages import JsonDict, assistant, bash, call, result, text, user
 from rpc_agent.providers.convert import BRANCH_SUMMARY_PREAMBLE, COMPACTION_SUMMARY_PREAMBLE
 
 
@@ -113,7 +113,7 @@ def test_custom_message_is_user_text() -> None:
         ),
     ],
 )
-def test_bash_execution_text(fields: BashFields, expected: str) -> None:
+def test_bash_execution_text(fields: JsonDict, expected: str) -> None:
     assert convert([bash(**fields)]) == [{"role": "user", "content": [text(expected)]}]
 
 
