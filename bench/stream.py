@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +154,26 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def timed_prompts(
+    server: Server,
+    fake: FakeAnthropic,
+    runs: int,
+    sizes: tuple[int, int],
+    replies: Callable[[int, int], list[Reply]],
+    what: str,
+) -> dict[int, list[float]]:
+    """Each run prompts once per size, the model answering ``replies(size, run)``: the seconds
+    each prompt took, by size (the sizes alternate, so a drift of the machine hits both)."""
+    took: dict[int, list[float]] = {size: [] for size in sizes}
+    for run in range(runs):
+        for size in sizes:
+            fake.enqueue(*replies(size, run))
+            elapsed, response = server.call("prompt", {"message": f"{size} {what}"})
+            assert response["result"]["stopReason"] == "stop", response
+            took[size].append(elapsed)
+    return took
+
+
 def measure(
     args: argparse.Namespace, fake: FakeAnthropic, sdk: dict[int, float], tuned: bool, checkpoints: bool
 ) -> None:
@@ -162,27 +183,20 @@ def measure(
         server.call("initialize")
         fake.enqueue(text_reply(10))
         server.call("prompt", {"message": "warm up"})  # first write, SDK import, model build
-        ours: dict[int, list[float]] = {args.small: [], args.large: []}
-        for _ in range(args.runs):
-            for n in (args.small, args.large):
-                fake.enqueue(text_reply(n))
-                elapsed, response = server.call("prompt", {"message": f"{n} deltas"})
-                assert response["result"]["stopReason"] == "stop", response
-                ours[n].append(elapsed)
-        tools: dict[int, list[float]] = {1: [], args.tools: []}
-        for _ in range(args.runs):
-            for k in (1, args.tools):
-                fake.enqueue(*tool_reply(k))
-                elapsed, response = server.call("prompt", {"message": f"{k} tool calls"})
-                assert response["result"]["stopReason"] == "stop", response
-                tools[k].append(elapsed)
-        writes: dict[int, list[float]] = {1: [], args.tools: []}
-        for run in range(args.runs):
-            for k in (1, args.tools):
-                fake.enqueue(*tool_reply(k, "write", run * 1000 + k))
-                elapsed, response = server.call("prompt", {"message": f"{k} writes"})
-                assert response["result"]["stopReason"] == "stop", response
-                writes[k].append(elapsed)
+        ours = timed_prompts(
+            server, fake, args.runs, (args.small, args.large), lambda n, _: [text_reply(n)], "deltas"
+        )
+        tools = timed_prompts(
+            server, fake, args.runs, (1, args.tools), lambda k, _: tool_reply(k), "tool calls"
+        )
+        writes = timed_prompts(
+            server,
+            fake,
+            args.runs,
+            (1, args.tools),
+            lambda k, run: tool_reply(k, "write", run * 1000 + k),
+            "writes",
+        )
         server.close()
 
     span = args.large - args.small

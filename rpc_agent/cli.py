@@ -50,6 +50,20 @@ examples:
 """
 
 
+_FLAGS_AS_GIVEN = (
+    "session",
+    "continue_recent",
+    "no_session",
+    "provider",
+    "model",
+    "thinking",
+    "faux_script",
+    "system_prompt",
+    "append_system_prompt",
+)
+"""The flags the server's configuration takes as they are, under their own names."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rpc-agent",
@@ -313,19 +327,11 @@ def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | Non
         cwd=cwd,
         settings=settings,
         session_dir=args.session_dir.absolute() if args.session_dir else None,
-        session=args.session,
-        continue_recent=args.continue_recent,
-        no_session=args.no_session,
-        provider=args.provider,
-        model=args.model,
-        thinking=args.thinking,
-        faux_script=args.faux_script,
         tools=not args.no_tools,
         tool_names=[t.strip() for t in args.tools.split(",") if t.strip()]
         if args.tools is not None
         else None,
-        system_prompt=args.system_prompt,
-        append_system_prompt=args.append_system_prompt,
+        **{name: getattr(args, name) for name in _FLAGS_AS_GIVEN},
     )
     output_schema = _output_schema(args)
     if output_schema is False:

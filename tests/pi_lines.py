@@ -22,14 +22,21 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 BASE = datetime(2024, 12, 3, 14, 0, 0, tzinfo=UTC)
 BASE_MS = (BASE - EPOCH) // timedelta(milliseconds=1)
 
-USAGE: JsonDict = {
-    "input": 10,
-    "output": 5,
-    "cacheRead": 0,
-    "cacheWrite": 0,
-    "totalTokens": 15,
-    "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.0},
-}
+
+def usage(tokens_in: int, tokens_out: int, cost: float) -> JsonDict:
+    """An assistant message's usage as pi 0.73 writes it, the cost split evenly between input
+    and output."""
+    return {
+        "input": tokens_in,
+        "output": tokens_out,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": tokens_in + tokens_out,
+        "cost": {"input": cost / 2, "output": cost / 2, "cacheRead": 0.0, "cacheWrite": 0.0, "total": cost},
+    }
+
+
+USAGE = usage(10, 5, 0.0)
 
 OLD_SESSION_ID = "0c0ffee0-1111-4222-8333-444455556666"
 

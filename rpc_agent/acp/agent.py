@@ -54,7 +54,7 @@ from rpc_agent.acp.commands import announce, run_command, slash_command
 from rpc_agent.acp.config import config_options, set_config_option
 from rpc_agent.acp.extensions import call_extension, extension_name
 from rpc_agent.acp.prompt import PromptBlock, prompt_content, stop_reason
-from rpc_agent.acp.session_methods import McpServer, Sessions, check_cwd, workspace_roots
+from rpc_agent.acp.session_methods import McpServer, Sessions, workspace_roots
 from rpc_agent.acp.status import prompt_usage, title_of
 from rpc_agent.acp.updates import replay_updates
 from rpc_agent.agent import deletion
@@ -151,7 +151,6 @@ class RpcAgentAcp:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        check_cwd(cwd)
         roots = workspace_roots(additional_directories, cwd)
         session = await self.sessions.create(cwd, mcp_servers, roots)
         announce(session)
@@ -166,7 +165,6 @@ class RpcAgentAcp:
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse | None:
-        check_cwd(cwd)
         roots = workspace_roots(additional_directories, cwd)
         session = await self.sessions.open_existing(session_id, cwd, mcp_servers, announced=True, roots=roots)
         for update in replay_updates(session.agent.manager.get_branch(), session.agent.manager.cwd):
@@ -184,7 +182,6 @@ class RpcAgentAcp:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> ResumeSessionResponse:
-        check_cwd(cwd)
         roots = workspace_roots(additional_directories, cwd)
         session = await self.sessions.open_existing(
             session_id, cwd, mcp_servers, announced=False, roots=roots
@@ -258,7 +255,6 @@ class RpcAgentAcp:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> ForkSessionResponse:
-        check_cwd(cwd)
         roots = workspace_roots(additional_directories, cwd)
         source = await self.sessions.open_existing(session_id, cwd, mcp_servers, announced=True, roots=roots)
         fork = await self.sessions.fork(source, mcp_servers, announced=False, roots=roots)

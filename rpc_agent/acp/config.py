@@ -7,7 +7,7 @@ list with the current values, so the editor's pickers always show what the agent
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
 from acp.schema import SessionConfigOptionBoolean, SessionConfigOptionSelect, SessionConfigSelectOption
@@ -29,48 +29,62 @@ def config_options(session: AcpSession) -> list[ConfigOption]:
     if agent.model.id not in {model.id for model in models}:
         model_options.insert(0, SessionConfigSelectOption(value=agent.model.id, name=agent.model.name))
     return [
-        SessionConfigOptionSelect(
-            type="select",
-            id="model",
-            name="Model",
-            category="model",
-            current_value=agent.model.id,
-            options=model_options,
-        ),
-        SessionConfigOptionSelect(
-            type="select",
-            id="thinking_level",
-            name="Thinking level",
+        _select("model", "Model", agent.model.id, model_options, category="model"),
+        _select(
+            "thinking_level",
+            "Thinking level",
+            agent.thinking_level,
+            _plain(THINKING_LEVELS),
             category="thought_level",
-            current_value=agent.thinking_level,
-            options=[SessionConfigSelectOption(value=level, name=level) for level in THINKING_LEVELS],
         ),
-        SessionConfigOptionSelect(
-            type="select",
-            id="approval_policy",
-            name="Approval",
-            description="When to ask before a tool runs",
+        _select(
+            "approval_policy",
+            "Approval",
+            session.policy.mode,
+            _described(APPROVAL_POLICIES),
+            "When to ask before a tool runs",
             category="mode",
-            current_value=session.policy.mode,
-            options=_described(APPROVAL_POLICIES),
         ),
-        SessionConfigOptionSelect(
-            type="select",
-            id="sandbox",
-            name="Sandbox",
-            description="Where the agent's commands may write (bubblewrap); credentials are hidden",
-            current_value=agent.sandbox.policy.mode,
-            options=_described(SANDBOX_MODES),
+        _select(
+            "sandbox",
+            "Sandbox",
+            agent.sandbox.policy.mode,
+            _described(SANDBOX_MODES),
+            "Where the agent's commands may write (bubblewrap); credentials are hidden",
         ),
-        SessionConfigOptionSelect(
-            type="select",
-            id="sandbox_network",
-            name="Sandbox network",
-            description="Whether sandboxed commands reach the network",
-            current_value=agent.sandbox.policy.network,
-            options=[SessionConfigSelectOption(value=value, name=value) for value in ("allow", "deny")],
+        _select(
+            "sandbox_network",
+            "Sandbox network",
+            agent.sandbox.policy.network,
+            _plain(("allow", "deny")),
+            "Whether sandboxed commands reach the network",
         ),
     ]
+
+
+def _select(
+    option_id: str,
+    name: str,
+    current: str,
+    options: list[SessionConfigSelectOption],
+    description: str | None = None,
+    *,
+    category: str | None = None,
+) -> SessionConfigOptionSelect:
+    return SessionConfigOptionSelect(
+        type="select",
+        id=option_id,
+        name=name,
+        description=description,
+        category=category,
+        current_value=current,
+        options=options,
+    )
+
+
+def _plain(values: Iterable[str]) -> list[SessionConfigSelectOption]:
+    """Options of a select whose values are their own names."""
+    return [SessionConfigSelectOption(value=value, name=value) for value in values]
 
 
 _Value = TypeVar("_Value", bound=str)

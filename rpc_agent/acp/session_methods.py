@@ -75,7 +75,9 @@ def check_cwd(cwd: str) -> None:
 
 
 def workspace_roots(directories: list[str] | None, cwd: str) -> list[str]:
-    """ACP's ``additionalDirectories``, checked (absolute folders), for a session in ``cwd``."""
+    """ACP's ``additionalDirectories``, checked (absolute folders), for a session in ``cwd``,
+    which is checked first: every method that opens a session takes both."""
+    check_cwd(cwd)
     try:
         return check_directories(directories or [], cwd)
     except InvalidRequestError as exc:

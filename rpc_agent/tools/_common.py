@@ -7,14 +7,27 @@ import stat
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from rpc_agent.store.guard import session_write_refusal, store_folders
+from rpc_agent.tools import sandboxed
 from rpc_agent.tools.base import FileAccess, ToolContext, ToolError, ToolOutput
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
 BINARY_SAMPLE_BYTES = 8192
+
+
+class ToolArgs(BaseModel):
+    """A built-in tool's arguments: one the model made up is refused with a validation error it
+    can act on, not dropped without a word."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def limit_field(default: int, what: str) -> Any:
+    """The ``limit`` argument of a tool that lists things: at least one, ``default`` if not given."""
+    return Field(default=default, ge=1, description=f"Maximum number of {what}. Default: {default}.")
 
 
 class BuiltinTool(Generic[ArgsT]):
@@ -77,6 +90,13 @@ def refuse_session_files(path: Path, ctx: ToolContext) -> None:
         raise ToolError(
             f"Refusing to write {path}: {reason}. Session files are written only by their session."
         )
+
+
+def check_writable(path: Path, ctx: ToolContext) -> None:
+    """A tool error for a file tool's write of a session file, or of a path the sandbox would
+    refuse a command; blocking (it looks at the disk)."""
+    refuse_session_files(path, ctx)
+    sandboxed.check_write(path, ctx)
 
 
 def _in_words(exc: OSError, path: Path, words: dict[type[OSError], str]) -> Exception:

@@ -22,10 +22,10 @@ from collections.abc import Callable
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from rpc_agent.tools import sandboxed
-from rpc_agent.tools._common import BuiltinTool
+from rpc_agent.tools._common import BuiltinTool, ToolArgs
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 from rpc_agent.tools.sandboxed import wrap as sandbox_wrap
 from rpc_agent.tools.spawn import open_process
@@ -51,9 +51,7 @@ _TAIL_CHARS = 2 * DEFAULT_MAX_BYTES
 """Characters of decoded output kept in memory: enough for the byte limit (a char is >= 1 byte)."""
 
 
-class BashArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class BashArgs(ToolArgs):
     command: str = Field(min_length=1, description="The bash command (or script) to run.")
     timeout: float | None = Field(
         default=None,

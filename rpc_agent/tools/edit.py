@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio.to_thread
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from rpc_agent.tools import sandboxed
 from rpc_agent.tools._common import (
     BINARY_SAMPLE_BYTES,
     BuiltinTool,
+    ToolArgs,
+    check_writable,
     looks_binary,
-    refuse_session_files,
     require_file,
     write_file,
 )
@@ -24,9 +24,7 @@ BOM = "\ufeff"
 MAX_LISTED_LINES = 20
 
 
-class EditArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class EditArgs(ToolArgs):
     path: str = Field(description="Path of the file to edit, relative to the working directory or absolute.")
     oldText: str = Field(
         min_length=1,
@@ -80,8 +78,7 @@ class EditTool(BuiltinTool[EditArgs]):
     async def run(self, params: EditArgs, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(params.path)
         cwd, files = ctx.cwd, ctx.files
-        await anyio.to_thread.run_sync(refuse_session_files, path, ctx)
-        await anyio.to_thread.run_sync(sandboxed.check_write, path, ctx)
+        await anyio.to_thread.run_sync(check_writable, path, ctx)
         text = await read_for_edit(path, files)
         edited = apply_edit(text, params, path)
         body, new_body, count = edited.body, edited.new_body, edited.count

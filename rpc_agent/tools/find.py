@@ -8,10 +8,10 @@ from typing import Any
 
 import anyio.from_thread
 import anyio.to_thread
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from rpc_agent.tools import sandboxed
-from rpc_agent.tools._common import BuiltinTool, require_dir
+from rpc_agent.tools._common import BuiltinTool, ToolArgs, limit_field, require_dir
 from rpc_agent.tools._walk import GlobMatcher, walk
 from rpc_agent.tools.base import ToolContext, ToolOutput
 from rpc_agent.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
@@ -19,9 +19,7 @@ from rpc_agent.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_he
 DEFAULT_LIMIT = 1000
 
 
-class FindArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class FindArgs(ToolArgs):
     pattern: str = Field(
         min_length=1,
         description="Glob to match, e.g. '*.py' (a name, at any depth), 'src/**/*.ts' or '**/test_*.py' "
@@ -30,9 +28,7 @@ class FindArgs(BaseModel):
     path: str | None = Field(
         default=None, description="Directory to search in. Default: the working directory."
     )
-    limit: int = Field(
-        default=DEFAULT_LIMIT, ge=1, description=f"Maximum number of results. Default: {DEFAULT_LIMIT}."
-    )
+    limit: int = limit_field(DEFAULT_LIMIT, "results")
 
 
 class FindTool(BuiltinTool[FindArgs]):

@@ -22,13 +22,15 @@ import anyio.from_thread
 import anyio.to_thread
 import orjson
 from anyio.abc import ByteReceiveStream, Process
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from rpc_agent.tools import sandboxed
 from rpc_agent.tools._common import (
     BINARY_SAMPLE_BYTES,
     BuiltinTool,
+    ToolArgs,
     display_path,
+    limit_field,
     looks_binary,
     require_exists,
 )
@@ -48,9 +50,7 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 _STDERR_KEEP = 4096
 
 
-class GrepArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class GrepArgs(ToolArgs):
     pattern: str = Field(
         min_length=1, description="Regular expression to search for (or literal text with literal=true)."
     )
@@ -69,11 +69,7 @@ class GrepArgs(BaseModel):
     context: int = Field(
         default=0, ge=0, le=100, description="Lines of context before and after each match. Default: 0."
     )
-    limit: int = Field(
-        default=DEFAULT_LIMIT,
-        ge=1,
-        description=f"Maximum number of matching lines. Default: {DEFAULT_LIMIT}.",
-    )
+    limit: int = limit_field(DEFAULT_LIMIT, "matching lines")
 
 
 @dataclass(slots=True)

@@ -7,22 +7,18 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from rpc_agent.tools import sandboxed
-from rpc_agent.tools._common import BuiltinTool, require_dir
+from rpc_agent.tools._common import BuiltinTool, ToolArgs, limit_field, require_dir
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 
 DEFAULT_LIMIT = 500
 
 
-class LsArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class LsArgs(ToolArgs):
     path: str | None = Field(default=None, description="Directory to list. Default: the working directory.")
-    limit: int = Field(
-        default=DEFAULT_LIMIT, ge=1, description=f"Maximum number of entries. Default: {DEFAULT_LIMIT}."
-    )
+    limit: int = limit_field(DEFAULT_LIMIT, "entries")
 
 
 class LsTool(BuiltinTool[LsArgs]):

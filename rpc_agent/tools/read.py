@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any, overload
 
 import anyio.to_thread
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from rpc_agent.tools import sandboxed
-from rpc_agent.tools._common import BINARY_SAMPLE_BYTES, BuiltinTool, looks_binary, require_file
+from rpc_agent.tools._common import BINARY_SAMPLE_BYTES, BuiltinTool, ToolArgs, looks_binary, require_file
 from rpc_agent.tools.access import DiskFiles
 from rpc_agent.tools.base import FileAccess, ToolContext, ToolError, ToolOutput
 from rpc_agent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, MAX_LINE_CHARS, format_size
@@ -33,9 +33,7 @@ def image_mime_type(head: bytes) -> str | None:
     return None
 
 
-class ReadArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ReadArgs(ToolArgs):
     path: str = Field(description="Path of the file to read, relative to the working directory or absolute.")
     offset: int | None = Field(
         default=None, ge=1, description="Line number to start reading from (1-based). Default: 1."

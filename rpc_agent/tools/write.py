@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import anyio.to_thread
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from rpc_agent.tools import sandboxed
-from rpc_agent.tools._common import BuiltinTool, refuse_session_files, write_file
+from rpc_agent.tools._common import BuiltinTool, ToolArgs, check_writable, write_file
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 
 
-class WriteArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class WriteArgs(ToolArgs):
     path: str = Field(description="Path of the file to write, relative to the working directory or absolute.")
     content: str = Field(description="The complete new content of the file.")
 
@@ -30,8 +27,7 @@ class WriteTool(BuiltinTool[WriteArgs]):
         path = ctx.resolve(params.path)
         if path.is_dir():
             raise ToolError(f"{path} is a directory; give the path of a file to write.")
-        await anyio.to_thread.run_sync(refuse_session_files, path, ctx)
-        await anyio.to_thread.run_sync(sandboxed.check_write, path, ctx)
+        await anyio.to_thread.run_sync(check_writable, path, ctx)
         existed = path.exists()
         data = params.content.encode("utf-8")
         await write_file(ctx.files, path, params.content)

@@ -297,6 +297,15 @@ class AcpWorld:
         assert code == [0], log.read_text()
 
 
+@pytest.fixture
+def world(tmp_path: Path) -> AcpWorld:
+    """Agents run in the test's event loop (``acp_inprocess.py``): the tests are about what the
+    agent says, stores and starts, not about its process. Every module gets it through
+    ``conftest.py``; one about the process itself (``test_acp_eof.py``) overrides it with a world
+    of real processes."""
+    return AcpWorld(tmp_path, in_process=True)
+
+
 async def prompt(conn: ClientSideConnection, sid: str, text: str) -> PromptResponse:
     """Prompt ``text`` in session ``sid`` and wait for the answer (hang-guarded)."""
     with anyio.fail_after(WAIT):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import anyio
 import pytest
@@ -24,13 +23,6 @@ from acp import RequestError, text_block
 from fake_anthropic import FakeAnthropic, Thinking, ToolUse, tool_round
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> AcpWorld:
-    """Agents run in the test's event loop (``acp_inprocess.py``): these tests are about what
-    the agent says and stores, not about its process."""
-    return AcpWorld(tmp_path, in_process=True)
 
 
 async def test_initialize_advertises_capabilities(world: AcpWorld) -> None:

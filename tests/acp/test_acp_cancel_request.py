@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,11 +20,6 @@ from acp import text_block
 pytestmark = pytest.mark.anyio
 
 REQUEST_CANCELLED = -32800
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> AcpWorld:
-    return AcpWorld(tmp_path, in_process=True)
 
 
 async def test_cancel_request_stops_a_prompt_which_answers_cancelled(world: AcpWorld) -> None:

@@ -5,7 +5,6 @@ the restored files also reach the editor's buffers through ``fs/write_text_file`
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import anyio
 import pytest
@@ -15,12 +14,6 @@ from acp import RequestError
 from rpc_agent.protocol.errors import ENTRY_NOT_FOUND
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> AcpWorld:
-    """In the test's event loop: what the agent writes and says is the point, not its process."""
-    return AcpWorld(tmp_path, in_process=True)
 
 
 def bash(command: str, call_id: str) -> JsonDict:

@@ -3,7 +3,6 @@ it must. The SDK's client side has no call for it, so it goes out as a raw reque
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,12 +17,8 @@ from rpc_agent.store import SessionManager
 
 pytestmark = pytest.mark.anyio
 
-
-@pytest.fixture
-def world(tmp_path: Path) -> AcpWorld:
-    """Agents run in the test's event loop (``acp_inprocess.py``): a lock the test takes meets
-    the agent's as another process's would (``flock`` conflicts between two opens)."""
-    return AcpWorld(tmp_path, in_process=True)
+# The agent runs in the test's event loop (conftest.py): a lock the test takes meets the
+# agent's as another process's would (``flock`` conflicts between two opens).
 
 
 async def delete(conn: ClientSideConnection, session_id: str) -> Any:

@@ -4,7 +4,6 @@ and the approval policy, through the SDK's client side with the capabilities on 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import anyio
 import pytest
@@ -28,13 +27,6 @@ from acp_testlib import (
 from acp import RequestError, resource_link_block, text_block
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> AcpWorld:
-    """Agents run in the test's event loop (``acp_inprocess.py``): these tests are about what
-    the agent says and stores, not about its process."""
-    return AcpWorld(tmp_path, in_process=True)
 
 
 def _tool_results(world: AcpWorld) -> dict[str, str]:

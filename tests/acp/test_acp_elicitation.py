@@ -37,11 +37,6 @@ FORM_AND_URL = ClientCapabilities(
 )
 
 
-@pytest.fixture
-def world(tmp_path: Path) -> AcpWorld:
-    return AcpWorld(tmp_path, in_process=True)
-
-
 def eliciting() -> McpServerStdio:
     return McpServerStdio(name="acct", command=sys.executable, args=[str(SERVER)], env=[])
 

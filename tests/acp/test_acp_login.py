@@ -14,7 +14,6 @@ import select
 import stat
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -31,11 +30,6 @@ pytestmark = pytest.mark.anyio
 AUTH_REQUIRED = -32000
 PROVIDER = ("--provider", "anthropic", "--model", "claude-haiku-4-5")
 TERMINAL_AUTH = ClientCapabilities(auth=AuthCapabilities(terminal=True))
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> AcpWorld:
-    return AcpWorld(tmp_path, in_process=True)
 
 
 def run_cli(world: AcpWorld, args: list[str], stdin: str, **env: str) -> subprocess.CompletedProcess[str]:

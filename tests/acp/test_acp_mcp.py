@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import anyio
 import pytest
@@ -18,12 +17,8 @@ from mcp_servers import SERVER, http_server, pid_alive, wait_gone
 
 pytestmark = pytest.mark.anyio
 
-
-@pytest.fixture
-def world(tmp_path: Path) -> AcpWorld:
-    """The agent runs in the test's event loop (``acp_inprocess.py``); the MCP servers it starts
-    are processes, and its closing them is what the tests check."""
-    return AcpWorld(tmp_path, in_process=True)
+# The agent runs in the test's event loop (conftest.py); the MCP servers it starts are
+# processes, and its closing them is what the tests check.
 
 
 def stdio(name: str = "srv", *extra: str) -> McpServerStdio:

@@ -20,13 +20,6 @@ pytestmark = pytest.mark.anyio
 INVALID_PARAMS = -32602
 
 
-@pytest.fixture
-def world(tmp_path: Path) -> AcpWorld:
-    """Agents run in the test's event loop (``acp_inprocess.py``): these tests are about what
-    the agent says and stores, not about its process."""
-    return AcpWorld(tmp_path, in_process=True)
-
-
 class RawAgent:
     """``rpc-agent --acp`` over plain pipes, for what the SDK's client would never send.
 

@@ -4,7 +4,6 @@ bubblewrap here instead of in the editor's terminal (which nothing of ours could
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from acp.schema import SessionConfigOptionSelect
@@ -20,11 +19,6 @@ pytestmark = [
         reason=f"no sandbox here: {bwrap.unavailable_reason()} (CI installs bubblewrap)",
     ),
 ]
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> AcpWorld:
-    return AcpWorld(tmp_path, in_process=True)
 
 
 def tool_result(world: AcpWorld, call_id: str) -> str:

@@ -4,7 +4,6 @@ would be is no session (the request fails, nothing blocks, the agent goes on ser
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import anyio
 import pytest
@@ -16,13 +15,6 @@ from rpc_agent.store.files import default_session_dir
 pytestmark = pytest.mark.anyio
 
 SESSION_ID = "0c0ffee0-0000-4000-8000-000000000001"
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> AcpWorld:
-    """Agents run in the test's event loop (``acp_inprocess.py``): these tests are about what
-    the agent says and stores, not about its process."""
-    return AcpWorld(tmp_path, in_process=True)
 
 
 async def test_loading_a_fifo_named_like_a_session_fails_without_blocking(world: AcpWorld) -> None:

@@ -18,11 +18,6 @@ from rpc_agent.acp import status
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def world(tmp_path: Path) -> AcpWorld:
-    return AcpWorld(tmp_path, in_process=True)
-
-
 def usages(client: RecordingClient, sid: str) -> list[UsageUpdate]:
     return [u for u in client.of(sid) if isinstance(u, UsageUpdate)]
 

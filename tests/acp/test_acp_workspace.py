@@ -4,7 +4,6 @@ another folder listed there too, and a loaded session's writes and edits replaye
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import anyio
 import pytest
@@ -18,11 +17,6 @@ from fake_anthropic import FakeAnthropic, Reply, Text
 pytestmark = pytest.mark.anyio
 
 INVALID_PARAMS = -32602
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> AcpWorld:
-    return AcpWorld(tmp_path, in_process=True)
 
 
 def final_update(client: RecordingClient, sid: str, call_id: str) -> ToolCallProgress:

@@ -8,18 +8,24 @@ server loads it); the others serve it in-process, still through the SDK over HTT
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import anyio.to_thread
 import pytest
 
-from e2e.conftest import E2E, MODEL, anthropic, header_and_entries, messages_of, start, text_of, wait_event
+from e2e.conftest import (
+    E2E,
+    MODEL,
+    JsonDict,
+    anthropic,
+    header_and_entries,
+    messages_of,
+    start,
+    text_of,
+    wait_event,
+)
 from fake_anthropic import FakeAnthropic, HttpError, Reply, Text, Thinking, ToolUse, tool_round
 
 pytestmark = pytest.mark.anyio
-
-JsonDict = dict[str, Any]
 
 
 def roles(body: JsonDict) -> list[str]:

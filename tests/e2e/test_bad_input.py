@@ -8,12 +8,10 @@ from typing import Any
 import orjson
 import pytest
 
-from e2e.conftest import E2E, RawServer, read_jsonl
+from e2e.conftest import E2E, JsonDict, RawServer, read_jsonl
 from rpc_agent.server import errors as codes
 
 pytestmark = pytest.mark.anyio
-
-JsonDict = dict[str, Any]
 
 
 async def assert_alive(server: RawServer, session_file: Path, entries: list[JsonDict]) -> None:

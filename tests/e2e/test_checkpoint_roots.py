@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from e2e.conftest import E2E, current_file, expect_error
-from e2e.test_checkpoints import bash, disk_state, entry_ids, events_of, seed, user_entries
+from e2e.test_checkpoints import bash, bash_prompts, disk_state, entry_ids, events_of, seed, user_entries
 from rpc_agent.protocol.errors import RESTORE_CONFLICT
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
@@ -86,7 +86,7 @@ async def test_a_fork_keeps_the_additional_folders_states_and_deleting_frees_the
     other = e2e.root / "other"
     seed_other(other)
     before_other = disk_state(other)
-    script = [bash(f"echo v2 > {other}/lib.txt"), {"text": "done"}]
+    script = bash_prompts(f"echo v2 > {other}/lib.txt")
     async with e2e.server(script=script) as client:
         await client.call("initialize", {"additionalDirectories": [str(other)]})
         await client.call("prompt", {"message": "change the library"})

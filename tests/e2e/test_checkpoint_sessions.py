@@ -13,19 +13,16 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from e2e.conftest import E2E, current_file, header_and_entries, messages_of
-from e2e.test_checkpoints import bash, disk_state, entry_ids, events_of, seed, user_entries
+from e2e.conftest import E2E, JsonDict, current_file, header_and_entries, messages_of
+from e2e.test_checkpoints import bash_prompts, disk_state, entry_ids, events_of, seed, user_entries
 from e2e.test_headless import run
 from rpc_agent.checkpoints import free_session_checkpoints
 from rpc_agent.checkpoints.store import TEMP_PREFIX
 
 pytestmark = pytest.mark.in_process
-
-JsonDict = dict[str, Any]
 
 
 def sidecar_of(session: Path) -> list[JsonDict]:
@@ -49,12 +46,7 @@ def object_exists(session: Path) -> Callable[[str], bool]:
 @pytest.mark.anyio
 async def test_fork_and_clone_carry_states_and_restore_files(e2e: E2E) -> None:
     seed(e2e.cwd)
-    script = [
-        bash("echo one > one.txt"),
-        {"text": "1"},
-        bash("echo two > two.txt && rm a.txt"),
-        {"text": "2"},
-    ]
+    script = bash_prompts("echo one > one.txt", "echo two > two.txt && rm a.txt")
     async with e2e.server(script=script) as client:
         await client.call("prompt", {"message": "first"})
         state_1 = disk_state(e2e.cwd)
@@ -112,7 +104,7 @@ def test_print_mode_checkpoints_and_rewind_restores_from_the_command_line(e2e: E
         "change",
         "--output-format",
         "json",
-        script=[bash("echo x >> a.txt && rm -r src"), {"text": "ok"}],
+        script=bash_prompts("echo x >> a.txt && rm -r src"),
     )
     assert done.returncode == 0, done.stderr
     session = Path(json.loads(done.stdout)["sessionFile"])
@@ -146,7 +138,7 @@ def test_a_restore_killed_midway_leaves_old_or_new_files_and_runs_again(e2e: E2E
         (e2e.cwd / path).parent.mkdir(exist_ok=True)
         (e2e.cwd / path).write_text(content)
     command = "sed -i 's/old/new/' d*/f*.txt"
-    done = run(e2e, "-p", "rewrite all", "--output-format", "json", script=[bash(command), {"text": "ok"}])
+    done = run(e2e, "-p", "rewrite all", "--output-format", "json", script=bash_prompts(command))
     assert done.returncode == 0, done.stderr
     session = Path(json.loads(done.stdout)["sessionFile"])
     _header, entries = header_and_entries(session)
@@ -177,7 +169,7 @@ def test_a_restore_killed_midway_leaves_old_or_new_files_and_runs_again(e2e: E2E
 @pytest.mark.anyio
 async def test_deleting_a_session_frees_its_states(e2e: E2E) -> None:
     seed(e2e.cwd)
-    async with e2e.server(script=[bash("head -c 3000 /dev/urandom > unique.bin"), {"text": "ok"}]) as client:
+    async with e2e.server(script=bash_prompts("head -c 3000 /dev/urandom > unique.bin")) as client:
         await client.call("prompt", {"message": "make a unique file"})
         session = await current_file(client)
         (tool_result,) = [e["id"] for e in messages_of(await entry_ids(client), "toolResult")]
@@ -199,9 +191,7 @@ async def test_deleting_a_session_frees_its_states(e2e: E2E) -> None:
 
 def test_free_session_checkpoints_keeps_what_another_session_uses(e2e: E2E) -> None:
     seed(e2e.cwd)
-    done = run(
-        e2e, "-p", "one", "--output-format", "json", script=[bash("echo shared > shared.txt"), {"text": "ok"}]
-    )
+    done = run(e2e, "-p", "one", "--output-format", "json", script=bash_prompts("echo shared > shared.txt"))
     session = Path(json.loads(done.stdout)["sessionFile"])
     again = run(e2e, "-p", "two", "--output-format", "json", script=[{"text": "nothing changed"}])
     other = Path(json.loads(again.stdout)["sessionFile"])

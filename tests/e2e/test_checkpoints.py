@@ -10,17 +10,14 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from e2e.conftest import E2E, current_file, expect_error, header_and_entries, messages_of
+from e2e.conftest import E2E, JsonDict, current_file, expect_error, header_and_entries, messages_of
 from rpc_agent.protocol.errors import ENTRY_NOT_FOUND, INVALID_PARAMS, NO_CHECKPOINT, RESTORE_CONFLICT
 from rpc_agent_client import RpcAgentClient
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
-
-JsonDict = dict[str, Any]
 
 
 def disk_state(root: Path) -> dict[str, str]:
@@ -43,6 +40,11 @@ def disk_state(root: Path) -> dict[str, str]:
 
 def bash(command: str) -> JsonDict:
     return {"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}
+
+
+def bash_prompts(*commands: str) -> list[JsonDict]:
+    """The faux script of one prompt per command: the model runs it with bash, then answers."""
+    return [turn for command in commands for turn in (bash(command), {"text": "ok"})]
 
 
 def seed(cwd: Path) -> None:
@@ -124,12 +126,10 @@ async def test_bash_write_and_edit_are_undone_and_redone_by_navigating(e2e: E2E)
 
 async def test_a_b_a_round_trip_is_exact(e2e: E2E) -> None:
     seed(e2e.cwd)
-    script = [
-        bash("echo A > branch.txt && rm a.txt && mkdir -p only_a && echo a > only_a/f"),
-        {"text": "A done"},
-        bash("echo B > branch.txt && chmod +x script.sh && ln -s src link_b"),
-        {"text": "B done"},
-    ]
+    script = bash_prompts(
+        "echo A > branch.txt && rm a.txt && mkdir -p only_a && echo a > only_a/f",
+        "echo B > branch.txt && chmod +x script.sh && ln -s src link_b",
+    )
     async with e2e.server(script=script) as client:
         await client.call("prompt", {"message": "branch A"})
         a_leaf = (await client.get_state()).leafId
@@ -181,7 +181,7 @@ async def test_user_edits_are_conflicts_unless_forced(e2e: E2E) -> None:
 
 async def test_an_edit_the_restore_does_not_touch_is_no_conflict(e2e: E2E) -> None:
     seed(e2e.cwd)
-    async with e2e.server(script=[bash("echo more >> a.txt"), {"text": "ok"}]) as client:
+    async with e2e.server(script=bash_prompts("echo more >> a.txt")) as client:
         await client.call("prompt", {"message": "append"})
         (prompt_id,) = user_entries(await entry_ids(client))
         (e2e.cwd / "src" / "b.py").write_text("print('edited by the user')\n")
@@ -199,7 +199,7 @@ async def test_symlinks_are_restored_as_links_and_never_followed(e2e: E2E) -> No
     (outside / "secret.txt").write_text("secret\n")
     (e2e.cwd / "out_link").symlink_to("../outside/secret.txt")
     (e2e.cwd / "out_dir").symlink_to("../outside")
-    script = [bash("rm out_link && echo mine > out_link && echo x > out_dir/evil.txt"), {"text": "ok"}]
+    script = bash_prompts("rm out_link && echo mine > out_link && echo x > out_dir/evil.txt")
     async with e2e.server(script=script) as client:
         await client.call("prompt", {"message": "replace the link"})
         leaf = (await client.get_state()).leafId
@@ -219,7 +219,7 @@ async def test_symlinks_are_restored_as_links_and_never_followed(e2e: E2E) -> No
 async def test_files_over_the_limit_are_skipped_and_said_so(e2e: E2E) -> None:
     (e2e.home / "settings.json").write_text(json.dumps({"checkpoints": {"maxFileSizeBytes": 1000}}))
     (e2e.cwd / "small.txt").write_text("s\n")
-    script = [bash("head -c 5000 /dev/zero > big.bin && echo t > small.txt"), {"text": "ok"}]
+    script = bash_prompts("head -c 5000 /dev/zero > big.bin && echo t > small.txt")
     async with e2e.server(script=script) as client:
         await client.call("prompt", {"message": "make a big file"})
         (prompt_id,) = user_entries(await entry_ids(client))
@@ -263,7 +263,7 @@ async def test_get_file_changes_has_statuses_and_unified_diffs(e2e: E2E) -> None
 
 async def test_bad_restore_requests_get_clear_errors(e2e: E2E) -> None:
     seed(e2e.cwd)
-    async with e2e.server("--no-checkpoints", script=[bash("echo 1 > one"), {"text": "ok"}]) as client:
+    async with e2e.server("--no-checkpoints", script=bash_prompts("echo 1 > one")) as client:
         await client.call("prompt", {"message": "before checkpoints"})
         assert events_of(client, "checkpoint") == []
         (old_prompt,) = user_entries(await entry_ids(client))
@@ -314,7 +314,7 @@ async def test_a_failed_snapshot_is_an_event_and_the_turn_goes_on(e2e: E2E) -> N
 
 async def test_the_home_folder_is_not_checkpointed(e2e: E2E, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(e2e.cwd))
-    async with e2e.server(script=[bash("echo 1 > one"), {"text": "ok"}]) as client:
+    async with e2e.server(script=bash_prompts("echo 1 > one")) as client:
         await client.call("prompt", {"message": "go"})
         (skipped,) = events_of(client, "checkpoint_skipped")
         assert "home folder" in skipped["reason"]
@@ -328,7 +328,7 @@ async def test_too_many_files_is_not_checkpointed(e2e: E2E) -> None:
     (e2e.home / "settings.json").write_text(json.dumps({"checkpoints": {"maxFiles": 5}}))
     for i in range(10):
         (e2e.cwd / f"f{i}").write_text(str(i))
-    async with e2e.server(script=[bash("echo 1 > one"), {"text": "ok"}]) as client:
+    async with e2e.server(script=bash_prompts("echo 1 > one")) as client:
         await client.call("prompt", {"message": "go"})
         (skipped,) = events_of(client, "checkpoint_skipped")
         assert "more than 5 files" in skipped["reason"]

@@ -8,13 +8,13 @@ second user message, so the first turn is summarized.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 
 from e2e.conftest import (
     E2E,
+    JsonDict,
     context_of,
     expect_error,
     header_and_entries,
@@ -28,7 +28,6 @@ from rpc_agent_client import RpcAgentClient, RpcCallError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
-JsonDict = dict[str, Any]
 
 SHORT_REPLIES: list[JsonDict] = [{"text": "ok 1"}, {"text": "ok 2"}, {"text": "ok 3"}]
 

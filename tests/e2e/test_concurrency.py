@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 
 from e2e.conftest import (
     E2E,
+    JsonDict,
     event_types,
     expect_error,
     header_and_entries,
@@ -22,7 +22,6 @@ from rpc_agent.server import errors as codes
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
-JsonDict = dict[str, Any]
 
 SLOW_WORDS = " ".join(f"w{i}" for i in range(60))
 """60 deltas: with a pause before each, a reply that cannot finish before the test is done with it."""

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 import pytest
 
-from e2e.conftest import E2E, RawServer
+from e2e.conftest import E2E, JsonDict, RawServer
 from rpc_agent.server import errors as codes
 
 pytestmark = pytest.mark.anyio
 
-JsonDict = dict[str, Any]
 
 BIG = 5_000_000
 """Characters of an oversized id: big enough that echoing it would be obvious, quick to pipe."""

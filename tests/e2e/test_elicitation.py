@@ -13,11 +13,10 @@ from typing import Any
 import anyio
 import pytest
 
-from e2e.conftest import E2E, WAIT, start, text_of, wait_event
+from e2e.conftest import E2E, WAIT, JsonDict, start, text_of, wait_event
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
-JsonDict = dict[str, Any]
 SERVER = Path(__file__).parents[1] / "mcp_servers" / "eliciting_server.py"
 
 

@@ -7,7 +7,6 @@ import base64
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,8 +15,6 @@ from rpc_agent.server import errors as codes
 from rpc_agent_client import RpcAgentClient
 
 pytestmark = pytest.mark.anyio
-
-JsonDict = dict[str, Any]
 
 
 async def exchange(client: RpcAgentClient, text: str) -> tuple[Path, list[str]]:

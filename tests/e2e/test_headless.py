@@ -11,16 +11,13 @@ import contextlib
 import io
 import json
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
 
-from e2e.conftest import E2E, header_and_entries, messages_of
+from e2e.conftest import E2E, JsonDict, header_and_entries, messages_of
 from rpc_agent import cli
 
 pytestmark = pytest.mark.in_process
-
-JsonDict = dict[str, Any]
 
 
 @dataclass

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import pytest
 
-from e2e.conftest import E2E, header_and_entries, start, text_of, wait_event
+from e2e.conftest import E2E, JsonDict, header_and_entries, start, text_of, wait_event
 from rpc_agent_client import RpcCallError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
-
-JsonDict = dict[str, Any]
 
 
 def entries_of(e2e: E2E) -> list[JsonDict]:

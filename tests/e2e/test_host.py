@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import anyio
 import pytest
 
-from e2e.conftest import E2E, header_and_entries, messages_of, start, text_of, wait_event
+from e2e.conftest import E2E, JsonDict, header_and_entries, messages_of, start, text_of, wait_event
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
-
-JsonDict = dict[str, Any]
 
 
 def write_call(path: str, content: str) -> JsonDict:

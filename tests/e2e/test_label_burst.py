@@ -10,13 +10,11 @@ from typing import Any
 import orjson
 import pytest
 
-from e2e.conftest import E2E, RawServer, read_jsonl
+from e2e.conftest import E2E, JsonDict, RawServer, read_jsonl
 from e2e.test_write_failures import LIMIT, limited_server
 from rpc_agent.server import errors as codes
 
 pytestmark = pytest.mark.anyio
-
-JsonDict = dict[str, Any]
 
 
 def label_request(request_id: Any, entry_id: str, label: str) -> JsonDict:

@@ -14,14 +14,13 @@ import anyio
 import orjson
 import pytest
 
-from e2e.conftest import E2E, WAIT, RawServer, messages_of, read_jsonl, start, text_of, wait_event
+from e2e.conftest import E2E, WAIT, JsonDict, RawServer, messages_of, read_jsonl, start, text_of, wait_event
 from proc_table import processes_running
 from rpc_agent.server import errors as codes
 from rpc_agent_client import RpcAgentClient, RpcCallError, ServerExitedError
 
 pytestmark = pytest.mark.anyio
 
-JsonDict = dict[str, Any]
 
 SLOW: JsonDict = {"text": " ".join(f"w{i}" for i in range(60)), "delayMs": 400}
 

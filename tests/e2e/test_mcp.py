@@ -13,13 +13,11 @@ from typing import Any
 import anyio
 import pytest
 
-from e2e.conftest import E2E, WAIT, expect_error, text_of
+from e2e.conftest import E2E, WAIT, JsonDict, expect_error, text_of
 from mcp_servers import http_server, pid_alive, stdio_server, wait_gone
 from rpc_agent.server import errors as codes
 
 pytestmark = pytest.mark.anyio
-
-JsonDict = dict[str, Any]
 
 
 def call(name: str, **arguments: Any) -> JsonDict:

@@ -9,24 +9,26 @@ its call, ``tool_execution_end.durationMs``, ``bash_execution_update``, ``compac
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import pytest
 
-from e2e.conftest import E2E, start, wait_event
+from e2e.conftest import E2E, JsonDict, start, wait_event
 from rpc_agent.protocol.entries import THINKING_LEVELS
 from rpc_agent_client import RpcCallError
 
 pytestmark = [pytest.mark.anyio]
 
-JsonDict = dict[str, Any]
 
 OVERLOADED: JsonDict = {"error": "overloaded", "status": 529, "retryable": True}
 
 
 def of_type(events: list[JsonDict], *types: str) -> list[JsonDict]:
     return [e for e in events if e["type"] in types]
+
+
+def compaction_kinds(events: list[JsonDict]) -> list[str]:
+    """The types of the compaction and summary events, in order."""
+    return [e["type"] for e in events if e["type"].startswith(("compaction", "summarization"))]
 
 
 async def test_clear_queue_hands_back_the_queued_texts(e2e: E2E) -> None:
@@ -231,8 +233,7 @@ async def test_summary_calls_retry_and_compaction_reports_its_cost(e2e: E2E) -> 
         mark = len(client.events_seen)
         result = await client.compact()
         events = client.events_seen[mark:]
-        kinds = [e["type"] for e in events if e["type"].startswith(("compaction", "summarization"))]
-        assert kinds == [
+        assert compaction_kinds(events) == [
             "compaction_start",
             "summarization_retry_scheduled",
             "summarization_retry_attempt_start",
@@ -269,9 +270,8 @@ async def test_a_summary_call_that_keeps_failing_fails_the_compaction(e2e: E2E) 
         with pytest.raises(RpcCallError):
             await client.compact()
         events = client.events_seen[mark:]
-        kinds = [e["type"] for e in events if e["type"].startswith(("compaction", "summarization"))]
         # Three retries (the default), then the error is final.
-        assert kinds == [
+        assert compaction_kinds(events) == [
             "compaction_start",
             *["summarization_retry_scheduled", "summarization_retry_attempt_start"] * 3,
             "summarization_retry_finished",

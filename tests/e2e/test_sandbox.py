@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
 
 import anyio
 import pytest
 
-from e2e.conftest import E2E, expect_error, text_of
+from e2e.conftest import E2E, JsonDict, expect_error, text_of
 from rpc_agent.sandbox import bwrap
 from rpc_agent.server import errors as codes
 
@@ -21,8 +20,6 @@ needs_bwrap = pytest.mark.skipif(
     bwrap.unavailable_reason() is not None,
     reason=f"no sandbox here: {bwrap.unavailable_reason()} (CI installs bubblewrap)",
 )
-
-JsonDict = dict[str, Any]
 
 
 def bash_call(command: str) -> JsonDict:

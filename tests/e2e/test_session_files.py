@@ -11,15 +11,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from e2e.conftest import E2E, current_file, expect_error, header_and_entries, messages_of, text_of
+from e2e.conftest import E2E, JsonDict, current_file, expect_error, header_and_entries, messages_of, text_of
 from rpc_agent.server import errors as codes
 from rpc_agent_client import RpcAgentClient
-
-JsonDict = dict[str, Any]
 
 START_UP_WAIT = 30
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from e2e.conftest import (
     E2E,
     WAIT,
+    JsonDict,
     context_of,
     current_file,
     expect_error,
@@ -25,8 +25,6 @@ from rpc_agent.server import errors as codes
 from rpc_agent_client import RpcAgentClient
 
 pytestmark = pytest.mark.anyio
-
-JsonDict = dict[str, Any]
 
 
 async def prompt_ids(client: RpcAgentClient, text: str) -> tuple[str, str]:

@@ -7,17 +7,13 @@ default (2 s); a retry that is waited out asks for a short one (the error's ``re
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import pytest
 
-from e2e.conftest import E2E, expect_error, start, text_of, wait_event
+from e2e.conftest import E2E, JsonDict, expect_error, start, text_of, wait_event
 from rpc_agent.server import errors as codes
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
-
-JsonDict = dict[str, Any]
 
 
 async def test_model_thinking_and_queue_settings(e2e: E2E) -> None:

@@ -15,20 +15,18 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
 import orjson
 import pytest
 
-from e2e.conftest import WAIT, RawServer, messages_of, read_jsonl
+from e2e.conftest import WAIT, JsonDict, RawServer, messages_of, read_jsonl
 from e2e.inprocess import serve_in_task
 from linepipe import reap
 from rpc_agent.server import errors as codes
 
 pytestmark = pytest.mark.anyio
 
-JsonDict = dict[str, Any]
 
 RUNS_PER_KIND = {"sigterm": 30, "eof": 30, "shutdown": 30, "abort": 15}
 """Runs of each way of stopping, spread over the moments (the issue saw 1-6 of 30 fail);

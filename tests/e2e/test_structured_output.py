@@ -13,7 +13,16 @@ from typing import Any
 import anyio
 import pytest
 
-from e2e.conftest import E2E, anthropic, expect_error, header_and_entries, messages_of, start, wait_event
+from e2e.conftest import (
+    E2E,
+    JsonDict,
+    anthropic,
+    expect_error,
+    header_and_entries,
+    messages_of,
+    start,
+    wait_event,
+)
 from e2e.test_headless import Done, run
 from fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
 from rpc_agent.agent.structured import MAX_REASKS, TOOL_NAME
@@ -21,7 +30,6 @@ from rpc_agent.server import errors as codes
 
 pytestmark = pytest.mark.in_process
 
-JsonDict = dict[str, Any]
 SCHEMA: JsonDict = {
     "type": "object",
     "properties": {"count": {"type": "integer"}, "files": {"type": "array", "items": {"type": "string"}}},

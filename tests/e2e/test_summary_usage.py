@@ -3,16 +3,12 @@ pi 1.5 stores it, and get_session_stats counts it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from e2e.conftest import E2E
 from e2e.test_tree import entries_now, prompt_ids
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
-
-JsonDict = dict[str, Any]
 
 
 async def test_summaries_store_their_usage_and_the_stats_count_it(e2e: E2E) -> None:

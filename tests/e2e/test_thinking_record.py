@@ -5,18 +5,15 @@ implies another level records the live one there (pi 1.5.1's fix, #11451)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from e2e.conftest import E2E
+from e2e.conftest import E2E, JsonDict
 from e2e.test_tree import entries_now, prompt_ids
 from pi15_lines import pi15_session
 from pi_lines import write_jsonl
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
-
-JsonDict = dict[str, Any]
 
 
 def levels(entries: list[JsonDict]) -> list[str]:

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from e2e.conftest import E2E, text_of
+from e2e.conftest import E2E, JsonDict, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
-JsonDict = dict[str, Any]
 
 KEY = "sk-ant-test-key-6b1f0d"
 AUTH = "auth-token-93a2c1"

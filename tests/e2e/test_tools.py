@@ -10,11 +10,17 @@ from typing import Any
 
 import pytest
 
-from e2e.conftest import CHECKPOINT_EVENTS, E2E, event_types, header_and_entries, messages_of, text_of
+from e2e.conftest import (
+    CHECKPOINT_EVENTS,
+    E2E,
+    JsonDict,
+    event_types,
+    header_and_entries,
+    messages_of,
+    text_of,
+)
 
 pytestmark = pytest.mark.anyio
-
-JsonDict = dict[str, Any]
 
 
 @pytest.mark.in_process

@@ -10,13 +10,11 @@ import anyio
 import orjson
 import pytest
 
-from e2e.conftest import E2E, WAIT, expect_error, header_and_entries, read_jsonl, text_of
+from e2e.conftest import E2E, WAIT, JsonDict, expect_error, header_and_entries, read_jsonl, text_of
 from rpc_agent.server import errors as codes
 from rpc_agent_client import RpcAgentClient
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
-
-JsonDict = dict[str, Any]
 
 
 async def prompt_ids(client: RpcAgentClient, text: str) -> tuple[str, str]:

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 import pytest
 
-from e2e.conftest import E2E, PAIRS, RawServer, event_types, validate_events
+from e2e.conftest import E2E, PAIRS, JsonDict, RawServer, event_types, validate_events
 from rpc_agent.server import errors as codes
 
 pytestmark = pytest.mark.anyio
 
-JsonDict = dict[str, Any]
 
 LIMIT = 4096
 """RLIMIT_FSIZE of the server: a short conversation fits, a long answer does not."""

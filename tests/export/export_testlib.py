@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pi_lines import usage
 from rpc_agent.store import SessionManager
 
 JsonDict = dict[str, Any]
@@ -58,17 +59,6 @@ def png(width: int, height: int, seed: int = 7) -> bytes:
         + chunk(b"IDAT", zlib.compress(rows))
         + chunk(b"IEND", b"")
     )
-
-
-def usage(tokens_in: int, tokens_out: int, cost: float) -> JsonDict:
-    return {
-        "input": tokens_in,
-        "output": tokens_out,
-        "cacheRead": 0,
-        "cacheWrite": 0,
-        "totalTokens": tokens_in + tokens_out,
-        "cost": {"input": cost / 2, "output": cost / 2, "cacheRead": 0.0, "cacheWrite": 0.0, "total": cost},
-    }
 
 
 def user(text: str, *images: JsonDict) -> JsonDict:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from session_testlib import (
     assistant,
+    chain,
     compaction_entry,
     entry,
     header,
@@ -79,11 +80,13 @@ def contexts(tmp_path: Path, lines: list[JsonDict], leaf: str | None = None) -> 
 
 RETRIES = [
     header(),
-    message_entry("00000001", None, 1, user("question")),
-    message_entry("00000002", "00000001", 2, tool_call("c1")),
-    message_entry("00000003", "00000002", 3, tool_result("c1", "huge output")),
-    message_entry("00000004", "00000003", 4, assistant("failed attempt")),
-    message_entry("00000005", "00000004", 5, assistant("second failed attempt")),
+    *chain(
+        user("question"),
+        tool_call("c1"),
+        tool_result("c1", "huge output"),
+        assistant("failed attempt"),
+        assistant("second failed attempt"),
+    ),
     edit("0000000e", "00000005", 6, "00000004", None),
     edit("0000000f", "0000000e", 7, "00000005", None),
     edit("00000010", "0000000f", 8, "00000003", {"content": "output trimmed"}),
@@ -135,8 +138,7 @@ def test_the_latest_edit_of_an_entry_wins(tmp_path: Path) -> None:
 def test_string_replacement_of_an_assistant_message_becomes_a_text_block(tmp_path: Path) -> None:
     lines = [
         header(),
-        message_entry("00000001", None, 1, user("u")),
-        message_entry("00000002", "00000001", 2, assistant("long")),
+        *chain(user("u"), assistant("long")),
         edit("00000003", "00000002", 3, "00000002", {"content": "short"}),
     ]
     messages = contexts(tmp_path, lines)
@@ -167,8 +169,7 @@ def test_custom_messages_and_branch_summaries_under_an_edit(tmp_path: Path) -> N
 def test_an_edit_summarised_away_by_a_compaction_no_longer_applies(tmp_path: Path) -> None:
     lines = [
         header(),
-        message_entry("00000001", None, 1, user("u1")),
-        message_entry("00000002", "00000001", 2, assistant("a1")),
+        *chain(user("u1"), assistant("a1")),
         edit("00000003", "00000002", 3, "00000004", None),  # names an entry not written yet
         message_entry("00000004", "00000003", 4, user("u2")),
         message_entry("00000005", "00000004", 5, assistant("a2")),
@@ -193,10 +194,7 @@ def test_system_messages_without_a_compaction_stay_in_place(tmp_path: Path) -> N
     later = system(sections={"skills": None}, toolsRemoved=[{"name": "read"}])
     lines = [
         header(),
-        message_entry("00000001", None, 1, first),
-        message_entry("00000002", "00000001", 2, user("u1")),
-        message_entry("00000003", "00000002", 3, later),
-        message_entry("00000004", "00000003", 4, assistant("a1")),
+        *chain(first, user("u1"), later, assistant("a1")),
     ]
     messages = contexts(tmp_path, lines)
     assert [m["role"] for m in messages] == ["system", "user", "system", "assistant"]
@@ -208,12 +206,14 @@ def test_a_compaction_starts_with_its_system_message_and_drops_those_it_keeps(tm
     checkpoint = system("Base prompt.", at=ms(iso(9)), sections={"preamble": "You are pi."})
     lines = [
         header(),
-        message_entry("00000001", None, 1, system(sections={"preamble": "You are pi."})),
-        message_entry("00000002", "00000001", 2, user("u1")),
-        message_entry("00000003", "00000002", 3, assistant("a1")),
-        message_entry("00000004", "00000003", 4, user("u2")),
-        message_entry("00000005", "00000004", 5, system(sections={"cwd": "/elsewhere"})),
-        message_entry("00000006", "00000005", 6, assistant("a2")),
+        *chain(
+            system(sections={"preamble": "You are pi."}),
+            user("u1"),
+            assistant("a1"),
+            user("u2"),
+            system(sections={"cwd": "/elsewhere"}),
+            assistant("a2"),
+        ),
         {
             **compaction_entry("000000c1", "00000006", 9, "S", "00000004", 100),
             "systemMessage": checkpoint,
@@ -240,8 +240,7 @@ def test_a_compaction_starts_with_its_system_message_and_drops_those_it_keeps(tm
 def test_a_compaction_without_a_system_message_reads_as_before(tmp_path: Path) -> None:
     lines = [
         header(),
-        message_entry("00000001", None, 1, system(sections={"preamble": "p"})),
-        message_entry("00000002", "00000001", 2, user("u1")),
+        *chain(system(sections={"preamble": "p"}), user("u1")),
         compaction_entry("000000c1", "00000002", 3, "S", "00000001", 10),
         message_entry("00000003", "000000c1", 4, user("u2")),
     ]
@@ -255,8 +254,7 @@ def test_a_compaction_without_a_system_message_reads_as_before(tmp_path: Path) -
 def test_retain_none_compaction_keeps_nothing_before_it(tmp_path: Path) -> None:
     lines = [
         header(),
-        message_entry("00000001", None, 1, user("u1")),
-        message_entry("00000002", "00000001", 2, assistant("a1")),
+        *chain(user("u1"), assistant("a1")),
         compaction_entry("000000c1", "00000002", 3, "All of it", "000000c1", 10),
         message_entry("00000003", "000000c1", 4, user("u2")),
     ]
@@ -305,10 +303,12 @@ def test_null_or_missing_content_is_normalised_as_pi_does(tmp_path: Path) -> Non
     del no_content["content"]
     lines = [
         header(),
-        message_entry("00000001", None, 1, system(None)),
-        message_entry("00000002", "00000001", 2, {**user("x"), "content": None}),
-        message_entry("00000003", "00000002", 3, no_content),
-        message_entry("00000004", "00000003", 4, {**tool_result("c", "x"), "content": None}),
+        *chain(
+            system(None),
+            {**user("x"), "content": None},
+            no_content,
+            {**tool_result("c", "x"), "content": None},
+        ),
         entry("custom_message", "00000005", "00000004", 5, customType="n", content=None, display=False),
         message_entry("00000006", "00000005", 6, user("fine")),
     ]
@@ -322,8 +322,7 @@ def test_a_nested_null_content_does_not_change_the_message(tmp_path: Path) -> No
     call["content"][0]["arguments"] = {"path": "a", "content": None}
     lines = [
         header(),
-        message_entry("00000001", None, 1, user("u")),
-        message_entry("00000002", "00000001", 2, call),
+        *chain(user("u"), call),
     ]
     assert contexts(tmp_path, lines)[1] == call
 
@@ -418,10 +417,7 @@ def test_our_compaction_saves_the_replayed_system_messages_as_pi_does(tmp_path: 
         path,
         [
             header(),
-            message_entry("00000001", None, 1, first),
-            message_entry("00000002", "00000001", 2, user("u1")),
-            message_entry("00000003", "00000002", 3, later),
-            message_entry("00000004", "00000003", 4, assistant("a1")),
+            *chain(first, user("u1"), later, assistant("a1")),
         ],
     )
     with SessionManager.open(path) as manager:
@@ -445,8 +441,7 @@ def test_our_compaction_without_system_messages_saves_none(tmp_path: Path) -> No
         path,
         [
             header(),
-            message_entry("00000001", None, 1, user("u")),
-            message_entry("00000002", "00000001", 2, assistant("a")),
+            *chain(user("u"), assistant("a")),
         ],
     )
     with SessionManager.open(path) as manager:
