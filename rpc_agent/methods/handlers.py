@@ -10,16 +10,16 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import anyio.to_thread
-import orjson
 
 from rpc_agent import __version__
 from rpc_agent.agent import deletion
 from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.agent.workspace import check_directories
 from rpc_agent.mcp import McpManager, from_wire
+from rpc_agent.methods.answers import EntriesAnswer, MessagesAnswer, ServersAnswer, TreeAnswer
 from rpc_agent.methods.deferred import Deferred
 from rpc_agent.methods.host_methods import configure, set_client_tools
 from rpc_agent.methods.raw_json import RawJson
@@ -41,35 +41,6 @@ from rpc_agent.store.manager import SessionManager
 
 if TYPE_CHECKING:
     from rpc_agent.agent.host import Host
-
-
-class MessagesAnswer(TypedDict):
-    """``MessagesResult`` in wire shape, the stored messages already encoded."""
-
-    messages: orjson.Fragment
-
-
-class EntriesAnswer(TypedDict):
-    """``EntriesResult`` in wire shape, the stored lines already encoded."""
-
-    entries: orjson.Fragment
-    leafId: str | None
-
-
-class TreeAnswer(TypedDict):
-    """``TreeResult`` in wire shape: the nodes (or, with format columns, the columns) encoded."""
-
-    leafId: str | None
-    nodes: orjson.Fragment | list[m.TreeNode]
-    columns: NotRequired[orjson.Fragment]
-    cursor: int
-    filesChanged: dict[str, int]
-
-
-class ServersAnswer(TypedDict):
-    """``McpServersResult`` in wire shape (each server's state without its absent fields)."""
-
-    servers: list[dict[str, object]]
 
 
 def _model(info: ModelInfo) -> m.ModelDescription:
@@ -204,9 +175,8 @@ class Methods:
         self.on_capabilities = lambda declared: configure(self.agent, bridge, declared)
 
     async def send_custom_message(self, p: h.SendCustomMessageParams) -> h.EntryIdResult:
-        content: Any = p.content  # BRIDGE: until the host's params hold BlockDicts
         entry_id = await self.agent.send_custom_message(
-            p.customType, content, p.display, p.details, p.triggerTurn
+            p.customType, p.content, p.display, p.details, p.triggerTurn
         )
         return h.EntryIdResult(entryId=entry_id)
 
