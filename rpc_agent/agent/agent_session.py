@@ -56,8 +56,8 @@ from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict, trusted
 from rpc_agent.protocol.entries import THINKING_LEVELS
-from rpc_agent.protocol.shapes import BlockDict, Content
-from rpc_agent.providers.base import ModelInfo, ModelJson, Provider
+from rpc_agent.protocol.shapes import BlockDict, Content, MessageDict
+from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.sandbox.policy import chosen as chosen_sandbox
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import CommandRunner, FileAccess, Tool
@@ -177,12 +177,12 @@ class AgentSession:
             "sandbox": self.sandbox.state_json(),
         }
 
-    def _model_json(self) -> ModelJson:
+    def _model_json(self) -> dict[str, Any]:
         if self._model_json_cache is None or self._model_json_cache[0] is not self.model:
             self._model_json_cache = (self.model, self.model.to_json())
         return self._model_json_cache[1]
 
-    _model_json_cache: tuple[ModelInfo, ModelJson] | None = None
+    _model_json_cache: tuple[ModelInfo, dict[str, Any]] | None = None
 
     def require_idle(self, what: str) -> None:
         """Raise AgentBusyError (naming ``what`` was asked) while a run, a compaction or an
@@ -293,7 +293,7 @@ class AgentSession:
 
     # --- reading (agent/views.py) ---------------------------------------------------------
 
-    def messages(self) -> list[JsonDict]:
+    def messages(self) -> list[MessageDict]:
         return views.messages(self.manager)
 
     def last_assistant_text(self) -> str | None:

@@ -17,8 +17,7 @@ from rpc_agent.agent.host import Host, host_blocks
 from rpc_agent.agent.queue import QueuedCustom
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict
-from rpc_agent.protocol.shapes import BlockDict, MessageDict
+from rpc_agent.protocol.shapes import BlockDict, EntryDict, MessageDict
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import Tool, ToolError, ToolOutput
 from rpc_agent.validation import describe
@@ -208,7 +207,7 @@ async def before_tree(
 
 async def before_compact(
     host: Host | None,
-    branch: list[JsonDict],
+    branch: list[EntryDict],
     preparation: CompactionPreparation,
     tokens_before: int,
     custom_instructions: str | None,

@@ -304,11 +304,10 @@ async def stream_assistant(ctx: RunContext) -> MessageDict:
     cancellation goes on.
     """
     context = ctx.manager.build_session_context()
-    messages: Any = context.messages  # BRIDGE: until the store's context holds MessageDicts
     request = ProviderRequest(
         model=ctx.model,
         system_prompt=ctx.system_prompt,
-        messages=messages,
+        messages=context.messages,
         tools=ctx.tool_specs,
         thinking_level=ctx.thinking_level,
         tool_choice=ctx.tool_choice,

@@ -118,7 +118,8 @@ async def append_and_announce(
     pending: PendingAppend | None = None
     try:
         await stage_images(message, ctx.manager.blobs)  # big images: stored off the event loop
-        pending = ctx.manager.append_message(message)
+        stored: Any = message  # BRIDGE: until the loop's messages are MessageDicts
+        pending = ctx.manager.append_message(stored)
         entry_id = await pending
     except anyio.get_cancelled_exc_class():
         if pending is None:

@@ -7,15 +7,15 @@ AgentSession's run state.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 import anyio.to_thread
 import orjson
 
 from rpc_agent.checkpoints.engine import SessionCheckpoints, changes_by_entry
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.store import guard
 from rpc_agent.store.manager import SessionManager
 
@@ -34,17 +34,32 @@ class TreeNodeDict(TypedDict):
     childCount: int
 
 
+class TreeColumnsDict(TypedDict):
+    """The nodes of ``tree`` as columns (``protocol.methods.TreeColumns``): node i is the i-th
+    item of every list."""
+
+    id: list[str]
+    parentId: list[str | None]
+    type: list[str]
+    role: list[str | None]
+    preview: list[str]
+    label: list[str | None]
+    timestamp: list[str]
+    depth: list[int]
+    childCount: list[int]
+
+
 class TreeDict(TypedDict):
     """``get_tree``'s result (``protocol.methods.TreeResult``) as plain dicts: with format
-    columns, ``nodes`` is empty and ``columns`` holds one list per field of a node."""
+    columns, ``nodes`` is empty and ``columns`` holds the nodes."""
 
     leafId: str | None
     nodes: list[TreeNodeDict]
-    columns: NotRequired[dict[str, list[Any]]]
+    columns: NotRequired[TreeColumnsDict]
     cursor: int | None
 
 
-def messages(manager: SessionManager) -> list[JsonDict]:
+def messages(manager: SessionManager) -> list[MessageDict]:
     return manager.build_session_context().messages
 
 

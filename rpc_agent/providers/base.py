@@ -6,17 +6,17 @@ a stream of ``AssistantEvent`` values, the same deltas the server forwards to cl
 the retry policy, the session and cancellation (an abort cancels the task that iterates the
 stream; the loop keeps the last ``partial`` it saw and stores it with stopReason "aborted").
 
-Messages are the stored dicts of ``rpc_agent.protocol.entries`` (user, assistant, toolResult,
-bashExecution, custom, branchSummary, compactionSummary); converting them to the provider's
-wire format, including repairing tool results whose call is not in the request, is the
-provider's job.
+Messages are the stored dicts (``MessageDict`` of ``rpc_agent.protocol.shapes``: user,
+assistant, toolResult, bashExecution, custom, branchSummary, compactionSummary); converting them
+to the provider's wire format, including repairing tool results whose call is not in the
+request, is the provider's job.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypedDict
+from typing import Literal, Protocol
 
 from rpc_agent.errors import ProviderError
 from rpc_agent.protocol.base import JsonDict, trusted
@@ -80,20 +80,6 @@ class ToolSpec:
     """JSON Schema of the arguments object."""
 
 
-class ModelJson(TypedDict):
-    """A model as clients get it: the fields of the protocol's ``ModelDescription``."""
-
-    id: str
-    name: str
-    api: str
-    provider: str
-    reasoning: bool
-    input: list[str]
-    contextWindow: int
-    maxTokens: int
-    cost: dict[str, float]
-
-
 @dataclass(slots=True)
 class ModelInfo:
     id: str
@@ -110,7 +96,7 @@ class ModelInfo:
     thinkingLevels: tuple[str, ...] | None = None
     """The thinking levels the model takes (with reasoning); None: every level."""
 
-    def to_json(self) -> ModelJson:
+    def to_json(self) -> JsonDict:
         return {
             "id": self.id,
             "name": self.name,

@@ -1,10 +1,10 @@
-"""Stored messages -> Anthropic Messages API request params. Pure functions.
+"""Stored messages -> the ``messages`` of an Anthropic Messages API request. Pure functions.
 
 What they build is typed with the SDK's own param TypedDicts, so mypy checks the request
 against what the SDK accepts; those are imported for type checking only, since importing the
-SDK takes seconds (see ``anthropic.sdk``).
+SDK takes seconds (see ``anthropic.sdk``). The rest of the request is ``providers.request``'s.
 
-The request this builds is always valid, whatever the stored history looks like:
+The messages this builds are always valid, whatever the stored history looks like:
 
 - the conversation starts with a user message (a short placeholder is put first when the
   history starts with an assistant message, as after a compaction cut);
@@ -21,12 +21,8 @@ The request this builds is always valid, whatever the stored history looks like:
   message (the API would take it as a prefill);
 - text blocks are never empty or whitespace-only.
 
-System messages (pi 1.5 stores the system prompt and tool set as ``role: "system"``
-messages) never become turns. As pi-ai does for Claude models, which take no system
-messages mid-conversation, they are folded into the request's one ``system`` prompt: the agent's
-own prompt and tools stand where pi would declare its live prompt sections and tools over the
-stored ones, and the ``content`` of each stored system message (instructions added from that
-point on, which pi's replay keeps) follows it.
+System messages (pi 1.5) never become turns: ``providers.request`` folds them into the
+request's system prompt.
 
 Thinking blocks of the same model go back verbatim with their signature (redacted thinking as
 ``redacted_thinking`` with its data). A thinking block without a signature (a stream cut
@@ -37,20 +33,11 @@ would not verify), is sent as plain text; redacted thinking of another model is 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from rpc_agent.protocol.shapes import BlockDict, Content, MessageDict
-from rpc_agent.providers.base import ProviderRequest, ToolSpec
-from rpc_agent.providers.models import (
-    DEFAULT_OUTPUT_TOKENS,
-    PROVIDER,
-    ThinkingFields,
-    spec_for,
-    thinking_params,
-)
-from rpc_agent.store.projection import content_text
+from rpc_agent.providers.models import PROVIDER
 
 if TYPE_CHECKING:
     from anthropic.types import (
@@ -61,12 +48,10 @@ if TYPE_CHECKING:
         RedactedThinkingBlockParam,
         TextBlockParam,
         ThinkingBlockParam,
-        ToolParam,
         ToolResultBlockParam,
         ToolUseBlockParam,
         UserMessageParam,
     )
-    from anthropic.types.message_create_params import MessageCreateParamsBase
 
     UserBlock: TypeAlias = TextBlockParam | ImageBlockParam
     """What user content and a tool result's content hold."""
@@ -103,7 +88,7 @@ _TOOL_ID_BAD = re.compile(r"[^a-zA-Z0-9_-]")
 # --- small helpers ------------------------------------------------------------------------
 
 
-def _clean(text: str) -> str:
+def clean_text(text: str) -> str:
     """Text safe to send: lone surrogates (which the API rejects) become U+FFFD."""
     try:
         text.encode("utf-8")
@@ -115,7 +100,7 @@ def _clean(text: str) -> str:
 def _text_block(text: str) -> TextBlockParam | None:
     if not text or not text.strip():
         return None
-    return {"type": "text", "text": _clean(text)}
+    return {"type": "text", "text": clean_text(text)}
 
 
 def tool_call_id(raw: Any) -> str:
@@ -295,15 +280,15 @@ def _items(messages: Sequence[MessageDict], model_id: str) -> list[_User | _Assi
         elif role == "bashExecution":
             if message.get("excludeFromContext"):
                 continue
-            items.append(_User([{"type": "text", "text": _clean(bash_execution_text(message))}]))
+            items.append(_User([{"type": "text", "text": clean_text(bash_execution_text(message))}]))
         elif role == "branchSummary":
             text = summary_text(BRANCH_SUMMARY_PREAMBLE, str(message.get("summary") or ""))
-            items.append(_User([{"type": "text", "text": _clean(text)}]))
+            items.append(_User([{"type": "text", "text": clean_text(text)}]))
         elif role == "compactionSummary":
             text = summary_text(COMPACTION_SUMMARY_PREAMBLE, str(message.get("summary") or ""))
-            items.append(_User([{"type": "text", "text": _clean(text)}]))
-        # System messages are folded into the system prompt (``system_text``); unknown roles
-        # never reach the model.
+            items.append(_User([{"type": "text", "text": clean_text(text)}]))
+        # System messages are folded into the system prompt (``request.system_text``);
+        # unknown roles never reach the model.
     return items
 
 
@@ -437,80 +422,3 @@ def _mark_cache(user_contents: list[list[TurnBlock]]) -> None:
             marked += 1
         if marked == 2:
             break
-
-
-# --- system, tools, whole request ---------------------------------------------------------
-
-
-def convert_system(system_prompt: str, *, cache: bool = True) -> list[TextBlockParam] | None:
-    if not system_prompt or not system_prompt.strip():
-        return None
-    block: TextBlockParam = {"type": "text", "text": _clean(system_prompt)}
-    if cache:
-        block["cache_control"] = EPHEMERAL.copy()
-    return [block]
-
-
-def system_text(system_prompt: str, messages: Sequence[MessageDict]) -> str:
-    """The request's system prompt: the agent's own, then the instructions the context's
-    system messages add (see the module docstring), separated by blank lines as pi-ai's
-    replay joins them."""
-    parts = [system_prompt] if system_prompt else []
-    for message in messages:
-        if message.get("role") == "system":
-            text = content_text(message.get("content"))
-            if text:
-                parts.append(text)
-    return "\n\n".join(parts)
-
-
-def convert_tools(tools: Iterable[ToolSpec]) -> list[ToolParam]:
-    converted: list[ToolParam] = []
-    for tool in tools:
-        schema = dict(tool.parameters) if isinstance(tool.parameters, dict) else {}
-        schema.setdefault("type", "object")
-        if schema["type"] == "object":
-            schema.setdefault("properties", {})
-        converted.append({"name": tool.name, "description": tool.description, "input_schema": schema})
-    return converted
-
-
-def build_params(request: ProviderRequest, *, cache: bool = True) -> MessageCreateParamsBase:
-    """Everything the Messages API call needs except ``stream``: model, max_tokens, system,
-    messages, tools, and the thinking fields for the request's level and model."""
-    model = request.model
-    spec = spec_for(model.id)
-    if spec.max_tokens != model.maxTokens:
-        spec = replace(spec, max_tokens=model.maxTokens)
-    answer_tokens = request.max_tokens or min(model.maxTokens, DEFAULT_OUTPUT_TOKENS)
-    thinking: ThinkingFields
-    if model.reasoning:
-        thinking, max_tokens = thinking_params(spec, request.thinking_level, answer_tokens)
-    else:
-        thinking, max_tokens = {}, max(1, min(answer_tokens, model.maxTokens))
-    params: MessageCreateParamsBase = {
-        "model": model.id,
-        "max_tokens": max_tokens,
-        "messages": convert_messages(request.messages, model_id=model.id, cache=cache),
-    }
-    system = convert_system(system_text(request.system_prompt, request.messages), cache=cache)
-    if system:
-        params["system"] = system
-    if request.tools:
-        params["tools"] = convert_tools(request.tools)
-    if "thinking" in thinking:
-        params["thinking"] = thinking["thinking"]
-    if "output_config" in thinking:
-        params["output_config"] = thinking["output_config"]
-    forced = request.tool_choice
-    if forced and any(tool.name == forced for tool in request.tools) and not _thinks(params):
-        params["tool_choice"] = {"type": "tool", "name": forced}
-    return params
-
-
-def _thinks(params: MessageCreateParamsBase) -> bool:
-    """Whether the call may think: the API refuses a forced tool_choice with thinking on."""
-    thinking = params.get("thinking")
-    if thinking is not None:
-        return thinking["type"] != "disabled"
-    return "output_config" in params  # adaptive models think unless told not to

@@ -273,7 +273,7 @@ def cost_of(usage: Mapping[str, Any], model: ModelInfo | str) -> CostDict:
     """
     tokens = {key: int(usage.get(key) or 0) for key in ("input", "output", "cacheRead", "cacheWrite")}
     spec = known_spec(_model_id(model))
-    prices: dict[str, Any]
+    prices: dict[str, float]
     prices = model.cost if isinstance(model, ModelInfo) else (spec or spec_for(model)).cost
     if spec is not None and spec.long_context is not None:
         threshold, long_prices = spec.long_context

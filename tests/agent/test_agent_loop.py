@@ -4,7 +4,6 @@ what only a real server process can show."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 from agent_testlib import Recorder
 
 from rpc_agent.agent.agent_session import AgentSession
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.providers.faux import FauxProvider, FauxReply
 from rpc_agent.store import SessionManager
 from rpc_agent.tools import default_tools
@@ -43,7 +43,7 @@ def make_agent(tmp_path: Path, script: list[FauxReply]) -> tuple[AgentSession, R
     return agent, recorder, provider
 
 
-def text_of(message: Mapping[str, Any]) -> str:
+def text_of(message: MessageDict) -> str:
     content = message["content"]
     if isinstance(content, str):
         return content

@@ -3,7 +3,7 @@ tests."""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any
 
 from rpc_agent.protocol.shapes import BlockDict, MessageDict
 
@@ -55,15 +55,6 @@ def result(call_id: str, output: str = "ok", *, name: str = "bash", error: bool 
         "isError": error,
         "timestamp": 3,
     }
-
-
-class BashFields(TypedDict, total=False):
-    output: str
-    exitCode: int | None
-    cancelled: bool
-    truncated: bool
-    fullOutputPath: str
-    excludeFromContext: bool
 
 
 def bash(

@@ -10,8 +10,8 @@ from providers.convert_testlib import convert
 from providers.stored_messages import JsonDict, assistant, call, result, text, user
 from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.providers.base import ProviderRequest, ToolSpec
-from rpc_agent.providers.convert import build_params, convert_system, convert_tools
 from rpc_agent.providers.models import resolve_model
+from rpc_agent.providers.request import build_params, convert_system, convert_tools
 
 if TYPE_CHECKING:
     from anthropic.types.message_create_params import MessageCreateParamsBase

@@ -1,9 +1,13 @@
-"""Stream assembly: the SDK's raw stream events become our assistant message and events."""
+"""Stream assembly: the SDK's raw stream events become our assistant message and events.
+
+The events are typed with the SDK's models (imported for type checking only: the SDK is
+imported lazily); their ``type`` tells them apart, so mypy checks each field read.
+"""
 
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -14,6 +18,17 @@ from rpc_agent.providers.anthropic.partial_json import PartialJson
 from rpc_agent.providers.base import AssistantEvent, ModelInfo, empty_usage
 from rpc_agent.providers.convert import API
 from rpc_agent.providers.models import PROVIDER, cost_of
+
+if TYPE_CHECKING:
+    from anthropic import AsyncStream
+    from anthropic.types import (
+        MessageDeltaUsage,
+        RawContentBlockDeltaEvent,
+        RawContentBlockStartEvent,
+        RawContentBlockStopEvent,
+        RawMessageStreamEvent,
+        Usage,
+    )
 
 __all__ = ["Assembler", "drain"]
 
@@ -75,7 +90,7 @@ class Assembler:
             self.started = True
             out.append(self._event("start"))
 
-    def _usage(self, usage: Any, *, replace: bool) -> None:
+    def _usage(self, usage: Usage | MessageDeltaUsage, *, replace: bool) -> None:
         stored = self.partial["usage"]
         for key, attr in _USAGE_FIELDS:
             value = getattr(usage, attr, None)
@@ -88,20 +103,19 @@ class Assembler:
         )
         stored["cost"] = cost_of(stored, self.model)
 
-    def handle(self, event: Any) -> list[AssistantEvent]:
+    def handle(self, event: RawMessageStreamEvent) -> list[AssistantEvent]:
         out: list[AssistantEvent] = []
-        kind = getattr(event, "type", None)
-        if kind == "content_block_delta":
+        if event.type == "content_block_delta":
             self._delta(event, out)
-        elif kind == "content_block_start":
+        elif event.type == "content_block_start":
             self._block_start(event, out)
-        elif kind == "content_block_stop":
+        elif event.type == "content_block_stop":
             self._block_stop(event, out)
-        elif kind == "message_start":
-            usage = getattr(getattr(event, "message", None), "usage", None)
+        elif event.type == "message_start":
+            usage = getattr(getattr(event, "message", None), "usage", None)  # a server may leave it out
             if usage is not None:
                 self._usage(usage, replace=True)
-        elif kind == "message_delta":
+        elif event.type == "message_delta":
             delta = event.delta
             if delta.stop_reason:
                 self.stop_reason = str(delta.stop_reason)
@@ -114,25 +128,24 @@ class Assembler:
                     )
             if event.usage is not None:
                 self._usage(event.usage, replace=False)
-        elif kind == "message_stop":
+        elif event.type == "message_stop":
             self.finished = True
         return out
 
-    def _block_start(self, event: Any, out: list[AssistantEvent]) -> None:
+    def _block_start(self, event: RawContentBlockStartEvent, out: list[AssistantEvent]) -> None:
         block = event.content_block
-        kind = block.type
-        if kind == "text":
+        if block.type == "text":
             index = self._open(event.index, {"type": "text", "text": ""}, "text_start", out)
             if block.text:
                 self._text(index, "text", block.text, out)
-        elif kind == "thinking":
+        elif block.type == "thinking":
             stored: BlockDict = {"type": "thinking", "thinking": ""}
             if block.signature:
                 stored["thinkingSignature"] = block.signature
             index = self._open(event.index, stored, "thinking_start", out)
             if block.thinking:
                 self._text(index, "thinking", block.thinking, out)
-        elif kind == "redacted_thinking":
+        elif block.type == "redacted_thinking":
             redacted: BlockDict = {
                 "type": "thinking",
                 "thinking": "[Reasoning redacted]",
@@ -140,7 +153,7 @@ class Assembler:
                 "redacted": True,
             }
             self._open(event.index, redacted, "thinking_start", out)
-        elif kind == "tool_use":
+        elif block.type == "tool_use":
             arguments = block.input if isinstance(block.input, dict) else {}
             call: BlockDict = {
                 "type": "toolCall",
@@ -172,25 +185,24 @@ class Assembler:
         kind: AssistantEventType = "text_delta" if key == "text" else "thinking_delta"
         out.append(self._event(kind, contentIndex=index, delta=text))
 
-    def _delta(self, event: Any, out: list[AssistantEvent]) -> None:
+    def _delta(self, event: RawContentBlockDeltaEvent, out: list[AssistantEvent]) -> None:
         index = self._index.get(event.index)
         if index is None:
             return
         delta = event.delta
-        kind = delta.type
         block = self._content[index]
-        if kind == "text_delta" and block["type"] == "text":
+        if delta.type == "text_delta" and block["type"] == "text":
             self._text(index, "text", delta.text, out)
-        elif kind == "thinking_delta" and block["type"] == "thinking":
+        elif delta.type == "thinking_delta" and block["type"] == "thinking":
             self._text(index, "thinking", delta.thinking, out)
-        elif kind == "signature_delta" and block["type"] == "thinking":
+        elif delta.type == "signature_delta" and block["type"] == "thinking":
             block["thinkingSignature"] = block.get("thinkingSignature", "") + delta.signature
-        elif kind == "input_json_delta" and block["type"] == "toolCall":
+        elif delta.type == "input_json_delta" and block["type"] == "toolCall":
             self._has_deltas.add(index)
             block["arguments"] = self._json[index].feed(delta.partial_json)
             out.append(self._event("toolcall_delta", contentIndex=index, delta=delta.partial_json))
 
-    def _block_stop(self, event: Any, out: list[AssistantEvent]) -> None:
+    def _block_stop(self, event: RawContentBlockStopEvent, out: list[AssistantEvent]) -> None:
         index = self._index.get(event.index)
         if index is None:
             return
@@ -217,7 +229,7 @@ class Assembler:
         return self._event("error", reason="error", error=error)
 
 
-async def drain(sdk_stream: Any) -> None:
+async def drain(sdk_stream: AsyncStream[RawMessageStreamEvent]) -> None:
     """Read what follows ``message_stop`` (normally only the end of the body) so the
     connection goes back to the pool; a misbehaving server gets DRAIN_TIMEOUT seconds."""
     with anyio.move_on_after(DRAIN_TIMEOUT):
