@@ -6,7 +6,7 @@ the replay of a stored branch when a client loads a session (``replay_updates``)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from acp import (
     update_user_message,
 )
 from rpc_agent.protocol import events as ev
-from rpc_agent.protocol.shapes import MessageDict
+from rpc_agent.protocol.shapes import EntryDict, MessageDict
 
 Update = (
     UserMessageChunk
@@ -210,7 +210,7 @@ def _stored_diffs(name: str, args: Mapping[str, Any], details: Any, cwd: str) ->
     return diffs, first
 
 
-def replay_updates(branch: Iterable[Mapping[str, Any]], cwd: str) -> list[Update]:
+def replay_updates(branch: list[EntryDict], cwd: str) -> list[Update]:
     """The messages of a stored branch (root to leaf) as the updates a live run would have sent:
     a write or edit that succeeded ends with ``diff`` content, as it did live."""
     updates: list[Update] = []
