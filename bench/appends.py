@@ -11,12 +11,11 @@ from typing import Any
 
 import anyio
 
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.store import SessionManager
 
-JsonDict = dict[str, Any]
 
-
-def _append_payload() -> JsonDict:
+def _append_payload() -> MessageDict:
     """A tool result of about 750 bytes on disk, the average entry of the synthetic files."""
     output = "\n".join(f"{n:>6}\t    value = self._cache.get(key, default)  # line {n}" for n in range(1, 11))
     return {

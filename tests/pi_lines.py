@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from rpc_agent.protocol.shapes import MessageDict, UsageDict
 
 JsonDict = dict[str, Any]
 
@@ -23,7 +25,7 @@ BASE = datetime(2024, 12, 3, 14, 0, 0, tzinfo=UTC)
 BASE_MS = (BASE - EPOCH) // timedelta(milliseconds=1)
 
 
-def usage(tokens_in: int, tokens_out: int, cost: float) -> JsonDict:
+def usage(tokens_in: int, tokens_out: int, cost: float) -> UsageDict:
     """An assistant message's usage as pi 0.73 writes it, the cost split evenly between input
     and output."""
     return {
@@ -36,7 +38,7 @@ def usage(tokens_in: int, tokens_out: int, cost: float) -> JsonDict:
     }
 
 
-USAGE = usage(10, 5, 0.0)
+USAGE: UsageDict = usage(10, 5, 0.0)
 
 OLD_SESSION_ID = "0c0ffee0-1111-4222-8333-444455556666"
 
@@ -55,11 +57,11 @@ def ms_at(seconds: float) -> int:
 # --- files ------------------------------------------------------------------------------------
 
 
-def encode(lines: list[JsonDict]) -> bytes:
+def encode(lines: Sequence[Mapping[str, Any]]) -> bytes:
     return b"".join(orjson.dumps(line) + b"\n" for line in lines)
 
 
-def write_jsonl(path: Path, lines: list[JsonDict]) -> bytes:
+def write_jsonl(path: Path, lines: Sequence[Mapping[str, Any]]) -> bytes:
     data = encode(lines)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
@@ -170,7 +172,7 @@ def as_v2(lines: list[JsonDict]) -> list[JsonDict]:
     return lines
 
 
-def tool_result(call_id: str, text: str, timestamp: int = 0) -> JsonDict:
+def tool_result(call_id: str, text: str, timestamp: int = 0) -> MessageDict:
     """A ``read`` tool's successful result message carrying ``text``."""
     return {
         "role": "toolResult",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio.to_thread
 from acp.schema import Cost, SessionInfoUpdate, Usage, UsageUpdate
@@ -27,6 +27,7 @@ from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.agent.compaction import context_tokens, usage_tokens
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.content import message_text
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.store.files import now_iso
 
 TITLE_LIMIT = 200
@@ -150,7 +151,7 @@ class SessionStatus:
                     return [SessionInfoUpdate(session_update="session_info_update", title=title)]
             elif message.get("role") == "assistant":
                 self.cost += _cost_of(message)
-                used = usage_tokens(message)
+                used = usage_tokens(cast("MessageDict", message))  # a plain dict, as stored
                 if used is not None:
                     return [self._update(used)]
             return []

@@ -17,18 +17,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Literal
 
 import orjson
 
-from rpc_agent.agent.branch_summary import file_operations
+from rpc_agent.agent.branch_summary import FileOperations, file_operations, pi_details
 from rpc_agent.agent.summarize import SUMMARY_FORMAT, summarize
 from rpc_agent.agent.summary_calls import SummaryCalls
 from rpc_agent.errors import NothingToCompactError
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import EntryDict, MessageDict
 from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.store.context import entry_to_message
 
 IMAGE_CHARS = 4800
+TokenKey = Literal["input", "output", "cacheRead", "cacheWrite"]
+TOKEN_KEYS: tuple[TokenKey, ...] = ("input", "output", "cacheRead", "cacheWrite")
+"""The counts of a usage that add up to its total when ``totalTokens`` is missing."""
 
 COMPACTION_PROMPT = (
     "The conversation above is being compacted: it will be replaced by your summary, and the "
@@ -45,7 +50,7 @@ TURN_PREFIX_PROMPT = (
 )
 
 
-def estimate_tokens(message: JsonDict) -> int:
+def estimate_tokens(message: MessageDict) -> int:
     """chars/4, counting text, thinking, tool names and arguments; an image counts 4,800 chars."""
     chars = 0
     for key in ("summary", "command", "output"):
@@ -57,9 +62,7 @@ def estimate_tokens(message: JsonDict) -> int:
         chars += len(content)
     elif isinstance(content, list):
         for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
+            kind = block.get("type") if isinstance(block, dict) else None  # as read: any JSON
             if kind == "text":
                 chars += len(str(block.get("text", "")))
             elif kind == "thinking":
@@ -77,20 +80,18 @@ def estimate_tokens(message: JsonDict) -> int:
     return math.ceil(chars / 4)
 
 
-def usage_tokens(message: JsonDict) -> int | None:
+def usage_tokens(message: MessageDict) -> int | None:
     """Context size reported by a successful assistant message, if it carries usage."""
     if message.get("role") != "assistant" or message.get("stopReason") in ("error", "aborted"):
         return None
     usage = message.get("usage")
     if not isinstance(usage, dict):
         return None
-    total = int(usage.get("totalTokens") or 0) or sum(
-        int(usage.get(k) or 0) for k in ("input", "output", "cacheRead", "cacheWrite")
-    )
+    total = int(usage.get("totalTokens") or 0) or sum(int(usage.get(key) or 0) for key in TOKEN_KEYS)
     return total or None
 
 
-def context_tokens(messages: list[JsonDict]) -> int:
+def context_tokens(messages: list[MessageDict]) -> int:
     """The last real usage plus estimates of everything after it (estimates alone without one)."""
     for index in range(len(messages) - 1, -1, -1):
         reported = usage_tokens(messages[index])
@@ -99,20 +100,20 @@ def context_tokens(messages: list[JsonDict]) -> int:
     return sum(estimate_tokens(m) for m in messages)
 
 
-def _role(entry: JsonDict) -> str | None:
+def _role(entry: EntryDict) -> str | None:
     if entry.get("type") == "message" and isinstance(entry.get("message"), dict):
         return str(entry["message"].get("role"))
     return None
 
 
-def is_valid_cut_point(entry: JsonDict) -> bool:
+def is_valid_cut_point(entry: EntryDict) -> bool:
     kind = entry.get("type")
     if kind in ("custom_message", "branch_summary"):
         return True
     return _role(entry) in ("user", "assistant", "bashExecution", "custom")
 
 
-def is_turn_start(entry: JsonDict) -> bool:
+def is_turn_start(entry: EntryDict) -> bool:
     return entry.get("type") in ("custom_message", "branch_summary") or _role(entry) in (
         "user",
         "bashExecution",
@@ -123,12 +124,14 @@ def is_turn_start(entry: JsonDict) -> bool:
 @dataclass(slots=True)
 class CompactionPreparation:
     first_kept_entry_id: str
-    messages_to_summarize: list[JsonDict]
-    turn_prefix_messages: list[JsonDict]
+    messages_to_summarize: list[MessageDict]
+    turn_prefix_messages: list[MessageDict]
     previous_summary: str | None
     tokens_before: int
-    entries_summarized: list[JsonDict] = field(default_factory=list)
+    entries_summarized: list[EntryDict] = field(default_factory=list)
     previous_details: JsonDict | None = None
+    """The previous compaction's ``details`` (``FileOperations``); None after a compaction a hook
+    supplied, whose details are its own (pi carries no files from them either)."""
 
     @property
     def is_split_turn(self) -> bool:
@@ -136,7 +139,7 @@ class CompactionPreparation:
 
 
 def prepare_compaction(
-    path: list[JsonDict], keep_recent_tokens: int, tokens_before: int
+    path: list[EntryDict], keep_recent_tokens: int, tokens_before: int
 ) -> CompactionPreparation:
     """Decide what a compaction of the branch ``path`` (root first) summarizes and keeps."""
     previous_index = next(
@@ -174,6 +177,7 @@ def prepare_compaction(
     prefix_entries = span[turn_start:cut] if turn_start < cut else []
     if not summarized_entries and not prefix_entries:
         raise NothingToCompactError("nothing to compact")
+    details = pi_details(previous) if previous is not None else None
     return CompactionPreparation(
         first_kept_entry_id=str(span[cut]["id"]),
         messages_to_summarize=[m for m in map(entry_to_message, summarized_entries) if m is not None],
@@ -181,21 +185,15 @@ def prepare_compaction(
         previous_summary=str(previous.get("summary")) if previous is not None else None,
         tokens_before=tokens_before,
         entries_summarized=summarized_entries + prefix_entries,
-        previous_details=previous.get("details")
-        if previous is not None and isinstance(previous.get("details"), dict)
-        else None,
+        previous_details=details if isinstance(details, dict) else None,
     )
 
 
-def cumulative_file_operations(preparation: CompactionPreparation) -> JsonDict:
-    ops = file_operations(preparation.entries_summarized)
-    previous = preparation.previous_details or {}
-    modified = set(ops["modifiedFiles"]) | set(previous.get("modifiedFiles") or [])
-    read = (set(ops["readFiles"]) | set(previous.get("readFiles") or [])) - modified
-    return {"readFiles": sorted(read), "modifiedFiles": sorted(modified)}
+def cumulative_file_operations(preparation: CompactionPreparation) -> FileOperations:
+    return file_operations(preparation.entries_summarized, [preparation.previous_details])
 
 
-def _file_tags(details: JsonDict) -> str:
+def _file_tags(details: FileOperations) -> str:
     parts = []
     if details["readFiles"]:
         parts.append("<read-files>\n" + "\n".join(details["readFiles"]) + "\n</read-files>")
@@ -210,7 +208,7 @@ async def generate_compaction_summary(
     preparation: CompactionPreparation,
     custom_instructions: str | None,
     calls: SummaryCalls | None = None,
-) -> tuple[str, JsonDict]:
+) -> tuple[str, FileOperations]:
     """The summary text and details (cumulative read/modified files)."""
     focus = f"\n\nAdditional focus: {custom_instructions}" if custom_instructions else ""
     history = preparation.previous_summary or ""

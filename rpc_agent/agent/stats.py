@@ -11,28 +11,25 @@ compaction until an answer has come back.
 
 from __future__ import annotations
 
-from typing import Any
-
-from rpc_agent.agent.compaction import estimate_tokens
+from rpc_agent.agent.compaction import TOKEN_KEYS, estimate_tokens
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import EntryDict, MessageDict, UsageDict
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.store.projection import current_system_message
-
-_TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 
 
 class _Totals:
     __slots__ = ("cost", "tokens")
 
     def __init__(self) -> None:
-        self.tokens = dict.fromkeys(_TOKEN_KEYS, 0)
+        self.tokens = dict.fromkeys(TOKEN_KEYS, 0)
         self.cost = 0.0
 
-    def add(self, usage: Any) -> None:
+    def add(self, usage: UsageDict | None) -> None:
+        """Add what ``usage`` counts; as read from a file, a value of another type counts 0."""
         if not isinstance(usage, dict):
             return
-        for key in _TOKEN_KEYS:
+        for key in TOKEN_KEYS:
             value = usage.get(key)
             if isinstance(value, int | float):
                 self.tokens[key] += int(value)
@@ -52,9 +49,11 @@ def session_stats(manager: SessionManager, context_window: int) -> m.SessionStat
             totals.add(entry.get("usage"))
         if kind != "message":
             continue
-        message = entry.get("message") or {}
-        role = message.get("role")
         total += 1
+        message = entry.get("message")
+        if not message:
+            continue
+        role = message.get("role")
         if role in counts:
             counts[role] += 1
         if role == "toolResult" and message.get("usage"):
@@ -82,7 +81,7 @@ def session_stats(manager: SessionManager, context_window: int) -> m.SessionStat
     )
 
 
-def _usage_tokens(message: JsonDict) -> int:
+def _usage_tokens(message: MessageDict) -> int:
     """The context size an answer reports (pi's ``calculateContextTokens``), 0 when it reports
     none or cannot be trusted (an error or an abort)."""
     if message.get("role") != "assistant" or message.get("stopReason") in ("aborted", "error"):
@@ -93,7 +92,7 @@ def _usage_tokens(message: JsonDict) -> int:
     total = usage.get("totalTokens")
     if isinstance(total, int | float) and total:
         return int(total)
-    return sum(int(usage.get(key) or 0) for key in _TOKEN_KEYS if isinstance(usage.get(key), int | float))
+    return sum(int(usage.get(key) or 0) for key in TOKEN_KEYS if isinstance(usage.get(key), int | float))
 
 
 def context_usage(manager: SessionManager, context_window: int) -> m.ContextUsage | None:
@@ -110,7 +109,7 @@ def context_usage(manager: SessionManager, context_window: int) -> m.ContextUsag
     return m.ContextUsage(tokens=tokens, contextWindow=context_window, percent=tokens / context_window * 100)
 
 
-def _answered_since(branch: list[JsonDict], compaction_at: int) -> bool:
+def _answered_since(branch: list[EntryDict], compaction_at: int) -> bool:
     """Whether an answer with usage came back after the compaction and is still in the context
     (not omitted by a context edit)."""
     omitted: dict[str, bool] = {}
@@ -126,7 +125,7 @@ def _answered_since(branch: list[JsonDict], compaction_at: int) -> bool:
     )
 
 
-def _usage_is_current(branch: list[JsonDict]) -> bool:
+def _usage_is_current(branch: list[EntryDict]) -> bool:
     """Whether the last answer's usage was reported after the latest context edit or compaction
     (an edit or compaction changes the context that usage measured)."""
     for entry in reversed(branch):
@@ -142,7 +141,7 @@ def _usage_is_current(branch: list[JsonDict]) -> bool:
     return False
 
 
-def _estimate(messages: list[JsonDict], usage_is_current: bool) -> int:
+def _estimate(messages: list[MessageDict], usage_is_current: bool) -> int:
     """pi's ``estimateProjectedContextTokens``: the last answer's usage and an estimate of the
     messages after it, or, when that usage is stale or missing, an estimate of everything (the
     system messages counted once, replayed)."""

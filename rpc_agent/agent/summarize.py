@@ -10,8 +10,8 @@ import orjson
 
 from rpc_agent.agent.summary_calls import SummaryCalls
 from rpc_agent.errors import ProviderError
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.providers.base import ModelInfo, Provider, ProviderRequest
 
 TOOL_RESULT_LIMIT = 2000
@@ -61,7 +61,7 @@ def _nowhere(_event: object) -> None:
     """Where the events of a call without retries go: it has none to tell."""
 
 
-def serialize_transcript(messages: list[JsonDict]) -> str:
+def serialize_transcript(messages: list[MessageDict]) -> str:
     """``[User]: ...``, ``[Assistant]: ...``, ``[Tool result]: ...`` lines; tool output cut short."""
     lines: list[str] = []
     for message in messages:
@@ -104,7 +104,7 @@ def serialize_transcript(messages: list[JsonDict]) -> str:
 async def summarize(
     provider: Provider,
     model: ModelInfo,
-    messages: list[JsonDict],
+    messages: list[MessageDict],
     instructions: str,
     *,
     previous_summary: str | None = None,

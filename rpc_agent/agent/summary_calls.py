@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Final, Literal
 
 import anyio
 from pydantic import BaseModel
@@ -20,17 +20,17 @@ from pydantic import BaseModel
 from rpc_agent.agent.settings import RetrySettings
 from rpc_agent.errors import ProviderError
 from rpc_agent.protocol import events as ev
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import MessageDict, UsageDict
 from rpc_agent.providers.base import Provider, ProviderRequest, empty_usage
 
 _FAILED = "summary failed: "
 """How a summary call that broke mid-stream is reported (the retry event gives the bare error)."""
 
-_COUNTS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
-_COSTS = ("input", "output", "cacheRead", "cacheWrite", "total")
+_COUNTS: Final = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+_COSTS: Final = ("input", "output", "cacheRead", "cacheWrite", "total")
 
 
-def add_usage(total: JsonDict, usage: object) -> None:
+def add_usage(total: UsageDict, usage: object) -> None:
     """Add a message's usage (counts and cost) into ``total``; anything malformed counts 0."""
     if not isinstance(usage, dict):
         return
@@ -40,10 +40,10 @@ def add_usage(total: JsonDict, usage: object) -> None:
             total[key] += int(value)
     cost = usage.get("cost")
     if isinstance(cost, dict):
-        for key in _COSTS:
-            value = cost.get(key)
+        for cost_key in _COSTS:
+            value = cost.get(cost_key)
             if isinstance(value, int | float) and not isinstance(value, bool):
-                total["cost"][key] += float(value)
+                total["cost"][cost_key] += float(value)
 
 
 @dataclass
@@ -52,17 +52,17 @@ class SummaryCalls:
     emit: Callable[[BaseModel], None]
     source: Literal["compaction", "branchSummary"]
     reason: ev.CompactionReason | None = None
-    usage: JsonDict = field(default_factory=empty_usage)
+    usage: UsageDict = field(default_factory=empty_usage)
     """What every call made so far reported, failed attempts included (they were billed)."""
 
-    async def complete(self, provider: Provider, request: ProviderRequest) -> JsonDict:
+    async def complete(self, provider: Provider, request: ProviderRequest) -> MessageDict:
         """The final message of one call, retried on transient errors; raises ProviderError
         when it fails for good."""
         attempt = 0
         try:
             while True:
                 error: ProviderError | None = None
-                final: JsonDict | None = None
+                final: MessageDict | None = None
                 try:
                     final, error = await self._once(provider, request)
                 except ProviderError as exc:
@@ -97,8 +97,8 @@ class SummaryCalls:
 
     async def _once(
         self, provider: Provider, request: ProviderRequest
-    ) -> tuple[JsonDict | None, ProviderError | None]:
-        final: JsonDict | None = None
+    ) -> tuple[MessageDict | None, ProviderError | None]:
+        final: MessageDict | None = None
         error: ProviderError | None = None
         async for event in provider.stream(request):
             if event.type in ("done", "error"):

@@ -7,8 +7,9 @@ start of the next prompt instead.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -16,8 +17,8 @@ from rpc_agent.agent.run_context import now_ms
 from rpc_agent.agent.run_setup import additional_directories
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import ToolOutput
 
@@ -30,7 +31,7 @@ class UserBash:
 
     def __init__(self) -> None:
         self.scope: anyio.CancelScope | None = None
-        self.pending: list[JsonDict] = []
+        self.pending: list[MessageDict] = []
 
     async def run(
         self,
@@ -45,7 +46,7 @@ class UserBash:
         tool = BashTool()
         cancelled = False
         output_text = ""
-        details: JsonDict = {}
+        details: Mapping[str, Any] = {}
 
         def on_output(delta: str) -> None:
             session.emit(ev.BashExecutionUpdateEvent(id=update_id, delta=delta))
@@ -79,7 +80,7 @@ class UserBash:
                 self.scope = None
         if scope.cancelled_caught:
             cancelled = True
-        message: JsonDict = {
+        message: MessageDict = {
             "role": "bashExecution",
             "command": command,
             "output": output_text,

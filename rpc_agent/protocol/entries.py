@@ -9,8 +9,9 @@ Field names are camelCase on the wire, exactly as in the files; the Python attri
 same names so that ``model_dump()`` is the line we write, with no alias layer to keep in sync.
 """
 
+from collections.abc import Mapping
 from functools import cache
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, TypeVar, cast, get_args
 
 from pydantic import (
     BaseModel,
@@ -21,7 +22,7 @@ from pydantic import (
     model_serializer,
 )
 
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import MessageDict
 
 CURRENT_SESSION_VERSION = 3
 
@@ -418,7 +419,10 @@ def _message_adapter() -> TypeAdapter[AgentMessage]:
     return TypeAdapter(AgentMessage)
 
 
-def parse_entry(raw: JsonDict) -> KnownEntry | JsonDict:
+EntryT = TypeVar("EntryT", bound=Mapping[str, Any])
+
+
+def parse_entry(raw: EntryT) -> KnownEntry | EntryT:
     """Typed view of one stored entry; an unknown type comes back as the dict it was.
 
     The store keeps entries as plain dicts (parsing 100k lines into models would triple the
@@ -429,14 +433,14 @@ def parse_entry(raw: JsonDict) -> KnownEntry | JsonDict:
     return raw
 
 
-def parse_message(raw: JsonDict) -> AgentMessage:
+def parse_message(raw: Mapping[str, Any]) -> AgentMessage:
     return _message_adapter().validate_python(raw)
 
 
-def dump_message(message: BaseModel) -> JsonDict:
-    """The stored dict of a message or content block.
+def dump_message(message: BaseModel) -> MessageDict:
+    """The stored dict of a message.
 
     Fields left at None are omitted, as the reference agent leaves ``undefined`` out of its
     JSON. (Not for entries: an entry's ``parentId`` must stay ``null`` on the wire.)
     """
-    return message.model_dump(mode="json", exclude_none=True)
+    return cast("MessageDict", message.model_dump(mode="json", exclude_none=True))

@@ -20,12 +20,14 @@ import hashlib
 import os
 import uuid
 from collections import OrderedDict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import EntryDict
 
 MAX_PERSIST_CHARS = 500_000
 TRUNCATION_NOTICE = "[Session persistence truncated large content]"
@@ -103,8 +105,8 @@ def _truncate(value: Any) -> Any:
     return value
 
 
-def _content_lists(entry: JsonDict) -> list[list[Any]]:
-    """The content arrays of an entry that may hold image blocks."""
+def _content_lists(entry: Mapping[str, Any]) -> list[list[Any]]:
+    """The content arrays of an entry (or a message) that may hold image blocks."""
     lists: list[list[Any]] = []
     message = entry.get("message")
     if isinstance(message, dict) and isinstance(message.get("content"), list):
@@ -114,7 +116,7 @@ def _content_lists(entry: JsonDict) -> list[list[Any]]:
     return lists
 
 
-def prepare_for_disk(entry: JsonDict, blobs: BlobStore | None) -> JsonDict:
+def prepare_for_disk(entry: Mapping[str, Any], blobs: BlobStore | None) -> Mapping[str, Any]:
     """A copy of ``entry`` as it should be written; the in-memory entry keeps its full data.
 
     Only entries that need it are copied: the common case (no huge string, no big image)
@@ -132,7 +134,7 @@ def prepare_for_disk(entry: JsonDict, blobs: BlobStore | None) -> JsonDict:
     if needs_blob and blobs is not None:
         return _copy_with_blobs(entry, blobs)
     if _has_oversize(entry):
-        truncated: JsonDict = _truncate(entry)
+        truncated: Mapping[str, Any] = _truncate(entry)
         return truncated
     return entry
 
@@ -153,7 +155,7 @@ def _has_oversize(value: Any) -> bool:
     return False
 
 
-def _copy_with_blobs(entry: JsonDict, blobs: BlobStore) -> JsonDict:
+def _copy_with_blobs(entry: Mapping[str, Any], blobs: BlobStore) -> Mapping[str, Any]:
     copy: JsonDict = {}
     for key, value in entry.items():
         if key == "message" and isinstance(value, dict):
@@ -196,7 +198,7 @@ def _externalize(content: Any, blobs: BlobStore) -> Any:
     return result
 
 
-def _big_images(entry: JsonDict) -> list[str]:
+def _big_images(entry: Mapping[str, Any]) -> list[str]:
     return [
         block["data"]
         for content in _content_lists(entry)
@@ -209,8 +211,8 @@ def _big_images(entry: JsonDict) -> list[str]:
     ]
 
 
-async def stage_images(entry: JsonDict, blobs: BlobStore | None) -> None:
-    """Store an entry's big images in a worker thread before it is appended (see the module doc)."""
+async def stage_images(entry: Mapping[str, Any], blobs: BlobStore | None) -> None:
+    """Store an entry's (or a message's) big images in a worker thread before it is appended (see the module doc)."""
     if blobs is None:
         return
     for data in _big_images(entry):
@@ -218,7 +220,7 @@ async def stage_images(entry: JsonDict, blobs: BlobStore | None) -> None:
             await anyio.to_thread.run_sync(blobs.stage, data)
 
 
-def restore_blobs(entry: JsonDict, blobs: BlobStore) -> None:
+def restore_blobs(entry: EntryDict, blobs: BlobStore) -> None:
     """Turn blob references in an entry's image blocks back into base64, in place.
 
     A reference whose blob is missing stays as it is: the entry still loads, and the provider

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store import files
 from rpc_agent.store.index import is_leaf_marker, new_entry_id
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rpc_agent.store.index import EntryIndex
 
 
-def path_entries(path: list[JsonDict], index: EntryIndex) -> list[JsonDict]:
+def path_entries(path: list[EntryDict], index: EntryIndex) -> list[EntryDict]:
     """The root-to-leaf ``path``, ids unchanged, then its labels as fresh label entries.
 
     Labels of entries on the path are carried over after it, each with the timestamp of the
@@ -45,7 +45,7 @@ def path_entries(path: list[JsonDict], index: EntryIndex) -> list[JsonDict]:
     return entries
 
 
-def _label_timestamps(entries: list[JsonDict]) -> dict[str, str]:
+def _label_timestamps(entries: list[EntryDict]) -> dict[str, str]:
     """The timestamp of the label entry that set each current label (the latest one)."""
     stamps: dict[str, str] = {}
     for entry in entries:
@@ -56,7 +56,7 @@ def _label_timestamps(entries: list[JsonDict]) -> dict[str, str]:
     return stamps
 
 
-def _path_without_labels(path: list[JsonDict]) -> list[JsonDict]:
+def _path_without_labels(path: list[EntryDict]) -> list[EntryDict]:
     """Copies of a root-to-leaf path without its label entries and leaf markers, re-chained.
 
     Labels (and markers) are nodes of the chain like any entry: dropping one must hand its
@@ -65,7 +65,7 @@ def _path_without_labels(path: list[JsonDict]) -> list[JsonDict]:
     (and a compaction that kept "from" a dropped entry keeps from the next kept one), as the
     reference implementation does.
     """
-    kept: list[JsonDict] = []
+    kept: list[EntryDict] = []
     replacement: dict[str, str] = {}
     dropped: list[str] = []
     parent: str | None = None
@@ -76,7 +76,7 @@ def _path_without_labels(path: list[JsonDict]) -> list[JsonDict]:
         for dropped_id in dropped:
             replacement[dropped_id] = entry["id"]
         dropped.clear()
-        copy = dict(entry)
+        copy = entry.copy()
         copy["parentId"] = parent
         kept.append(copy)
         parent = entry["id"]

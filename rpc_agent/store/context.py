@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from rpc_agent.protocol.base import JsonDict
+import msgspec
+
+from rpc_agent.protocol.shapes import EntryDict, MessageDict, ReplacementDict
 from rpc_agent.store.projection import apply_edit, edit_of, is_system_message_entry, normalized
 
 
@@ -22,13 +24,33 @@ class ModelRef:
     modelId: str
 
 
+M = TypeVar("M", MessageDict, MessageDict | msgspec.Raw)
+"""What a context holds per message: the dict, or (for a JSON reader) also stored JSON."""
+
+
 @dataclass(slots=True)
-class SessionContext:
-    messages: list[JsonDict] = field(default_factory=list)
+class ContextOf(Generic[M]):
+    """What one walk of the path finds; the two kinds below differ only in what their messages
+    are, so that a caller sees in the type whether it may meet unparsed JSON."""
+
+    messages: list[M] = field(default_factory=list)
     thinkingLevel: str = "off"
     model: ModelRef | None = None
     thinkingLevelRecorded: bool = False
     """Whether the path holds a ``thinking_level_change`` (else ``thinkingLevel`` is the default)."""
+
+
+class SessionContext(ContextOf[MessageDict]):
+    """The model's context for a leaf: its messages, thinking level and model."""
+
+    __slots__ = ()
+
+
+class StoredContext(ContextOf[MessageDict | msgspec.Raw]):
+    """The context as a reader that sends it on as JSON gets it: a message still held as its
+    stored line is the raw JSON of that message (``msgspec.Raw``), never parsed."""
+
+    __slots__ = ()
 
 
 def iso_to_ms(timestamp: Any) -> int:
@@ -43,20 +65,20 @@ def iso_to_ms(timestamp: Any) -> int:
     return 0
 
 
-def path_to_root(by_id: Mapping[str, JsonDict], leaf_id: str | None) -> list[JsonDict]:
+def path_to_root(by_id: Mapping[str, EntryDict], leaf_id: str | None) -> list[EntryDict]:
     """Entries from the root down to ``leaf_id``; a missing parent ends the walk.
 
     A cycle (a corrupt file where an entry is its own ancestor) also ends the walk instead of
     looping forever.
     """
-    path: list[JsonDict] = []
+    path: list[EntryDict] = []
     seen: set[str] = set()
     current = by_id.get(leaf_id) if leaf_id is not None else None
     while current is not None:
         cid = current.get("id")
         if cid in seen:
             break
-        seen.add(cid)  # type: ignore[arg-type]
+        seen.add(cid)
         path.append(current)
         parent = current.get("parentId")
         current = by_id.get(parent) if isinstance(parent, str) else None
@@ -72,15 +94,15 @@ def parse_model_string(value: str) -> ModelRef:
     return ModelRef(provider=provider, modelId=model_id)
 
 
-def entry_to_message(entry: JsonDict) -> JsonDict | None:
+def entry_to_message(entry: EntryDict) -> MessageDict | None:
     """The message an entry contributes to the context, or None for bookkeeping entries."""
     kind = entry.get("type")
     if kind == "message":
-        message = entry.get("message")
-        return normalized(message) if isinstance(message, dict) else None
+        stored = entry.get("message")
+        return normalized(stored) if isinstance(stored, dict) else None
     if kind == "custom_message":
         content = entry.get("content")
-        message = {
+        message: MessageDict = {
             "role": "custom",
             "customType": entry.get("customType", ""),
             "content": [] if content is None else content,  # as pi: ``content ?? []``
@@ -102,13 +124,12 @@ def entry_to_message(entry: JsonDict) -> JsonDict | None:
 
 
 def build_session_context(
-    entries: Sequence[JsonDict],
+    entries: Sequence[EntryDict],
     leaf_id: str | None,
-    by_id: Mapping[str, JsonDict] | None = None,
+    by_id: Mapping[str, EntryDict] | None = None,
     *,
     leaf_is_explicit: bool = True,
-    load: Callable[[JsonDict], JsonDict] | None = None,
-    message_of: Callable[[JsonDict], Any] | None = None,
+    load: Callable[[EntryDict], EntryDict] | None = None,
 ) -> SessionContext:
     """Build the model's context for the branch ending at ``leaf_id``.
 
@@ -121,25 +142,56 @@ def build_session_context(
 
     ``load`` completes a message entry that is still a stub (see ``files.parse_lines``); it is
     called only for the messages whose content is read: those that reach the context, and
-    those passed while looking for the latest assistant message's model. ``message_of``, when
-    given, is what a message entry contributes instead of its parsed message (the stored JSON
-    of a stub, for a reader that sends the context on as JSON); it returns None to leave the
-    entry out.
+    those passed while looking for the latest assistant message's model.
     """
     full = load or _same
-    take = message_of or (lambda entry: _dict_or_none(full(entry).get("message")))
+
+    def take(entry: EntryDict) -> MessageDict | None:
+        message = full(entry).get("message")
+        return normalized(message) if isinstance(message, dict) else None
+
+    context = SessionContext()
+    _build(context, entries, leaf_id, by_id, leaf_is_explicit, full, take)
+    return context
+
+
+def build_stored_context(
+    entries: Sequence[EntryDict],
+    leaf_id: str | None,
+    by_id: Mapping[str, EntryDict],
+    *,
+    load: Callable[[EntryDict], EntryDict],
+    message_of: Callable[[EntryDict], MessageDict | msgspec.Raw | None],
+) -> StoredContext:
+    """``build_session_context`` for a reader that sends the context on as JSON: a message
+    entry contributes what ``message_of`` gives (the stored JSON of a stub, else the message
+    as pi's context sees it; None leaves the entry out)."""
+    context = StoredContext()
+    _build(context, entries, leaf_id, by_id, True, load, message_of)
+    return context
+
+
+def _build(
+    context: ContextOf[M],
+    entries: Sequence[EntryDict],
+    leaf_id: str | None,
+    by_id: Mapping[str, EntryDict] | None,
+    leaf_is_explicit: bool,
+    full: Callable[[EntryDict], EntryDict],
+    take: Callable[[EntryDict], M | None],
+) -> None:
+    """Fill ``context`` (see ``build_session_context``)."""
     if by_id is None:
         by_id = {e["id"]: e for e in entries if isinstance(e.get("id"), str)}
     if leaf_id is None and leaf_is_explicit:
-        return SessionContext()
+        return
     leaf = by_id.get(leaf_id) if leaf_id is not None else None
     if leaf is None:
         if not entries:
-            return SessionContext()
+            return
         leaf = entries[-1]
     backwards = _walk_to_root(by_id, leaf)
 
-    context = SessionContext()
     level: str | None = None
     model: ModelRef | None = None
     compaction_at = -1
@@ -159,10 +211,11 @@ def build_session_context(
         elif kind == "model_change":
             if model is None:
                 provider, model_id = entry.get("provider"), entry.get("modelId")
+                named = entry.get("model")
                 if isinstance(provider, str) and isinstance(model_id, str):
                     model = ModelRef(provider, model_id)
-                elif isinstance(entry.get("model"), str) and entry.get("role", "default") == "default":
-                    model = parse_model_string(entry["model"])
+                elif isinstance(named, str) and entry.get("role", "default") == "default":
+                    model = parse_model_string(named)
         elif kind == "compaction":
             if compaction_at < 0:
                 compaction_at = index
@@ -183,26 +236,25 @@ def build_session_context(
             if backwards[index].get("id") == first_kept:
                 kept_at = index
                 break
-    project = _Projection(take, full, _latest_edits(backwards, edits, compaction_at, kept_at))
+    project: _Projection[M] = _Projection(take, full, _latest_edits(backwards, edits, compaction_at, kept_at))
     messages = context.messages
     if compaction_at < 0:
         project.extend(messages, backwards, len(backwards) - 1, -1)
-        return context
+        return
     project.compaction(messages, backwards[compaction_at])
     if kept_at >= 0:
         # The compaction's checkpoint stands for the system messages before it.
         project.extend(messages, backwards, kept_at, compaction_at, drop_system=True)
     project.extend(messages, backwards, compaction_at - 1, -1)
-    return context
 
 
 def _latest_edits(
-    backwards: list[JsonDict], edits: list[int], compaction_at: int, kept_at: int
-) -> dict[str, Any]:
+    backwards: list[EntryDict], edits: list[int], compaction_at: int, kept_at: int
+) -> dict[str, ReplacementDict | None]:
     """The replacement of each edited entry: the latest ``context_edit`` naming it among the
     entries that make up the context (an edit summarised away by a compaction no longer
     applies). ``edits`` are positions in ``backwards``, latest first."""
-    latest: dict[str, Any] = {}
+    latest: dict[str, ReplacementDict | None] = {}
     for index in edits:
         if compaction_at >= 0 and index > compaction_at and index > kept_at:
             continue
@@ -212,12 +264,12 @@ def _latest_edits(
     return latest
 
 
-def _walk_to_root(by_id: Mapping[str, JsonDict], leaf: JsonDict) -> list[JsonDict]:
+def _walk_to_root(by_id: Mapping[str, EntryDict], leaf: EntryDict) -> list[EntryDict]:
     """The path from ``leaf`` (as indexed under its id) to the root, leaf first.
 
     The same entries as ``path_to_root`` in the opposite order, for corrupt files too.
     """
-    backwards: list[JsonDict] = []
+    backwards: list[EntryDict] = []
     append, get = backwards.append, by_id.get
     leaf_key = leaf.get("id")
     current = get(leaf_key) if leaf_key is not None else None
@@ -236,33 +288,32 @@ def _walk_to_root(by_id: Mapping[str, JsonDict], leaf: JsonDict) -> list[JsonDic
     return careful
 
 
-def _same(entry: JsonDict) -> JsonDict:
+def _same(entry: EntryDict) -> EntryDict:
     return entry
 
 
-def _dict_or_none(message: Any) -> JsonDict | None:
-    return message if isinstance(message, dict) else None
-
-
-class _Projection:
+class _Projection(Generic[M]):
     """Turns the entries of the context into messages (pi's projectContextEntry)."""
 
     __slots__ = ("edits", "full", "take")
 
     def __init__(
-        self, take: Callable[[JsonDict], Any], full: Callable[[JsonDict], JsonDict], edits: dict[str, Any]
+        self,
+        take: Callable[[EntryDict], M | None],
+        full: Callable[[EntryDict], EntryDict],
+        edits: dict[str, ReplacementDict | None],
     ) -> None:
-        self.take = take
+        self.take: Callable[[EntryDict], M | None] = take
         self.full = full
         self.edits = edits
 
-    def compaction(self, messages: list[JsonDict], compaction: JsonDict) -> None:
+    def compaction(self, messages: list[M], compaction: EntryDict) -> None:
         """The latest compaction's contribution: its saved system checkpoint, then its summary."""
-        produced: list[JsonDict] = []
+        produced: list[MessageDict] = []
         checkpoint = compaction.get("systemMessage")
         if isinstance(checkpoint, dict):
             produced.append(checkpoint)
-        summary: JsonDict = {"role": "compactionSummary", "summary": compaction.get("summary", "")}
+        summary: MessageDict = {"role": "compactionSummary", "summary": compaction.get("summary", "")}
         if "tokensBefore" in compaction:  # reported as stored: no invented 0
             summary["tokensBefore"] = compaction["tokensBefore"]
         summary["timestamp"] = iso_to_ms(compaction.get("timestamp"))
@@ -273,8 +324,8 @@ class _Projection:
 
     def extend(
         self,
-        messages: list[JsonDict],
-        backwards: list[JsonDict],
+        messages: list[M],
+        backwards: list[EntryDict],
         start: int,
         stop: int,
         *,
@@ -291,9 +342,8 @@ class _Projection:
                     messages.extend(self._edited(entry))
                     continue
                 message = take(entry)
-                if message is None:
-                    continue
-                append(normalized(message) if message.__class__ is dict else message)
+                if message is not None:
+                    append(message)
             else:
                 if edits and entry.get("id") in edits:
                     messages.extend(self._edited(entry))
@@ -302,7 +352,7 @@ class _Projection:
                 if message is not None:
                     append(message)
 
-    def _edited(self, entry: JsonDict) -> list[JsonDict]:
+    def _edited(self, entry: EntryDict) -> list[MessageDict]:
         if entry.get("type") == "message":
             stored = self.full(entry).get("message")
             produced = [normalized(stored)] if isinstance(stored, dict) else []

@@ -18,6 +18,7 @@ import msgspec
 import orjson
 
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import EntryDict
 
 BLOB_MARK = b"blob:sha256:"
 """Lines holding blob references are parsed at once: their images are restored, never sent raw."""
@@ -66,10 +67,10 @@ class StoredMessage:
         self.message = message
         """A view into ``line`` (no copy)."""
 
-    def parse(self) -> JsonDict | None:
+    def parse(self) -> EntryDict | None:
         """The whole entry as a dict; None if the line does not parse after all."""
         try:
-            value = orjson.loads(self.line)
+            value: EntryDict = orjson.loads(self.line)
         except orjson.JSONDecodeError:
             return None
         return value if isinstance(value, dict) else None
@@ -107,6 +108,9 @@ class StoredLines:
 def stub_of(line: bytes) -> tuple[JsonDict, msgspec.Raw] | None:
     """The index fields of a well-formed message line and its stored bytes, else None.
 
+    The fields are a line as ``files.parse_lines`` collects them (JSON not yet known to be of
+    the current version: ``opening`` makes the header and the entries of them).
+
     None means "parse this line the ordinary way": not a message, a message with odd fields
     or a content to normalise, blob references, or bytes that are not JSON (which the
     ordinary way reports).
@@ -120,5 +124,10 @@ def stub_of(line: bytes) -> tuple[JsonDict, msgspec.Raw] | None:
         return None
     if _content_may_be_absent(line):
         return None
-    stub = {"type": "message", "id": head.id, "parentId": head.parentId, "timestamp": head.timestamp}
+    stub: JsonDict = {
+        "type": "message",
+        "id": head.id,
+        "parentId": head.parentId,
+        "timestamp": head.timestamp,
+    }
     return stub, message

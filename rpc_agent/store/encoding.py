@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import orjson
 
 from rpc_agent.protocol.base import JsonDict
@@ -10,7 +13,7 @@ from rpc_agent.store.index import new_entry_id
 from rpc_agent.store.migrations import file_version, migrate
 
 
-def encode_for_disk(lines: list[JsonDict], blobs: BlobStore | None) -> bytes:
+def encode_for_disk(lines: Sequence[Mapping[str, Any]], blobs: BlobStore | None) -> bytes:
     """The lines as written, each with its newline.
 
     ``prepare_for_disk`` walks the whole entry in Python; the encoded bytes tell more cheaply

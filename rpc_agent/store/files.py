@@ -14,16 +14,17 @@ import re
 import stat
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
 from rpc_agent.errors import InvalidSessionFileError
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.entries import CURRENT_SESSION_VERSION
+from rpc_agent.protocol.shapes import HeaderDict
 from rpc_agent.store.decoding import BLOB_MARK, StoredLines, stub_of
 
 HOME_ENV = "RPC_AGENT_HOME"
@@ -166,6 +167,8 @@ class LoadReport:
 @dataclass(slots=True)
 class RawFile:
     lines: list[JsonDict]
+    """The file's JSON objects as read: the header, then the entries (those of an old version
+    as they were, before migration gives them ids; see ``opening``)."""
     report: LoadReport
     valid_length: int
     """Byte length of the whole, newline-terminated part of the file."""
@@ -183,7 +186,7 @@ MESSAGE_PREFIX = re.compile(
 """How both this store and the reference agent begin a message line (the keys in this order)."""
 
 
-def is_header(line: Any) -> bool:
+def is_header(line: object) -> TypeGuard[HeaderDict]:
     return isinstance(line, dict) and line.get("type") == "session" and isinstance(line.get("id"), str)
 
 
@@ -304,7 +307,7 @@ def read_session_file(path: Path, *, defer_messages: bool = True) -> RawFile | N
     return raw
 
 
-def read_header(path: Path, prefix: int = 4096) -> JsonDict | None:
+def read_header(path: Path, prefix: int = 4096) -> HeaderDict | None:
     """The header of a session file from a prefix read, or None when it is not a session."""
     try:
         fd = open_regular(path, os.O_RDONLY)
@@ -340,7 +343,7 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def encode_lines(lines: Iterable[JsonDict]) -> bytes:
+def encode_lines(lines: Iterable[Mapping[str, Any]]) -> bytes:
     dumps, option = orjson.dumps, orjson.OPT_APPEND_NEWLINE
     return b"".join(dumps(line, option=option) for line in lines)
 

@@ -12,7 +12,9 @@ import secrets
 from collections.abc import Iterable
 from typing import Any
 
-from rpc_agent.protocol.base import JsonDict
+import msgspec
+
+from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store.blobs import BlobStore, restore_blobs
 from rpc_agent.store.decoding import StoredLines, StoredMessage
 from rpc_agent.store.files import LoadReport
@@ -34,11 +36,11 @@ PLAIN_TYPES = frozenset(
 """Entry types that are never bookkeeping (a fast path for the tree walk)."""
 
 
-def is_leaf_marker(entry: JsonDict) -> bool:
+def is_leaf_marker(entry: EntryDict) -> bool:
     return entry.get("type") == "custom" and entry.get("customType") == LEAF_MARKER
 
 
-def is_bookkeeping(entry: JsonDict) -> bool:
+def is_bookkeeping(entry: EntryDict) -> bool:
     """Label entries and leaf markers: part of the chain, but not steps of the conversation.
 
     The tree shows through them (their children hang under their parent, the label itself is
@@ -85,8 +87,8 @@ class EntryIndex:
         report: LoadReport | None = None,
         has_assistant: bool = False,
     ) -> None:
-        self.entries: list[JsonDict] = []
-        self.by_id: dict[str, JsonDict] = {}
+        self.entries: list[EntryDict] = []
+        self.by_id: dict[str, EntryDict] = {}
         self.position: dict[str, int] = {}
         self.children: dict[str | None, str | list[str]] = {}
         """Child ids by parent: one id as a plain string (a long chain would otherwise be
@@ -106,8 +108,8 @@ class EntryIndex:
         self.odd: set[str] = set()
         """Ids that are not simply a child of their parent: named twice, or their own parent."""
 
-    def add(self, entry: JsonDict) -> None:
-        entry_id = entry.get("id")
+    def add(self, entry: EntryDict) -> None:
+        entry_id: object = entry.get("id")  # as read: a damaged line may lack it
         if not isinstance(entry_id, str):
             # Not a tree node (damaged or foreign line): kept in the file order, never indexed.
             self.entries.append(entry)
@@ -140,7 +142,7 @@ class EntryIndex:
             if isinstance(message, dict) and message.get("role") == "assistant":
                 self.has_assistant = True
 
-    def add_all(self, entries: Iterable[JsonDict]) -> None:
+    def add_all(self, entries: Iterable[EntryDict]) -> None:
         """``add`` for many entries, with the common case (a message) kept short."""
         all_entries, by_id, position, children = self.entries, self.by_id, self.position, self.children
         add = self.add
@@ -184,7 +186,7 @@ class EntryIndex:
         same context through it because neither kind ever reaches the model.
         """
         for entry in reversed(self.entries):
-            entry_id = entry.get("id")
+            entry_id: object = entry.get("id")
             if not isinstance(entry_id, str):
                 continue
             if is_bookkeeping(entry):
@@ -211,7 +213,7 @@ class EntryIndex:
 
     # --- stored lines ----------------------------------------------------------------------
 
-    def position_of(self, entry: JsonDict) -> int | None:
+    def position_of(self, entry: EntryDict) -> int | None:
         """Where ``entry`` (this very dict) sits in file order."""
         entry_id = entry.get("id")
         position = self.position.get(entry_id) if isinstance(entry_id, str) else None
@@ -222,14 +224,14 @@ class EntryIndex:
                 return index
         return None
 
-    def stored_of(self, entry: JsonDict) -> StoredMessage | None:
+    def stored_of(self, entry: EntryDict) -> StoredMessage | None:
         """The line of a stub entry, None for an entry that is complete."""
         if not self.stored or entry.get("type") != "message" or "message" in entry:
             return None
         position = self.position_of(entry)
         return self.stored.get(position) if position is not None else None
 
-    def stored_message(self, entry: JsonDict) -> Any:
+    def stored_message(self, entry: EntryDict) -> msgspec.Raw | None:
         """The stored JSON of an indexed stub's message (a view into its line), or None.
 
         ``stored_of`` without the object around it, for the readers that walk a long path.
@@ -240,7 +242,7 @@ class EntryIndex:
         stored = self.stored_of(entry)  # an id named twice: look the hard way
         return stored.message if stored is not None else None
 
-    def load(self, entry: JsonDict) -> JsonDict:
+    def load(self, entry: EntryDict) -> EntryDict:
         """Complete a stub entry from its stored line, in place, so every reference sees it."""
         if not self.stored or "message" in entry or entry.get("type") != "message":
             return entry
@@ -255,7 +257,7 @@ class EntryIndex:
         entry.update(full)
         return entry
 
-    def load_all(self, entries: Iterable[JsonDict]) -> list[JsonDict]:
+    def load_all(self, entries: Iterable[EntryDict]) -> list[EntryDict]:
         if not self.stored:
             return entries if isinstance(entries, list) else list(entries)
         load = self.load

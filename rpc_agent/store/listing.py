@@ -7,9 +7,9 @@ from pathlib import Path
 
 import orjson
 
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
 from rpc_agent.protocol.methods import SessionInfoModel
+from rpc_agent.protocol.shapes import HeaderDict
 from rpc_agent.store.files import is_header, read_header
 from rpc_agent.store.paging import SortKey, sort_newest_first
 
@@ -83,7 +83,7 @@ def session_info(path: Path, data: bytes | None = None) -> SessionInfoModel | No
     )
 
 
-def header_of(data: bytes) -> JsonDict | None:
+def header_of(data: bytes) -> HeaderDict | None:
     """The header on the first line of a file's bytes, or None when it is not a session."""
     end = data.find(b"\n")
     try:

@@ -26,8 +26,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from rpc_agent.errors import InvalidSessionFileError
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.entries import dump_message, parse_message
+from rpc_agent.protocol.shapes import Content, EntryDict, MessageDict, UsageDict
 from rpc_agent.store import branched, files, opening
 from rpc_agent.store.durability import PendingAppend, Savepoint
 from rpc_agent.store.encoding import encode_for_disk
@@ -150,7 +150,7 @@ class SessionManager(SessionView):
 
     # --- appending --------------------------------------------------------------------
 
-    def _add(self, entry: JsonDict) -> None:
+    def _add(self, entry: EntryDict) -> None:
         index = self._index
         if entry.get("type") == "message" and index.has_assistant:
             index.add_all((entry,))  # the short path: nothing but the tree to update
@@ -158,26 +158,31 @@ class SessionManager(SessionView):
             index.add(entry)
         self._tree.added(entry)
 
-    def _append(
-        self, fields: JsonDict, *, parent_id: str | None = None, move_leaf: bool = True
-    ) -> PendingAppend:
-        """Add one entry as a child of the leaf (or ``parent_id``) and queue its line."""
+    def _new(self, kind: str, *, parent_id: str | None = None, move_leaf: bool = True) -> EntryDict:
+        """The head of a new entry of type ``kind``, a child of the leaf (or of ``parent_id``):
+        its fresh id and the time. The append methods add its fields and pass it to ``_append``.
+
+        Checks first that the session can still be appended to. The head's keys come first in
+        the line, in this order, as the reference agent writes them (and ``files`` reads them).
+        """
         self._check_open()
         if self._chain is not None:
             self._chain.check()
-        entry: JsonDict = {
-            "type": fields.pop("type"),
+        return {
+            "type": kind,
             "id": new_entry_id(self._index.by_id),
             "parentId": self._leaf if move_leaf else parent_id,
             "timestamp": files.now_iso(),
         }
-        entry.update(fields)
+
+    def _append(self, entry: EntryDict, *, move_leaf: bool = True) -> PendingAppend:
+        """Add an entry made by ``_new`` and queue its line."""
         self._add(entry)
         if move_leaf:
             self._leaf = entry["id"]
         return PendingAppend(entry["id"], self._chain, self._persist(entry))
 
-    def _persist(self, entry: JsonDict) -> int | None:
+    def _persist(self, entry: EntryDict) -> int | None:
         if self._chain is None:
             return None
         if self._on_disk:
@@ -188,19 +193,25 @@ class SessionManager(SessionView):
         self._on_disk = True
         return self._chain.enqueue(encode_for_disk([self.header, *self.entries], self.blobs))
 
-    def append_message(self, message: BaseModel | JsonDict) -> PendingAppend:
+    def append_message(self, message: BaseModel | MessageDict) -> PendingAppend:
         if isinstance(message, BaseModel):
             data = dump_message(message)
         else:
             parse_message(message)  # raises pydantic.ValidationError on a malformed message
             data = message
-        return self._append({"type": "message", "message": data})
+        entry = self._new("message")
+        entry["message"] = data
+        return self._append(entry)
 
     def append_thinking_level_change(self, thinking_level: str) -> PendingAppend:
-        return self._append({"type": "thinking_level_change", "thinkingLevel": thinking_level})
+        entry = self._new("thinking_level_change")
+        entry["thinkingLevel"] = thinking_level
+        return self._append(entry)
 
     def append_model_change(self, provider: str, model_id: str) -> PendingAppend:
-        return self._append({"type": "model_change", "provider": provider, "modelId": model_id})
+        entry = self._new("model_change")
+        entry["provider"], entry["modelId"] = provider, model_id
+        return self._append(entry)
 
     def append_compaction(
         self,
@@ -209,26 +220,29 @@ class SessionManager(SessionView):
         tokens_before: int,
         details: Any = None,
         from_hook: bool | None = None,
-        usage: JsonDict | None = None,
+        usage: UsageDict | None = None,
     ) -> PendingAppend:
-        required = {"type": "compaction", "summary": summary, "firstKeptEntryId": first_kept_entry_id}
-        optional = {"details": details, "usage": usage, "fromHook": from_hook}
-        fields = _fields({**required, "tokensBefore": tokens_before}, optional)
-        return self._append(with_system_checkpoint(fields, self.build_session_context().messages))
+        entry = self._new("compaction")
+        entry["summary"], entry["firstKeptEntryId"] = summary, first_kept_entry_id
+        entry["tokensBefore"] = tokens_before
+        _add_summary_extras(entry, details, usage, from_hook)
+        return self._append(with_system_checkpoint(entry, self.build_session_context().messages))
 
     def append_custom_entry(self, custom_type: str, data: Any = None) -> PendingAppend:
-        return self._append(_fields({"type": "custom", "customType": custom_type}, {"data": data}))
+        entry = self._new("custom")
+        entry["customType"] = custom_type
+        if data is not None:  # pi writes no ``null`` for it
+            entry["data"] = data
+        return self._append(entry)
 
     def append_custom_message_entry(
-        self, custom_type: str, content: str | list[JsonDict], display: bool = True, details: Any = None
+        self, custom_type: str, content: Content, display: bool = True, details: Any = None
     ) -> PendingAppend:
-        required = {
-            "type": "custom_message",
-            "customType": custom_type,
-            "content": content,
-            "display": display,
-        }
-        return self._append(_fields(required, {"details": details}))
+        entry = self._new("custom_message")
+        entry["customType"], entry["content"], entry["display"] = custom_type, content, display
+        if details is not None:  # pi writes no ``null`` for it
+            entry["details"] = details
+        return self._append(entry)
 
     def append_label_change(
         self, target_id: str, label: str | None, *, move_leaf: bool = True
@@ -240,13 +254,16 @@ class SessionManager(SessionView):
         client expects when it only bookmarks an entry). Either way the context is the same.
         """
         self.require_entry(target_id)
-        fields: JsonDict = {"type": "label", "targetId": target_id}
+        entry = self._new("label", parent_id=self._leaf, move_leaf=move_leaf)
+        entry["targetId"] = target_id
         if label:
-            fields["label"] = label
-        return self._append(fields, parent_id=self._leaf, move_leaf=move_leaf)
+            entry["label"] = label
+        return self._append(entry, move_leaf=move_leaf)
 
     def append_session_info(self, name: str) -> PendingAppend:
-        return self._append({"type": "session_info", "name": name.strip()})
+        entry = self._new("session_info")
+        entry["name"] = name.strip()
+        return self._append(entry)
 
     # --- moving the leaf ----------------------------------------------------------------
 
@@ -264,7 +281,9 @@ class SessionManager(SessionView):
         self._leaf = target
         if not self._index.entries or self._index.leaf_from_file() == target:
             return PendingAppend(None, None, None)
-        return self._append({"type": "custom", "customType": LEAF_MARKER}, parent_id=target, move_leaf=False)
+        entry = self._new("custom", parent_id=target, move_leaf=False)
+        entry["customType"] = LEAF_MARKER
+        return self._append(entry, move_leaf=False)
 
     def branch_with_summary(
         self,
@@ -272,19 +291,18 @@ class SessionManager(SessionView):
         summary: str,
         details: Any = None,
         from_hook: bool | None = None,
-        usage: JsonDict | None = None,
+        usage: UsageDict | None = None,
     ) -> PendingAppend:
         """Move the leaf to ``entry_id`` (None: the root) and add a summary of the branch left."""
         if entry_id is not None:
             self.require_entry(entry_id)
         self.check_writable()
         self._leaf = entry_id
-        required = {
-            "type": "branch_summary",
-            "fromId": entry_id if entry_id is not None else "root",
-            "summary": summary,
-        }
-        return self._append(_fields(required, {"details": details, "usage": usage, "fromHook": from_hook}))
+        entry = self._new("branch_summary")
+        entry["fromId"] = entry_id if entry_id is not None else "root"
+        entry["summary"] = summary
+        _add_summary_extras(entry, details, usage, from_hook)
+        return self._append(entry)
 
     # --- new files from this one --------------------------------------------------------
 
@@ -406,9 +424,17 @@ class SessionManager(SessionView):
         self.close()
 
 
-def _fields(required: JsonDict, optional: JsonDict) -> JsonDict:
-    """An entry's fields, the optional ones only when given: pi writes no ``null`` for them."""
-    return {**required, **{key: value for key, value in optional.items() if value is not None}}
+def _add_summary_extras(
+    entry: EntryDict, details: Any, usage: UsageDict | None, from_hook: bool | None
+) -> None:
+    """The optional fields of a compaction or a branch summary, only when given: pi writes no
+    ``null`` for them."""
+    if details is not None:
+        entry["details"] = details
+    if usage is not None:
+        entry["usage"] = usage
+    if from_hook is not None:
+        entry["fromHook"] = from_hook
 
 
 __all__ = [

@@ -12,10 +12,11 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from rpc_agent.errors import SessionNotFoundError
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.entries import CURRENT_SESSION_VERSION
+from rpc_agent.protocol.shapes import EntryDict, HeaderDict
 from rpc_agent.store import files, listing
 from rpc_agent.store.blobs import BlobStore, restore_blobs
 from rpc_agent.store.decoding import StoredLines
@@ -31,7 +32,7 @@ class Opened:
     (``SessionManager.made_of`` makes the manager)."""
 
     place: SessionPlace
-    entries: list[JsonDict]
+    entries: list[EntryDict]
     on_disk: bool
     lock: SessionLock | None = None
     report: LoadReport | None = None
@@ -41,8 +42,8 @@ class Opened:
     """Whether the file now at the path is the session's own (its write chain expects it)."""
 
 
-def new_header(cwd: str, parent_session: str | None) -> JsonDict:
-    header: JsonDict = {
+def new_header(cwd: str, parent_session: str | None) -> HeaderDict:
+    header: HeaderDict = {
         "type": "session",
         "version": CURRENT_SESSION_VERSION,
         "id": files.new_session_id(),
@@ -166,12 +167,8 @@ def fork_from(
     raw = files.read_session_file(source, defer_messages=False)  # every line is copied
     if raw is None:
         raise SessionNotFoundError(source)
-    lines = raw.lines
-    migrate_lines(lines)
-    source_blobs = BlobStore(blob_folder(source.parent, home))
-    entries = lines[1:]
-    for entry in entries:
-        restore_blobs(entry, source_blobs)
+    migrate_lines(raw.lines)
+    _, entries = _header_and_entries(raw, BlobStore(blob_folder(source.parent, home)))
     folder = Path(session_dir) if session_dir is not None else files.default_session_dir(target_cwd, home)
     header = new_header(target_cwd, str(source))
     path = folder / files.session_file_name(header["timestamp"], header["id"])
@@ -182,11 +179,11 @@ def fresh(
     cwd: str,
     folder: Path,
     path: Path,
-    header: JsonDict,
+    header: HeaderDict,
     home: Path | None,
     *,
     lock: SessionLock | None = None,
-    entries: list[JsonDict] | None = None,
+    entries: list[EntryDict] | None = None,
     write_now: bool = False,
 ) -> Opened:
     """A new session at ``path``; written at once when ``write_now`` (copies), else deferred."""
@@ -238,9 +235,11 @@ def _from_file(
     )
 
 
-def _header_and_entries(raw: files.RawFile, blobs: BlobStore) -> tuple[JsonDict, list[JsonDict]]:
-    """The header and the entries of a file read, its images back from the blob store."""
-    header, entries = raw.lines[0], raw.lines[1:]
+def _header_and_entries(raw: files.RawFile, blobs: BlobStore) -> tuple[HeaderDict, list[EntryDict]]:
+    """The header and the entries of a file read (and migrated), its images back from the blob
+    store: where the JSON objects of the file become the shapes the store keeps."""
+    header = cast("HeaderDict", raw.lines[0])
+    entries = cast("list[EntryDict]", raw.lines[1:])
     if raw.mentions_blobs:
         for entry in entries:
             restore_blobs(entry, blobs)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import HeaderDict
 from rpc_agent.store.blobs import BlobStore
 
 
@@ -20,7 +20,7 @@ class SessionPlace:
     and the blob store its images go to; all None for a session that is never written."""
 
     cwd: str
-    header: JsonDict
+    header: HeaderDict
     session_dir: Path | None = None
     session_file: Path | None = None
     blobs: BlobStore | None = None

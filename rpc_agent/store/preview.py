@@ -13,13 +13,13 @@ from typing import Any
 
 import msgspec
 
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import Content, EntryDict, MessageDict
 
 PREVIEW_CHARS = 100
 """A tree row shows about this much; more would only make a 100k-node tree heavier."""
 
 
-def head_text(content: Any, limit: int = PREVIEW_CHARS * 4) -> str:
+def head_text(content: Content | None, limit: int = PREVIEW_CHARS * 4) -> str:
     """The first ``limit`` characters of a message's text, without joining all of it."""
     if isinstance(content, str):
         return content[:limit]
@@ -53,7 +53,7 @@ def one_line(text: str) -> str:
     return " ".join(text[: PREVIEW_CHARS * 4].split())[:PREVIEW_CHARS]
 
 
-def preview_of(entry: JsonDict) -> tuple[str | None, str]:
+def preview_of(entry: EntryDict) -> tuple[str | None, str]:
     """Role and a one-line preview of an entry for the tree view."""
     kind = entry.get("type")
     role: str | None = None
@@ -61,7 +61,7 @@ def preview_of(entry: JsonDict) -> tuple[str | None, str]:
     if kind == "message":
         message = entry.get("message")
         if not isinstance(message, dict):  # a damaged or foreign line: no role, no text
-            message = {}
+            return None, ""
         role = message.get("role")
         if role == "assistant":
             parts = [b for b in message.get("content") or [] if isinstance(b, dict)]
@@ -107,7 +107,7 @@ def preview_of(entry: JsonDict) -> tuple[str | None, str]:
     return role, one_line(text)
 
 
-def _system_text(message: JsonDict) -> str:
+def _system_text(message: MessageDict) -> str:
     """A pi 1.5 system message: its added instructions, else what it changes (the sections set
     or removed, the tools added or removed)."""
     text = head_text(message.get("content"))
@@ -157,7 +157,7 @@ def _blocks_text(blocks: list[_Block], limit: int = PREVIEW_CHARS * 4) -> str:
     return "".join(parts)
 
 
-def preview_of_stored(message: Any) -> tuple[str | None, str] | None:
+def preview_of_stored(message: msgspec.Raw) -> tuple[str | None, str] | None:
     """``preview_of`` for a message kept as JSON bytes; None when its shape needs a full parse."""
     try:
         head = _decode_message(message)

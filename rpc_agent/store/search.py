@@ -26,7 +26,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import orjson
 
@@ -34,6 +33,7 @@ from rpc_agent.errors import InvalidRequestError
 from rpc_agent.protocol.content import message_text
 from rpc_agent.protocol.finding import SearchSessionsResult, SessionSearchHit
 from rpc_agent.protocol.methods import SessionInfoModel
+from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store import paging
 from rpc_agent.store.listing import header_of, session_info
 
@@ -224,15 +224,15 @@ def _line_at(data: bytes, position: int) -> tuple[int, int]:
     return start, len(data) if end < 0 else end
 
 
-def _parse(line: bytes) -> dict[str, Any] | None:
+def _parse(line: bytes) -> EntryDict | None:
     try:
-        value = orjson.loads(line)
+        value: EntryDict = orjson.loads(line)
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
 
 
-def _lines_holding(data: bytes, low: bytes, needle: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
+def _lines_holding(data: bytes, low: bytes, needle: bytes) -> Iterator[tuple[int, EntryDict]]:
     """The entries on the lines where ``needle`` is (each line once), header excluded."""
     position = low.find(needle, data.find(b"\n") + 1)
     while position >= 0:
@@ -244,9 +244,7 @@ def _lines_holding(data: bytes, low: bytes, needle: bytes) -> Iterator[tuple[int
         position = low.find(needle, end)
 
 
-def _typed_lines(
-    data: bytes, kinds: tuple[bytes, ...] = _ENTRY_TYPES
-) -> Iterator[tuple[int, dict[str, Any]]]:
+def _typed_lines(data: bytes, kinds: tuple[bytes, ...] = _ENTRY_TYPES) -> Iterator[tuple[int, EntryDict]]:
     """Every line that may be an entry of ``kinds`` (the careful path), header excluded."""
     start = data.find(b"\n") + 1
     while 0 < start < len(data):

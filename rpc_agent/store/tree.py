@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rpc_agent.io.background import SLICE_PAUSE
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store.freeing import free_dict
 from rpc_agent.store.index import EntryIndex
 from rpc_agent.store.tree_rows import TreeRows
@@ -50,7 +50,7 @@ class TreeQuery:
 class TreeNode:
     """One row of the flattened tree: depth-first, children oldest first."""
 
-    entry: JsonDict
+    entry: EntryDict
     depth: int
     parentId: str | None
     childCount: int
@@ -69,7 +69,7 @@ class SessionTree:
         while a request's worker thread asks for them; the second waits and finds them built."""
         self._abandoned = threading.Event()
 
-    def added(self, entry: JsonDict) -> None:
+    def added(self, entry: EntryDict) -> None:
         """Called for each entry appended (after it is in the index).
 
         Under the lock: a build in a background thread may have taken its snapshot of the ids

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store.decoding import StoredMessage
 from rpc_agent.store.preview import preview_of, preview_of_stored
 from rpc_agent.store.tree_shape import TreeShape
@@ -20,7 +20,7 @@ ENCODE_SLICE = 2000
 """Rows encoded per ``dumps`` when the whole tree is encoded as rows."""
 
 
-def _complete(entry: JsonDict, stored: StoredMessage | None) -> JsonDict:
+def _complete(entry: EntryDict, stored: StoredMessage | None) -> EntryDict:
     """The entry with its message, parsed for this once and not kept (the line is kept)."""
     if stored is None:
         return entry

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store.context import iso_to_ms
 from rpc_agent.store.index import PLAIN_TYPES, EntryIndex, is_bookkeeping
 
@@ -47,7 +47,7 @@ class TreeShape:
         self.order: list[str] | None = None
         """Depth-first order of every node; None when an append re-sorted siblings."""
 
-    def added(self, entry: JsonDict) -> str | None:
+    def added(self, entry: EntryDict) -> str | None:
         """Place an appended entry; the id of the node whose row it changed (its parent, or
         the node a label names), else None."""
         entry_id = entry.get("id")
@@ -72,7 +72,7 @@ class TreeShape:
             order.insert(at, entry_id)
         return parent
 
-    def _place(self, entry_id: str, entry: JsonDict) -> bool:
+    def _place(self, entry_id: str, entry: EntryDict) -> bool:
         """Put an entry under its visible parent; False when that re-sorted its siblings."""
         by_id = self.index.by_id
         parent = entry.get("parentId")
@@ -121,7 +121,7 @@ class TreeShape:
     def _key(self, entry_id: str) -> tuple[str, int]:
         return sort_key(self.index.by_id[entry_id].get("timestamp")), self.index.position[entry_id]
 
-    def _visible_parent(self, entry_id: str, entry: JsonDict) -> str | None:
+    def _visible_parent(self, entry_id: str, entry: EntryDict) -> str | None:
         """The nearest ancestor the tree shows (None for a root or an orphan)."""
         by_id = self.index.by_id
         parent = entry.get("parentId")
@@ -249,7 +249,7 @@ class TreeShape:
     def changed_since(self, cursor: int) -> list[str]:
         changed: dict[str, None] = {}
         for entry in self.index.entries[max(cursor, 0) :]:
-            entry_id = entry.get("id")
+            entry_id: object = entry.get("id")  # as read: a damaged line may lack it
             if not isinstance(entry_id, str):
                 continue
             if entry.get("type") == "label":

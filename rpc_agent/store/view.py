@@ -12,16 +12,24 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import orjson
 
 from rpc_agent.errors import EntryNotFoundError
 from rpc_agent.io.background import Background
-from rpc_agent.protocol.base import JsonDict
-from rpc_agent.store.context import SessionContext, build_session_context, path_to_root
+from rpc_agent.protocol.shapes import EntryDict, MessageDict
+from rpc_agent.store.context import (
+    SessionContext,
+    StoredContext,
+    build_session_context,
+    build_stored_context,
+    path_to_root,
+)
 from rpc_agent.store.files import LoadReport
 from rpc_agent.store.freeing import free_dict, free_list
 from rpc_agent.store.index import EntryIndex, is_bookkeeping
 from rpc_agent.store.place import SessionPlace
+from rpc_agent.store.projection import normalized
 from rpc_agent.store.tree import SessionTree, TreeFilter, TreeNode, TreeQuery, sort_key
 
 PIECE_BYTES = 1 << 20
@@ -68,7 +76,7 @@ class SessionView:
         self._leaf: str | None = index.leaf_from_file()
         self._context: SessionContext | None = None
         self._context_key: tuple[str | None, int] | None = None
-        self._reader: tuple[tuple[str | None, int], SessionContext] | None = None
+        self._reader: tuple[tuple[str | None, int], StoredContext] | None = None
         self._preparing: threading.Thread | None = None
 
     @property
@@ -94,24 +102,24 @@ class SessionView:
     # --- entries ---------------------------------------------------------------------------
 
     @property
-    def entries(self) -> list[JsonDict]:
+    def entries(self) -> list[EntryDict]:
         """Every entry in file order (not a copy: do not mutate)."""
         index = self._index
         if index.stored:
             index.load_all(index.entries)
         return index.entries
 
-    def get_entry(self, entry_id: str) -> JsonDict | None:
+    def get_entry(self, entry_id: str) -> EntryDict | None:
         entry = self._index.by_id.get(entry_id)
         return self._index.load(entry) if entry is not None else None
 
-    def require_entry(self, entry_id: str) -> JsonDict:
+    def require_entry(self, entry_id: str) -> EntryDict:
         entry = self._index.by_id.get(entry_id)
         if entry is None:
             raise EntryNotFoundError(entry_id)
         return self._index.load(entry)
 
-    def get_leaf_entry(self) -> JsonDict | None:
+    def get_leaf_entry(self) -> EntryDict | None:
         return self.get_entry(self._leaf) if self._leaf is not None else None
 
     def get_label(self, entry_id: str) -> str | None:
@@ -129,7 +137,7 @@ class SessionView:
             raise EntryNotFoundError(entry_id)
         return position + 1
 
-    def entries_since(self, entry_id: str | None) -> list[JsonDict]:
+    def entries_since(self, entry_id: str | None) -> list[EntryDict]:
         """Entries after ``entry_id`` in file order (all of them for None): a catch-up cursor."""
         start = self._start_after(entry_id)
         return self._index.load_all(self._index.entries[start:])
@@ -151,7 +159,7 @@ class SessionView:
             append(line if line is not None and "message" not in entry else dumps(entry))
         return array_pieces(parts)
 
-    def get_children(self, parent_id: str | None) -> list[JsonDict]:
+    def get_children(self, parent_id: str | None) -> list[EntryDict]:
         """Direct children as the tree shows them (leaf markers are see-through), oldest first."""
         index = self._index
         by_id = index.by_id
@@ -167,7 +175,7 @@ class SessionView:
             result.sort(key=lambda i: (sort_key(by_id[i].get("timestamp")), index.position[i]))
         return [index.load(by_id[i]) for i in result]
 
-    def get_branch(self, from_id: str | None = None) -> list[JsonDict]:
+    def get_branch(self, from_id: str | None = None) -> list[EntryDict]:
         """The path from the root to ``from_id`` (default: the leaf)."""
         start = self._leaf if from_id is None else from_id
         if start is None:
@@ -204,14 +212,14 @@ class SessionView:
             self._reader = None  # its stored bytes were let go by the parse; don't keep them
         return self._context
 
-    def _stored_or_message(self, entry: JsonDict) -> Any:
+    def _stored_or_message(self, entry: EntryDict) -> MessageDict | msgspec.Raw | None:
         """What a message entry gives a JSON reader: its stored bytes, or its parsed message."""
         message = entry.get("message")
         if message is None:
             return self._index.stored_message(entry)
-        return message if isinstance(message, dict) else None
+        return normalized(message) if isinstance(message, dict) else None
 
-    def _fresh(self) -> SessionContext | None:
+    def _fresh(self) -> SessionContext | StoredContext | None:
         """A context already built for the current path (parsed, or as a JSON reader gets it)."""
         key = self._key()
         if self._context_key == key and self._context is not None:
@@ -220,14 +228,14 @@ class SessionView:
             return self._reader[1]
         return None
 
-    def _reader_context(self) -> SessionContext:
+    def _reader_context(self) -> StoredContext:
         """The context as a JSON reader gets it: a stored message as its bytes, the others as
         dicts. One walk gives ``get_messages`` its bytes and ``get_state`` its model, thinking
         level and count, so that a long session just opened is walked once, not three times."""
         key = self._key()
         if self._reader is None or self._reader[0] != key:
             index = self._index
-            context = build_session_context(
+            context = build_stored_context(
                 index.entries, self._leaf, index.by_id, load=index.load, message_of=self._stored_or_message
             )
             self._reader = (key, context)

@@ -12,7 +12,8 @@ import pytest
 from agent_testlib import Recorder
 
 from rpc_agent.agent.agent_session import AgentSession
-from rpc_agent.providers.faux import FauxProvider
+from rpc_agent.protocol.shapes import MessageDict
+from rpc_agent.providers.faux import FauxProvider, FauxReply
 from rpc_agent.store import SessionManager
 from rpc_agent.tools import default_tools
 
@@ -30,7 +31,7 @@ class ClosingFaux(FauxProvider):
         self.closed = True
 
 
-def make_agent(tmp_path: Path, script: list[JsonDict]) -> tuple[AgentSession, Recorder, ClosingFaux]:
+def make_agent(tmp_path: Path, script: list[FauxReply]) -> tuple[AgentSession, Recorder, ClosingFaux]:
     provider = ClosingFaux(script)
     recorder = Recorder()
     agent = AgentSession(
@@ -42,7 +43,7 @@ def make_agent(tmp_path: Path, script: list[JsonDict]) -> tuple[AgentSession, Re
     return agent, recorder, provider
 
 
-def text_of(message: JsonDict) -> str:
+def text_of(message: MessageDict) -> str:
     content = message["content"]
     if isinstance(content, str):
         return content

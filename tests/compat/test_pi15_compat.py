@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from pi_lines import run_node_lines
+from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store import SessionManager, build_session_context
 from rpc_agent_client import RpcAgentClient, types
 
@@ -65,7 +66,7 @@ def run_pi15(node: str, home: Path, script: str, *args: str) -> list[JsonDict]:
     return run_node_lines(node, PI15_DIR, script, *args, env=env, timeout=120)
 
 
-def context_json(entries: list[JsonDict], leaf: str) -> JsonDict:
+def context_json(entries: list[EntryDict], leaf: str) -> JsonDict:
     context = build_session_context(entries, leaf)
     model = (
         None

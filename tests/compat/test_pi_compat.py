@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from pi_lines import BASE_MS, USAGE, run_node_lines
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.store import PendingAppend, SessionManager
 from rpc_agent.store.context import SessionContext
 
@@ -90,13 +91,13 @@ class Clock:
         return self.now
 
 
-def user(clock: Clock, text: str) -> JsonDict:
+def user(clock: Clock, text: str) -> MessageDict:
     return {"role": "user", "content": text, "timestamp": clock()}
 
 
 def assistant(
     clock: Clock, text: str, provider: str = "anthropic", model: str = "claude-sonnet-4-5"
-) -> JsonDict:
+) -> MessageDict:
     return {
         "role": "assistant",
         "content": [{"type": "text", "text": text}],

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_lines import usage
+from rpc_agent.protocol.shapes import BlockDict, MessageDict
 from rpc_agent.store import SessionManager
 
 JsonDict = dict[str, Any]
@@ -61,11 +62,11 @@ def png(width: int, height: int, seed: int = 7) -> bytes:
     )
 
 
-def user(text: str, *images: JsonDict) -> JsonDict:
+def user(text: str, *images: BlockDict) -> MessageDict:
     return {"role": "user", "content": [{"type": "text", "text": text}, *images], "timestamp": 1}
 
 
-def assistant(*blocks: JsonDict, cost: float = 0.0123, stop: str = "stop") -> JsonDict:
+def assistant(*blocks: BlockDict, cost: float = 0.0123, stop: str = "stop") -> MessageDict:
     return {
         "role": "assistant",
         "content": list(blocks),
@@ -77,7 +78,7 @@ def assistant(*blocks: JsonDict, cost: float = 0.0123, stop: str = "stop") -> Js
     }
 
 
-def text(value: str) -> JsonDict:
+def text(value: str) -> BlockDict:
     return {"type": "text", "text": value}
 
 
@@ -99,7 +100,11 @@ def rich_session(folder: Path) -> RichSession:
     """Written with the store itself; the leaf ends on the main branch, not the alternative."""
     manager = SessionManager.create(str(folder / "project"), folder / "sessions")
     ids: dict[str, str] = {}
-    image = {"type": "image", "data": base64.b64encode(png(48, 32)).decode(), "mimeType": "image/png"}
+    image: BlockDict = {
+        "type": "image",
+        "data": base64.b64encode(png(48, 32)).decode(),
+        "mimeType": "image/png",
+    }
     manager.append_model_change("anthropic", "claude-sonnet-4-5")
     manager.append_thinking_level_change("high")
     ids["first_user"] = str(

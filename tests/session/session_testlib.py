@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pi_lines import BASE_MS as BASE_MS
 from pi_lines import EPOCH
 from pi_lines import USAGE as USAGE
 from pi_lines import iso as iso
 from pi_lines import write_jsonl as write_jsonl
+from rpc_agent.protocol.shapes import BlockDict, EntryDict, MessageDict
 from rpc_agent.store import PendingAppend, SessionManager
 
 JsonDict = dict[str, Any]
@@ -34,13 +36,13 @@ def ms(timestamp: str) -> int:
     return (moment - EPOCH) // timedelta(milliseconds=1)
 
 
-def user(text: str, ts: int = BASE_MS) -> JsonDict:
+def user(text: str, ts: int = BASE_MS) -> MessageDict:
     return {"role": "user", "content": text, "timestamp": ts}
 
 
 def assistant(
     text: str, *, provider: str = "anthropic", model: str = "claude-sonnet-4-5", ts: int = BASE_MS
-) -> JsonDict:
+) -> MessageDict:
     return {
         "role": "assistant",
         "content": [{"type": "text", "text": text}],
@@ -51,6 +53,13 @@ def assistant(
         "stopReason": "stop",
         "timestamp": ts,
     }
+
+
+def blocks_of(holder: MessageDict | EntryDict) -> list[BlockDict]:
+    """The content blocks of a message or a custom message entry that the test knows holds a list."""
+    content = holder.get("content")
+    assert isinstance(content, list)
+    return content
 
 
 def header(
@@ -64,20 +73,20 @@ def header(
     return line
 
 
-def entry(kind: str, entry_id: str, parent: str | None, at: float, **fields: Any) -> JsonDict:
-    """A hand-written v3 entry line."""
+def entry(kind: str, entry_id: str, parent: str | None, at: float, **fields: Any) -> EntryDict:
+    """A hand-written v3 entry line (its fields as given: any JSON)."""
     line: JsonDict = {"type": kind, "id": entry_id, "parentId": parent, "timestamp": iso(at)}
     line.update(fields)
-    return line
+    return cast("EntryDict", line)
 
 
-def message_entry(entry_id: str, parent: str | None, at: float, message: JsonDict) -> JsonDict:
+def message_entry(entry_id: str, parent: str | None, at: float, message: Mapping[str, Any]) -> EntryDict:
     return entry("message", entry_id, parent, at, message=message)
 
 
-def chain(*messages: JsonDict) -> list[JsonDict]:
+def chain(*messages: Mapping[str, Any]) -> list[EntryDict]:
     """Message entries in one line of descent: ids 00000001, 00000002, ..., a second apart."""
-    entries: list[JsonDict] = []
+    entries: list[EntryDict] = []
     parent: str | None = None
     for number, message in enumerate(messages, start=1):
         entry_id = f"{number:08x}"
@@ -88,7 +97,7 @@ def chain(*messages: JsonDict) -> list[JsonDict]:
 
 def compaction_entry(
     entry_id: str, parent: str | None, at: float, summary: str, first_kept: str, tokens_before: int
-) -> JsonDict:
+) -> EntryDict:
     return entry(
         "compaction",
         entry_id,
@@ -151,7 +160,7 @@ def eid(pending: PendingAppend) -> str:
     return pending.id
 
 
-def summarize(messages: list[JsonDict]) -> list[tuple[str, str]]:
+def summarize(messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(role, text) of each context message: a compact, readable form to compare against."""
     result: list[tuple[str, str]] = []
     for message in messages:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import cast
 
+import msgspec
+import orjson
 import pytest
 from session_testlib import (
     assistant,
@@ -21,7 +23,9 @@ from session_testlib import (
 )
 
 from rpc_agent.protocol.entries import parse_message
+from rpc_agent.protocol.shapes import EntryDict, MessageDict
 from rpc_agent.store import ModelRef, SessionManager, build_session_context
+from rpc_agent.store.context import SessionContext, StoredContext, build_stored_context
 
 # Seed 000, "Example: Full Session with Branching", in v3 form: 8-hex ids, a null root parent
 # (the header is not a tree node in v3), ISO timestamps, full assistant messages, fromId.
@@ -76,7 +80,7 @@ def test_seed_000_full_session_with_branching_gives_exactly_its_five_messages(tm
 
 
 def test_seed_000_abandoned_branch_is_still_reachable_from_its_own_leaf() -> None:
-    entries = SEED_000[1:]
+    entries = cast("list[EntryDict]", SEED_000[1:])
     context = build_session_context(entries, M6)
     assert [text for _, text in summarize(context.messages)] == [
         "Build a CLI",
@@ -88,7 +92,7 @@ def test_seed_000_abandoned_branch_is_still_reachable_from_its_own_leaf() -> Non
     ]
 
 
-def summary_at(entries: list[dict[str, Any]], leaf: str | None) -> list[tuple[str, str]]:
+def summary_at(entries: list[EntryDict], leaf: str | None) -> list[tuple[str, str]]:
     """(role, text) of the context built for ``leaf``."""
     return summarize(build_session_context(entries, leaf).messages)
 
@@ -311,3 +315,62 @@ def test_manager_context_follows_its_leaf_through_branching() -> None:
         ("user", "u1"),
         ("branchSummary", "summary of the rest"),
     ]
+
+
+# --- the context as a JSON reader gets it ---------------------------------------------------
+
+
+def test_a_readers_context_keeps_stored_json_as_it_is_and_agrees_with_the_parsed_one() -> None:
+    entries = [
+        *chain(user("u1"), assistant("a1"), user("u2")),
+        entry("thinking_level_change", "00000004", "00000003", 4, thinkingLevel="high"),
+    ]
+    by_id = {e["id"]: e for e in entries}
+    stored = msgspec.Raw(orjson.dumps(entries[1]["message"]))
+
+    def message_of(item: EntryDict) -> MessageDict | msgspec.Raw | None:
+        return stored if item["id"] == "00000002" else item.get("message")
+
+    reader = build_stored_context(entries, "00000004", by_id, load=lambda e: e, message_of=message_of)
+    parsed = build_session_context(entries, "00000004")
+    assert isinstance(reader, StoredContext)
+    assert isinstance(parsed, SessionContext)
+    assert reader.messages[1] is stored  # never parsed
+    assert [
+        msgspec.json.decode(m) if isinstance(m, msgspec.Raw) else m for m in reader.messages
+    ] == parsed.messages
+    assert (
+        (reader.model, reader.thinkingLevel, reader.thinkingLevelRecorded)
+        == (
+            parsed.model,
+            parsed.thinkingLevel,
+            parsed.thinkingLevelRecorded,
+        )
+        == (ModelRef("anthropic", "claude-sonnet-4-5"), "high", True)
+    )
+
+
+def test_a_readers_context_leaves_out_what_message_of_declines() -> None:
+    entries = chain(user("u1"), assistant("a1"), user("u2"))
+    by_id = {e["id"]: e for e in entries}
+    reader = build_stored_context(
+        entries,
+        "00000003",
+        by_id,
+        load=lambda e: e,
+        message_of=lambda item: None if item["id"] == "00000002" else item.get("message"),
+    )
+    assert summarize([m for m in reader.messages if not isinstance(m, msgspec.Raw)]) == [
+        ("user", "u1"),
+        ("user", "u2"),
+    ]
+
+
+def test_a_lazily_opened_session_sends_its_stored_lines_and_equals_the_parsed_context(tmp_path: Path) -> None:
+    path = tmp_path / "lazy.jsonl"
+    write_jsonl(path, [header(), *chain(user("u1"), assistant("a1"), {**user("u2"), "content": None})])
+    with SessionManager.open(path) as manager:
+        sent = orjson.loads(manager.messages_json())
+        parsed = manager.build_session_context().messages
+    assert sent == parsed
+    assert parsed[2]["content"] == []  # pi's normalisation of a null content, in both

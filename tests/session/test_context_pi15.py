@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from session_testlib import (
@@ -31,6 +32,7 @@ from session_testlib import (
 from pi15_lines import pi15_session
 from pi_lines import tool_result
 from rpc_agent.protocol.entries import parse_entry, parse_message
+from rpc_agent.protocol.shapes import EntryDict, MessageDict
 from rpc_agent.store import SessionManager, build_session_context
 
 JsonDict = dict[str, Any]
@@ -43,20 +45,22 @@ def system(content: Any = "", *, at: int = 0, **fields: Any) -> JsonDict:
     return message
 
 
-def tool_call(call_id: str) -> JsonDict:
+def tool_call(call_id: str) -> MessageDict:
     message = assistant("")
     message["content"] = [{"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": "a"}}]
     message["stopReason"] = "toolUse"
     return message
 
 
-def edit(entry_id: str, parent: str, at: float, target: str, replacement: Any) -> JsonDict:
+def edit(entry_id: str, parent: str, at: float, target: str, replacement: Any) -> EntryDict:
     return entry("context_edit", entry_id, parent, at, targetId=target, replacement=replacement)
 
 
-def contexts(tmp_path: Path, lines: list[JsonDict], leaf: str | None = None) -> list[JsonDict]:
+def contexts(
+    tmp_path: Path, lines: Sequence[Mapping[str, Any]], leaf: str | None = None
+) -> list[MessageDict]:
     """The context's messages, after checking that the three ways of building it agree."""
-    entries = lines[1:]
+    entries = cast("Sequence[EntryDict]", lines[1:])  # hand-written lines, odd ones included
     direct = build_session_context(entries, leaf, leaf_is_explicit=leaf is not None).messages
     path = tmp_path / "session.jsonl"
     write_jsonl(path, lines)
@@ -319,7 +323,9 @@ def test_null_or_missing_content_is_normalised_as_pi_does(tmp_path: Path) -> Non
 
 def test_a_nested_null_content_does_not_change_the_message(tmp_path: Path) -> None:
     call = tool_call("c1")
-    call["content"][0]["arguments"] = {"path": "a", "content": None}
+    blocks = call["content"]
+    assert isinstance(blocks, list)
+    blocks[0]["arguments"] = {"path": "a", "content": None}
     lines = [
         header(),
         *chain(user("u"), call),

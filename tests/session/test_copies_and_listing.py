@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from session_testlib import (
@@ -150,7 +152,9 @@ async def test_fork_from_copies_another_session_into_a_new_file_with_parent_sess
 
 def make_session(folder: Path, cwd: str, texts: list[str], first_ms: int, name: str | None = None) -> Path:
     """A session file whose message timestamps start at ``first_ms``, one second apart."""
-    lines = [header(cwd=cwd, session_id=f"00000000-0000-4000-8000-{first_ms % 10**12:012d}")]
+    lines: list[Mapping[str, Any]] = [
+        header(cwd=cwd, session_id=f"00000000-0000-4000-8000-{first_ms % 10**12:012d}")
+    ]
     parent: str | None = None
     for i, text in enumerate(texts):
         entry_id = f"{i + 1:08x}"

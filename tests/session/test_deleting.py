@@ -7,10 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
-from session_testlib import assistant, user
+from session_testlib import assistant, blocks_of, user
 
 from child_python import run_python
 from rpc_agent.errors import InvalidSessionFileError, LiveSessionError, SessionNotFoundError
+from rpc_agent.protocol.shapes import BlockDict, MessageDict
 from rpc_agent.store import SessionManager, build_session_context
 from rpc_agent.store.deleting import delete_session
 
@@ -21,8 +22,8 @@ PICTURE = base64.b64encode(bytes(range(256)) * 8).decode()
 OTHER_PICTURE = base64.b64encode(bytes(range(255, -1, -1)) * 8).decode()
 
 
-def with_images(*pictures: str) -> JsonDict:
-    blocks: list[JsonDict] = [{"type": "text", "text": "look"}]
+def with_images(*pictures: str) -> MessageDict:
+    blocks: list[BlockDict] = [{"type": "text", "text": "look"}]
     blocks += [{"type": "image", "data": data, "mimeType": "image/png"} for data in pictures]
     return {**user("x"), "content": blocks}
 
@@ -61,7 +62,7 @@ def test_deletes_the_file_and_the_blobs_only_it_used_keeping_shared_ones(tmp_pat
     # The one left still opens with its image.
     reopened = SessionManager.open(sharer, home=home)
     [first, _] = build_session_context(reopened.entries, reopened.leaf_id).messages
-    [image] = [block for block in first["content"] if block["type"] == "image"]
+    [image] = [block for block in blocks_of(first) if block["type"] == "image"]
     assert image["data"] == PICTURE
     reopened.close()
 

@@ -260,3 +260,29 @@ def test_malformed_message_dict_is_rejected_and_not_appended() -> None:
         manager.append_message({"role": "user", "content": "no timestamp"})
     assert manager.entries == []
     assert manager.leaf_id is None
+
+
+@pytest.mark.anyio
+async def test_a_summary_s_usage_is_written_between_its_details_and_from_hook(tmp_path: Path) -> None:
+    manager = SessionManager.create("/p", tmp_path)
+    u = await manager.append_message(user("Hello"))
+    await manager.append_message(assistant("Hi!"))
+    usage = assistant("counted")["usage"]
+    await manager.append_compaction("S", eid_of(u), 10, details={"k": 1}, from_hook=True, usage=usage)
+    await manager.branch_with_summary(eid_of(u), "B", usage=usage)
+    assert manager.session_file is not None
+    lines = read_lines(manager.session_file)
+    await manager.aclose()
+
+    compaction, summary = lines[3], lines[4]
+    assert list(compaction) == [
+        *ENTRY_BASE,
+        "summary",
+        "firstKeptEntryId",
+        "tokensBefore",
+        "details",
+        "usage",
+        "fromHook",
+    ]
+    assert list(summary) == [*ENTRY_BASE, "fromId", "summary", "usage"]
+    assert compaction["usage"] == summary["usage"] == usage

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_testlib import BASE_MS, assistant, read_lines, session_path, user
+from session_testlib import BASE_MS, assistant, blocks_of, read_lines, session_path, user
 
+from rpc_agent.protocol.shapes import BlockDict, MessageDict
 from rpc_agent.store import SessionManager
 
 NOTICE = "[Session persistence truncated large content]"
@@ -22,7 +23,7 @@ def image(size: int, seed: int = 1) -> tuple[bytes, str]:
     return raw, base64.b64encode(raw).decode("ascii")
 
 
-def image_message(*blocks: dict[str, Any]) -> dict[str, Any]:
+def image_message(*blocks: BlockDict) -> MessageDict:
     return {"role": "user", "content": [{"type": "text", "text": "look"}, *blocks], "timestamp": BASE_MS}
 
 
@@ -71,7 +72,7 @@ async def test_large_image_goes_to_the_blob_store_and_comes_back_on_reopen(agent
     )
     await manager.append_message(message)
     await manager.append_message(assistant("nice picture"))
-    assert manager.entries[0]["message"]["content"][1]["data"] == data
+    assert blocks_of(manager.entries[0]["message"])[1]["data"] == data
     await manager.aclose()
 
     on_disk = read_lines(session_path(manager))[1]["message"]["content"]
@@ -84,7 +85,7 @@ async def test_large_image_goes_to_the_blob_store_and_comes_back_on_reopen(agent
     with SessionManager.open(session_path(manager)) as again:
         restored = again.entries[0]["message"]["content"]
         assert restored == message["content"]
-        assert again.build_session_context().messages[0]["content"][1]["data"] == data
+        assert blocks_of(again.build_session_context().messages[0])[1]["data"] == data
 
 
 @pytest.mark.anyio
@@ -107,8 +108,8 @@ async def test_same_image_twice_is_one_blob_and_custom_messages_use_it_too(tmp_p
     assert data not in session_path(manager).read_text()
 
     with SessionManager.open(session_path(manager)) as again:
-        assert again.entries[2]["content"][0]["data"] == data
-        assert again.build_session_context().messages[-1]["content"][0]["data"] == data
+        assert blocks_of(again.entries[2])[0]["data"] == data
+        assert blocks_of(again.build_session_context().messages[-1])[0]["data"] == data
 
 
 @pytest.mark.anyio
@@ -128,14 +129,11 @@ async def test_entry_with_both_a_large_image_and_a_huge_string_gets_both_treatme
             "timestamp": BASE_MS,
         }
     )
-    await manager.append_message(
-        {
-            **assistant("calling"),
-            "content": [
-                {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {}, "partialJson": "{"}
-            ],
-        }
-    )
+    streamed: Any = {  # as a stream left it: a transient field included
+        **assistant("calling"),
+        "content": [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {}, "partialJson": "{"}],
+    }
+    await manager.append_message(streamed)
     await manager.aclose()
     lines = read_lines(session_path(manager))
     content = lines[1]["message"]["content"]
@@ -157,7 +155,7 @@ async def test_missing_blob_leaves_the_reference_and_the_session_still_loads(tmp
     (tmp_path / "blobs" / digest).unlink()
     with SessionManager.open(session_path(manager)) as again:
         assert again.load_report.skipped == 0
-        assert again.entries[0]["message"]["content"][1]["data"] == f"blob:sha256:{digest}"
+        assert blocks_of(again.entries[0]["message"])[1]["data"] == f"blob:sha256:{digest}"
         assert len(again.build_session_context().messages) == 2
 
 
@@ -168,18 +166,17 @@ async def test_transient_streaming_fields_are_never_written(tmp_path: Path, with
     manager = SessionManager.create("/p", tmp_path)
     await manager.append_message(user("run it"))
     await manager.append_message(assistant("calling"))
-    await manager.append_message(
-        {
-            "role": "toolResult",
-            "toolCallId": "c1",
-            "toolName": "screenshot",
-            "content": [{"type": "image", "data": data, "mimeType": "image/png"}],
-            "details": {"jsonlEvents": ["e1"], "kept": True},
-            "isError": False,
-            "timestamp": BASE_MS,
-            "jsonlEvents": ["e1", "e2"],
-        }
-    )
+    result: Any = {  # as a tool left it: a transient field included
+        "role": "toolResult",
+        "toolCallId": "c1",
+        "toolName": "screenshot",
+        "content": [{"type": "image", "data": data, "mimeType": "image/png"}],
+        "details": {"jsonlEvents": ["e1"], "kept": True},
+        "isError": False,
+        "timestamp": BASE_MS,
+        "jsonlEvents": ["e1", "e2"],
+    }
+    await manager.append_message(result)
     await manager.aclose()
     stored = read_lines(session_path(manager))[3]["message"]
     assert "jsonlEvents" not in stored

@@ -10,14 +10,16 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import orjson
 import pytest
-from session_testlib import assistant, eid, entry, header, message_entry, user, write_jsonl
+from session_testlib import assistant, blocks_of, eid, entry, header, message_entry, user, write_jsonl
 
 from rpc_agent.io import background as background_module
 from rpc_agent.io.background import Background, no_pause
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.store import SessionManager, view
 from rpc_agent.store import tree as tree_module
 from rpc_agent.store.tree_shape import TreeShape
@@ -138,7 +140,7 @@ def test_message_lines_of_other_shapes_read_lazily_as_they_read_eagerly(
 ) -> None:
     """Only a message line of the usual shape is kept as a stub; any other shape is parsed the
     ordinary way, and the session reads the same either way."""
-    no_parent = message_entry("00000002", None, 2, assistant("no parentId key"))
+    no_parent: dict[str, Any] = {**message_entry("00000002", None, 2, assistant("no parentId key"))}
     del no_parent["parentId"]
     path = tmp_path / "shapes.jsonl"
     write_jsonl(
@@ -187,7 +189,7 @@ async def test_a_damaged_message_line_with_a_good_prefix_is_reported_and_kept_ou
 async def test_blob_references_in_lazy_lines_are_restored_when_read(tmp_path: Path) -> None:
     picture = base64.b64encode(bytes(range(256)) * 8).decode()
     manager = SessionManager.create("/p", tmp_path)
-    image_message = {
+    image_message: MessageDict = {
         "role": "user",
         "content": [
             {"type": "text", "text": "look"},
@@ -208,7 +210,7 @@ async def test_blob_references_in_lazy_lines_are_restored_when_read(tmp_path: Pa
         assert sent_entries[0]["message"]["content"][1]["data"] == picture
         entry = reopened.get_entry(image_id)
         assert entry is not None
-        assert entry["message"]["content"][1]["data"] == picture
+        assert blocks_of(entry["message"])[1]["data"] == picture
 
 
 @pytest.mark.anyio

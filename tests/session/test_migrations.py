@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from session_testlib import HEX8, context_of, raw_lines, read_lines
 
@@ -75,7 +77,7 @@ def test_v1_file_gets_chained_ids_and_first_kept_entry_id(tmp_path: Path) -> Non
     with SessionManager.open(path) as manager:
         assert manager.load_report.migrated_from == 1
         entries = manager.entries
-        migrated = [manager.header, *entries]
+        migrated: list[Mapping[str, Any]] = [manager.header, *entries]
         context = context_of(manager)
         thinking = manager.build_session_context().thinkingLevel
         assert leftovers(tmp_path, path) == []

@@ -8,7 +8,7 @@ from types import FrameType
 
 import orjson
 import pytest
-from session_testlib import assistant, eid, entry, header, iso, message_entry, user, write_jsonl
+from session_testlib import assistant, blocks_of, eid, entry, header, iso, message_entry, user, write_jsonl
 
 from rpc_agent.store import LEAF_MARKER, EntryNotFoundError, SessionManager, TreeNode
 
@@ -156,7 +156,7 @@ def test_hundred_thousand_entry_session_needs_no_recursion(tmp_path: Path) -> No
     manager.close()
 
     assert len(context.messages) == count
-    assert context.messages[-1]["content"][0]["text"] == f"a{count - 1}"
+    assert blocks_of(context.messages[-1])[0]["text"] == f"a{count - 1}"
     assert len(tree) == count
     assert tree[-1].depth == count - 1
     assert tree[-1].entry["id"] == f"{count - 1:08x}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from rpc_agent.protocol.entries import (
 from rpc_agent.store import SessionManager
 
 U1 = {**message_entry("00000001", None, 1, {**user("u1"), "x-trace": "abc"}), "vendorMeta": {"k": [1, 2]}}
-BODY: list[dict[str, Any]] = [
+BODY: list[Mapping[str, Any]] = [
     U1,
     entry("ttsr_injection", "00000002", "00000001", 2, injectedRules=["ruleA", "ruleB"]),
     entry("quantum_fork", "00000003", "00000002", 3, qubits=[1, 2], nested={"deep": True}, summary="no"),

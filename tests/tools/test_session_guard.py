@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,13 @@ from rpc_agent.tools.write import WriteArgs, WriteTool
 
 pytestmark = pytest.mark.anyio
 
-USAGE = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}
+USAGE: Any = {
+    "input": 1,
+    "output": 1,
+    "cacheRead": 0,
+    "cacheWrite": 0,
+    "totalTokens": 2,
+}  # no cost, as some files
 
 
 def written_session(folder: Path) -> Path:
