@@ -72,18 +72,23 @@ asyncio.run(main())
 """
 
 
-def sdk_times(fake: FakeAnthropic, deltas: int, runs: int) -> list[float]:
+def sdk_times(fake: FakeAnthropic, sizes: tuple[int, ...], runs: int) -> dict[int, list[float]]:
     """The SDK alone, in its own process like the server (the fake server's threads live in
-    this one and would otherwise compete with it for the GIL)."""
-    for _ in range(runs):
-        fake.enqueue(text_reply(deltas))
+    this one and would otherwise compete with it for the GIL); one process for every size,
+    as the server serves every size, so that the SDK's import (seconds) is paid once. A first
+    request, untimed like the server's warm-up prompt, opens the connection the rest reuse."""
+    fake.enqueue(text_reply(10))
+    for deltas in sizes:
+        for _ in range(runs):
+            fake.enqueue(text_reply(deltas))
     out = subprocess.run(
-        [sys.executable, "-c", SDK_SCRIPT, fake.base_url, str(runs), MODEL],
+        [sys.executable, "-c", SDK_SCRIPT, fake.base_url, str(1 + runs * len(sizes)), MODEL],
         check=True,
         capture_output=True,
         text=True,
     ).stdout
-    return [float(line) for line in out.split()]
+    times = [float(line) for line in out.split()][1:]
+    return {deltas: times[i * runs : (i + 1) * runs] for i, deltas in enumerate(sizes)}
 
 
 class Server:
@@ -146,7 +151,7 @@ def median(values: list[float]) -> float:
 def main(argv: list[str] | None = None) -> int:
     args = parse_counts(__doc__, argv, small=200, large=4000, tools=20, runs=5)
     with FakeAnthropic(strict=False) as fake:
-        sdk = {n: median(sdk_times(fake, n, args.runs)) for n in (args.small, args.large)}
+        sdk = {n: median(times) for n, times in sdk_times(fake, (args.small, args.large), args.runs).items()}
         for tuned in (True, False):  # the command's process-wide measures on, then off
             for checkpoints in (True, False):
                 print(f"tuning {'on' if tuned else 'off'}, checkpoints {'on' if checkpoints else 'off'}:")

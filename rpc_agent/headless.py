@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -24,13 +26,21 @@ from rpc_agent.agent.structured import INVALID_OUTPUT
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
 from rpc_agent.protocol.payload import event_payload
+from rpc_agent.protocol.run_output import Denial, RunResult, RunTokens
 from rpc_agent.runtime import Runtime, ServerConfig, event_loop_options
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 LIMIT_STOPS = ("max_turns", "max_budget")
+_TOKEN_KEYS: tuple[Literal["input", "output", "cacheRead", "cacheWrite", "totalTokens"], ...] = (
+    "input",
+    "output",
+    "cacheRead",
+    "cacheWrite",
+    "totalTokens",
+)
 
 
-def _write_line(data: JsonDict) -> None:
+def _write_line(data: Mapping[str, Any]) -> None:
     sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE))
     sys.stdout.buffer.flush()
 
@@ -43,8 +53,8 @@ def _exit_code(stop_reason: str | None) -> int:
     return 0
 
 
-def _usage(messages: list[JsonDict]) -> tuple[JsonDict, float, int]:
-    totals = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
+def _usage(messages: Iterable[Mapping[str, Any]]) -> tuple[RunTokens, float, int]:
+    totals: RunTokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
     cost = 0.0
     turns = 0
     for message in messages:
@@ -52,7 +62,7 @@ def _usage(messages: list[JsonDict]) -> tuple[JsonDict, float, int]:
             continue
         turns += 1
         usage = message.get("usage") or {}
-        for key in totals:
+        for key in _TOKEN_KEYS:
             totals[key] += int(usage.get(key) or 0)
         cost += float((usage.get("cost") or {}).get("total") or 0)
     return totals, round(cost, 6), turns
@@ -65,7 +75,7 @@ async def run_prompt(
     runtime = Runtime(config)
     runtime.tools()  # an unknown --tools name fails here, before the session is opened
     manager = await anyio.to_thread.run_sync(runtime.open_session)
-    denials: list[JsonDict] = []
+    denials: list[Denial] = []
 
     def emit(event: BaseModel) -> None:
         payload = event_payload(event)
@@ -103,23 +113,22 @@ async def run_prompt(
                 f"rpc-agent: {result.stopReason}: {result.errorMessage or 'the run failed'}", file=sys.stderr
             )
         return code
-    _write_line(
-        {
-            "type": "result",
-            "text": text,
-            "structuredOutput": result.structuredOutput,
-            "stopReason": result.stopReason,
-            "errorMessage": result.errorMessage,
-            "isError": code != 0,
-            "usage": usage,
-            "costUsd": cost,
-            "sessionId": agent.manager.session_id,
-            "sessionFile": str(agent.manager.session_file) if agent.manager.session_file else None,
-            "durationMs": int((time.monotonic() - started) * 1000),
-            "turns": turns,
-            "denials": denials,
-        }
-    )
+    line: RunResult = {
+        "type": "result",
+        "text": text,
+        "structuredOutput": result.structuredOutput,
+        "stopReason": result.stopReason,
+        "errorMessage": result.errorMessage,
+        "isError": code != 0,
+        "usage": usage,
+        "costUsd": cost,
+        "sessionId": agent.manager.session_id,
+        "sessionFile": str(agent.manager.session_file) if agent.manager.session_file else None,
+        "durationMs": int((time.monotonic() - started) * 1000),
+        "turns": turns,
+        "denials": denials,
+    }
+    _write_line(line)
     return code
 
 

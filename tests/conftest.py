@@ -1,10 +1,41 @@
-"""Shared pytest fixtures."""
+"""Shared pytest fixtures, and the byte code of what the suite's processes import."""
 
 from __future__ import annotations
 
+import compileall
+import re
+import sys
 from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPILED = ("rpc_agent", "clients/python/rpc_agent_client", "bench", "tests")
+"""The folders whose modules the suite's processes import."""
+NOT_COMPILED = re.compile(r"(^|/)(test_[^/]*|conftest)\.py$|/node_modules/")
+"""Test modules and conftest files are pytest's to load (rewritten for its asserts)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile what the suite's processes import, once, before any test runs.
+
+    The suite starts a few hundred Python processes that import the package (servers,
+    ``rpc-agent -p`` runs, MCP and test servers). Where the environment forbids writing byte
+    code (``PYTHONDONTWRITEBYTECODE``, set on some CI machines; see bench/rpc.py), none of them
+    keeps what it compiled, so every one compiles each module that has no current byte code
+    again, a large part of a server's start-up. Here each changed module is compiled once per
+    run, into the ``__pycache__`` folders any import without that variable writes (and
+    .gitignore names); a tree that cannot be written is left as it is. An xdist worker leaves it
+    to the controller, which runs this before it starts the workers.
+    """
+    # pytest keeps the test modules it rewrote (in the same folders) only where byte code may be
+    # written; otherwise every run, and every xdist worker, rewrites all of them again, most of
+    # a worker's collection. This is the test process, never the library's.
+    sys.dont_write_bytecode = False
+    if hasattr(config, "workerinput"):
+        return
+    for folder in COMPILED:
+        compileall.compile_dir(ROOT / folder, quiet=2, rx=NOT_COMPILED)
 
 
 @pytest.fixture

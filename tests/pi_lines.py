@@ -38,7 +38,7 @@ def usage(tokens_in: int, tokens_out: int, cost: float) -> UsageDict:
     }
 
 
-USAGE = usage(10, 5, 0.0)
+USAGE: UsageDict = usage(10, 5, 0.0)
 
 OLD_SESSION_ID = "0c0ffee0-1111-4222-8333-444455556666"
 

@@ -23,7 +23,7 @@ short, and they answer as usual.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar, cast
@@ -31,7 +31,6 @@ from typing import Any, Protocol, TypeVar, cast
 import anyio
 
 from acp import RequestError
-from rpc_agent.protocol.base import JsonDict
 
 REQUEST_CANCELLED = -32800
 
@@ -61,7 +60,7 @@ class Cancellations:
 
     # --- the transport ------------------------------------------------------------------
 
-    def received(self, message: JsonDict) -> None:
+    def received(self, message: Mapping[str, Any]) -> None:
         """A message is about to reach the SDK: a request's handler will know its id."""
         if "id" in message and "method" in message:
             self._in_flight.add(_key(message["id"]))

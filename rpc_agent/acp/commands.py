@@ -23,9 +23,9 @@ from rpc_agent.acp.prompt import PromptBlock
 from rpc_agent.acp.session_methods import Sessions
 from rpc_agent.acp.session_state import AcpSession
 from rpc_agent.agent.agent_session import AgentSession
+from rpc_agent.agent.views import TreeDict
 from rpc_agent.mcp import McpManager
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict
 
 COMMANDS: list[tuple[str, str, str | None]] = [
     ("tree", "Show the conversation tree; /tree <entry-id> moves to that entry", "entry id (optional)"),
@@ -140,10 +140,10 @@ def format_mcp(agent: AgentSession) -> str:
     )
 
 
-def format_tree(tree: JsonDict) -> str:
-    leaf = tree.get("leafId")
+def format_tree(tree: TreeDict) -> str:
+    leaf = tree["leafId"]
     lines = []
-    for node in tree.get("nodes", []):
+    for node in tree["nodes"]:
         if node.get("type") not in ("message", "branch_summary", "compaction"):
             continue
         marker = "*" if node["id"] == leaf else " "

@@ -9,8 +9,9 @@ on the question and on the tool call itself, so the editor can offer "view diff"
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import anyio.lowlevel
 from acp.interfaces import Client
@@ -21,7 +22,6 @@ from rpc_agent.acp.preview import file_change
 from rpc_agent.acp.session_state import AcpSession
 from rpc_agent.acp.updates import tool_kind, tool_title
 from rpc_agent.agent.policy import ApprovalMode
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.tools.access import DiskFiles
 
 logger = logging.getLogger("rpc_agent.acp")
@@ -41,7 +41,7 @@ PERMISSION_OPTIONS = [
 ]
 
 
-def needs_permission(session: AcpSession, name: str, args: JsonDict) -> bool:
+def needs_permission(session: AcpSession, name: str, args: Mapping[str, Any]) -> bool:
     """Tools that change the machine ask first: the built-in ones that do, and MCP tools
     unless their server marks them read-only (the agent's policy, as the JSON-RPC front's)."""
     agent = session.agent
@@ -52,7 +52,7 @@ def needs_permission(session: AcpSession, name: str, args: JsonDict) -> bool:
 
 
 async def authorize(
-    session: AcpSession, client: Callable[[], Client], call_id: str, name: str, args: JsonDict
+    session: AcpSession, client: Callable[[], Client], call_id: str, name: str, args: Mapping[str, Any]
 ) -> bool:
     """May this tool call run? Shows the change first, asks the editor when the policy says so."""
     allowed = True

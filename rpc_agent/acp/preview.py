@@ -8,6 +8,7 @@ is read through the same FileAccess the tool will use (the editor's buffer when 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ async def _current(files: FileAccess, path: Path) -> str | None:
         return None
 
 
-async def file_change(name: str, args: dict[str, Any], cwd: str, files: FileAccess) -> Change | None:
+async def file_change(name: str, args: Mapping[str, Any], cwd: str, files: FileAccess) -> Change | None:
     """The change a write/edit call would make; None for other tools or a call that will fail."""
     raw_path = args.get("path")
     if name not in ("write", "edit") or not isinstance(raw_path, str) or not raw_path:

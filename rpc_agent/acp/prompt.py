@@ -14,7 +14,7 @@ from acp.schema import (
 )
 
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import BlockDict
 
 PromptBlock = (
     TextContentBlock
@@ -25,10 +25,10 @@ PromptBlock = (
 )
 
 
-def prompt_content(prompt: list[PromptBlock]) -> tuple[str, list[JsonDict]]:
+def prompt_content(prompt: list[PromptBlock]) -> tuple[str, list[BlockDict]]:
     """The text (resources inlined or linked) and the images of a prompt; audio is dropped."""
     texts: list[str] = []
-    images: list[JsonDict] = []
+    images: list[BlockDict] = []
     for block in prompt:
         if isinstance(block, TextContentBlock):
             texts.append(block.text)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -39,7 +40,6 @@ from rpc_agent.acp.updates import EventTranslator, Update
 from rpc_agent.agent.workspace import check_directories
 from rpc_agent.errors import InvalidRequestError, SessionNotFoundError
 from rpc_agent.mcp import McpManager, McpServerConfig, from_wire_json
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.runtime import Runtime, ServerConfig
 from rpc_agent.store import files
 from rpc_agent.store.manager import SessionManager
@@ -151,7 +151,7 @@ class Sessions:
             session.answered.set()
         holder.append(session)
 
-        async def authorize(call_id: str, name: str, args: JsonDict) -> bool:
+        async def authorize(call_id: str, name: str, args: Mapping[str, Any]) -> bool:
             return await permissions.authorize(session, self.client, call_id, name, args)
 
         agent.authorize = authorize

@@ -22,7 +22,7 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import IO, Any
 
 import anyio.to_thread
@@ -31,6 +31,7 @@ from rpc_agent.acp.cancellation import Cancellations
 from rpc_agent.fileio import write_all
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.errors import INVALID_REQUEST, PARSE_ERROR
+from rpc_agent.protocol.jsonrpc import ErrorObject, ErrorReply
 
 logger = logging.getLogger("rpc_agent.acp")
 
@@ -54,14 +55,14 @@ def _valid_id(value: Any) -> bool:
     )
 
 
-def _error(code: int, message: str, request_id: Any = None, data: Any = None) -> JsonDict:
-    error: JsonDict = {"code": code, "message": message}
+def _error(code: int, message: str, request_id: Any = None, data: Any = None) -> ErrorReply:
+    error: ErrorObject = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
-def check_message(message: Any) -> JsonDict | None:
+def check_message(message: Any) -> ErrorReply | None:
     """The error answer for a decoded line that is not one JSON-RPC message, else None."""
     if not isinstance(message, dict):
         return _error(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
@@ -84,11 +85,11 @@ def check_message(message: Any) -> JsonDict | None:
     return _error(INVALID_REQUEST, "Invalid Request: neither a request nor a response", request_id)
 
 
-def batch_answer(batch: list[Any]) -> JsonDict | list[JsonDict] | None:
+def batch_answer(batch: list[Any]) -> ErrorReply | list[ErrorReply] | None:
     """What a batch line gets: errors for its requests (notifications in it get none)."""
     if not batch:
         return _error(INVALID_REQUEST, "Invalid Request: empty batch")
-    answers: list[JsonDict] = []
+    answers: list[ErrorReply] = []
     for item in batch:
         if isinstance(item, dict) and "method" in item and "id" not in item:
             continue
@@ -161,7 +162,7 @@ class StdioTransport:
         if "method" not in message and "id" in message:
             self._answered(message)
 
-    def _answered(self, message: JsonDict) -> None:
+    def _answered(self, message: Mapping[str, Any]) -> None:
         self.cancellations.answered(message["id"])
         session_id = self._asked.pop(message["id"], None)
         result = message.get("result")
@@ -234,7 +235,7 @@ class StdioTransport:
                 session_id = params.get("sessionId") if isinstance(params, dict) else None
                 if isinstance(session_id, str):
                     self._asked[message["id"]] = session_id
-            checked: JsonDict = message
+            checked: JsonDict = message  # a JSON-RPC message of any method, as the SDK takes it
             return checked
 
     async def close(self) -> None:

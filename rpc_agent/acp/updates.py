@@ -6,7 +6,7 @@ the replay of a stored branch when a client loads a session (``replay_updates``)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,7 @@ from acp import (
     update_user_message,
 )
 from rpc_agent.protocol import events as ev
-from rpc_agent.protocol.base import JsonDict
-from rpc_agent.protocol.shapes import EntryDict
+from rpc_agent.protocol.shapes import EntryDict, MessageDict
 
 Update = (
     UserMessageChunk
@@ -69,7 +68,7 @@ def tool_kind(name: str) -> ToolKind:
     return _KINDS.get(name, "other")
 
 
-def tool_title(name: str, args: JsonDict) -> str:
+def tool_title(name: str, args: Mapping[str, Any]) -> str:
     if name == "bash" and isinstance(args.get("command"), str):
         return f"bash: {args['command']}"
     if name == "grep" and isinstance(args.get("pattern"), str):
@@ -81,7 +80,7 @@ def tool_title(name: str, args: JsonDict) -> str:
     return name
 
 
-def tool_locations(args: JsonDict, cwd: str) -> list[ToolCallLocation] | None:
+def tool_locations(args: Mapping[str, Any], cwd: str) -> list[ToolCallLocation] | None:
     path = args.get("path")
     if not isinstance(path, str) or not path:
         return None
@@ -112,7 +111,7 @@ def tool_content(content: Any) -> list[ContentToolCallContent]:
     ]
 
 
-def tool_started(call_id: str, name: str, args: JsonDict, cwd: str) -> ToolCallStart:
+def tool_started(call_id: str, name: str, args: Mapping[str, Any], cwd: str) -> ToolCallStart:
     return start_tool_call(
         call_id,
         tool_title(name, args),
@@ -182,7 +181,7 @@ class EventTranslator:
         return []
 
 
-def _stored_diffs(name: str, args: JsonDict, details: Any, cwd: str) -> tuple[list[Any], int | None]:
+def _stored_diffs(name: str, args: Mapping[str, Any], details: Any, cwd: str) -> tuple[list[Any], int | None]:
     """The diff content a finished write or edit showed live, as far as the file still tells.
 
     An edit's arguments hold the replaced text and its replacement, the region the live diff
@@ -215,11 +214,11 @@ def replay_updates(branch: list[EntryDict], cwd: str) -> list[Update]:
     """The messages of a stored branch (root to leaf) as the updates a live run would have sent:
     a write or edit that succeeded ends with ``diff`` content, as it did live."""
     updates: list[Update] = []
-    pending_calls: dict[str, tuple[str, JsonDict]] = {}
+    pending_calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
     for entry in branch:
         if entry.get("type") != "message" or not isinstance(entry.get("message"), dict):
             continue
-        message: Mapping[str, Any] = entry["message"]  # as stored: blocks of any shape
+        message: MessageDict = entry["message"]
         role = message.get("role")
         content = message.get("content")
         if role == "user":
@@ -229,19 +228,20 @@ def replay_updates(branch: list[EntryDict], cwd: str) -> list[Update]:
                 if converted is not None:
                     updates.append(update_user_message(converted))
         elif role == "assistant":
-            for block in content if isinstance(content, list) else []:
-                if not isinstance(block, dict):
+            parts: Sequence[object] = content if isinstance(content, list) else []
+            for part in parts:
+                if not isinstance(part, dict):  # a file edited by hand may hold anything
                     continue
-                kind = block.get("type")
-                if kind == "text" and block.get("text"):
-                    updates.append(update_agent_message_text(str(block["text"])))
-                elif kind == "thinking" and block.get("thinking"):
-                    updates.append(update_agent_thought_text(str(block["thinking"])))
+                kind = part.get("type")
+                if kind == "text" and part.get("text"):
+                    updates.append(update_agent_message_text(str(part["text"])))
+                elif kind == "thinking" and part.get("thinking"):
+                    updates.append(update_agent_thought_text(str(part["thinking"])))
                 elif kind == "toolCall":
-                    raw_args = block.get("arguments")
-                    args: JsonDict = raw_args if isinstance(raw_args, dict) else {}
-                    call_id = str(block.get("id"))
-                    name = str(block.get("name"))
+                    raw_args = part.get("arguments")
+                    args: Mapping[str, Any] = raw_args if isinstance(raw_args, dict) else {}
+                    call_id = str(part.get("id"))
+                    name = str(part.get("name"))
                     pending_calls[call_id] = (name, args)
                     updates.append(tool_started(call_id, name, args, cwd))
         elif role == "toolResult":

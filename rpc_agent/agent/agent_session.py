@@ -56,7 +56,7 @@ from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict, trusted
 from rpc_agent.protocol.entries import THINKING_LEVELS
-from rpc_agent.protocol.shapes import Content, MessageDict
+from rpc_agent.protocol.shapes import BlockDict, Content, MessageDict
 from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.sandbox.policy import chosen as chosen_sandbox
 from rpc_agent.store.manager import SessionManager
@@ -230,13 +230,13 @@ class AgentSession:
         self.announce_queue()
         return steering, follow_up
 
-    def enqueue(self, kind: str, text: str, images: list[JsonDict] | None) -> int:
+    def enqueue(self, kind: str, text: str, images: list[BlockDict] | None) -> int:
         return self.runs.enqueue(kind, text, images)
 
     async def prompt(
         self,
         text: str,
-        images: list[JsonDict] | None = None,
+        images: list[BlockDict] | None = None,
         streaming_behavior: str | None = None,
         *,
         max_turns: int | None = None,
@@ -302,7 +302,7 @@ class AgentSession:
     def session_stats(self) -> m.SessionStats:
         return session_stats(self.manager, self.model.contextWindow)
 
-    def tree(self, params: m.GetTreeParams | None = None) -> JsonDict:
+    def tree(self, params: m.GetTreeParams | None = None) -> views.TreeDict:
         return views.tree(self.manager, params)
 
     def fork_messages(self) -> list[m.ForkMessage]:

@@ -7,11 +7,12 @@ compaction was already summarized once.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypedDict
 
 from rpc_agent.agent.summarize import BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT, summarize
 from rpc_agent.agent.summary_calls import SummaryCalls
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.shapes import EntryDict, MessageDict
 from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.store.context import entry_to_message
@@ -19,6 +20,14 @@ from rpc_agent.store.manager import SessionManager
 
 SUMMARY_BUDGET_CHARS = 400_000
 """About 100k tokens of transcript: newest entries are kept first when a branch is longer."""
+
+
+class FileOperations(TypedDict):
+    """The ``details`` a summary written here stores: the files the summarized part read and
+    changed, so that the next compaction can carry them on."""
+
+    readFiles: list[str]
+    modifiedFiles: list[str]
 
 
 @dataclass(slots=True)
@@ -60,10 +69,25 @@ def _budgeted(messages: list[MessageDict]) -> list[MessageDict]:
     return kept
 
 
-def file_operations(entries: list[EntryDict]) -> JsonDict:
-    """Files read and modified on the branch, from the tool calls the model made."""
+def _listed(details: object, key: str) -> list[str]:
+    files = details.get(key) if isinstance(details, dict) else None
+    return [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
+
+
+def pi_details(entry: EntryDict) -> object:
+    """The ``details`` of a summary entry when pi (or this agent) wrote them: a hook's are its
+    own shape, and pi does not read files from them."""
+    return None if entry.get("fromHook") else entry.get("details")
+
+
+def file_operations(entries: list[EntryDict], carried: Iterable[object] = ()) -> FileOperations:
+    """Files read and modified on the branch, from the tool calls the model made, and those
+    ``carried`` from earlier summaries' details (their ``readFiles`` and ``modifiedFiles``)."""
     read: set[str] = set()
     modified: set[str] = set()
+    for details in carried:
+        read.update(_listed(details, "readFiles"))
+        modified.update(_listed(details, "modifiedFiles"))
     for entry in entries:
         message = entry.get("message") if entry.get("type") == "message" else None
         if not isinstance(message, dict) or message.get("role") != "assistant":
@@ -72,7 +96,7 @@ def file_operations(entries: list[EntryDict]) -> JsonDict:
             if not isinstance(block, dict) or block.get("type") != "toolCall":
                 continue
             path = (block.get("arguments") or {}).get("path")
-            if not isinstance(path, str):
+            if not isinstance(path, str) or not path:
                 continue
             if block.get("name") == "read":
                 read.add(path)
@@ -89,7 +113,7 @@ async def generate_branch_summary(
     custom_instructions: str | None,
     replace_instructions: bool,
     calls: SummaryCalls | None = None,
-) -> tuple[str, JsonDict]:
+) -> tuple[str, FileOperations]:
     """The summary text (with the preamble the model sees) and its details."""
     messages = [m for m in (entry_to_message(e) for e in entries) if m is not None]
     instructions = BRANCH_SUMMARY_PROMPT
@@ -100,4 +124,6 @@ async def generate_branch_summary(
             else f"{instructions}\n\nAdditional focus: {custom_instructions}"
         )
     text = await summarize(provider, model, _budgeted(messages), instructions, calls=calls)
-    return BRANCH_SUMMARY_PREAMBLE + text, file_operations(entries)
+    # As pi: the files of summaries made on the branch before are carried on.
+    nested = [pi_details(e) for e in entries if e.get("type") == "branch_summary"]
+    return BRANCH_SUMMARY_PREAMBLE + text, file_operations(entries, nested)

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Literal
 
 import orjson
 
-from rpc_agent.agent.branch_summary import file_operations
+from rpc_agent.agent.branch_summary import FileOperations, file_operations, pi_details
 from rpc_agent.agent.summarize import SUMMARY_FORMAT, summarize
 from rpc_agent.agent.summary_calls import SummaryCalls
 from rpc_agent.errors import NothingToCompactError
@@ -30,6 +31,9 @@ from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.store.context import entry_to_message
 
 IMAGE_CHARS = 4800
+TokenKey = Literal["input", "output", "cacheRead", "cacheWrite"]
+TOKEN_KEYS: tuple[TokenKey, ...] = ("input", "output", "cacheRead", "cacheWrite")
+"""The counts of a usage that add up to its total when ``totalTokens`` is missing."""
 
 COMPACTION_PROMPT = (
     "The conversation above is being compacted: it will be replaced by your summary, and the "
@@ -83,12 +87,7 @@ def usage_tokens(message: MessageDict) -> int | None:
     usage = message.get("usage")
     if not isinstance(usage, dict):
         return None
-    total = int(usage.get("totalTokens") or 0) or (
-        int(usage.get("input") or 0)
-        + int(usage.get("output") or 0)
-        + int(usage.get("cacheRead") or 0)
-        + int(usage.get("cacheWrite") or 0)
-    )
+    total = int(usage.get("totalTokens") or 0) or sum(int(usage.get(key) or 0) for key in TOKEN_KEYS)
     return total or None
 
 
@@ -131,6 +130,8 @@ class CompactionPreparation:
     tokens_before: int
     entries_summarized: list[EntryDict] = field(default_factory=list)
     previous_details: JsonDict | None = None
+    """The previous compaction's ``details`` (``FileOperations``); None after a compaction a hook
+    supplied, whose details are its own (pi carries no files from them either)."""
 
     @property
     def is_split_turn(self) -> bool:
@@ -176,6 +177,7 @@ def prepare_compaction(
     prefix_entries = span[turn_start:cut] if turn_start < cut else []
     if not summarized_entries and not prefix_entries:
         raise NothingToCompactError("nothing to compact")
+    details = pi_details(previous) if previous is not None else None
     return CompactionPreparation(
         first_kept_entry_id=str(span[cut]["id"]),
         messages_to_summarize=[m for m in map(entry_to_message, summarized_entries) if m is not None],
@@ -183,21 +185,15 @@ def prepare_compaction(
         previous_summary=str(previous.get("summary")) if previous is not None else None,
         tokens_before=tokens_before,
         entries_summarized=summarized_entries + prefix_entries,
-        previous_details=previous.get("details")
-        if previous is not None and isinstance(previous.get("details"), dict)
-        else None,
+        previous_details=details if isinstance(details, dict) else None,
     )
 
 
-def cumulative_file_operations(preparation: CompactionPreparation) -> JsonDict:
-    ops = file_operations(preparation.entries_summarized)
-    previous = preparation.previous_details or {}
-    modified = set(ops["modifiedFiles"]) | set(previous.get("modifiedFiles") or [])
-    read = (set(ops["readFiles"]) | set(previous.get("readFiles") or [])) - modified
-    return {"readFiles": sorted(read), "modifiedFiles": sorted(modified)}
+def cumulative_file_operations(preparation: CompactionPreparation) -> FileOperations:
+    return file_operations(preparation.entries_summarized, [preparation.previous_details])
 
 
-def _file_tags(details: JsonDict) -> str:
+def _file_tags(details: FileOperations) -> str:
     parts = []
     if details["readFiles"]:
         parts.append("<read-files>\n" + "\n".join(details["readFiles"]) + "\n</read-files>")
@@ -212,7 +208,7 @@ async def generate_compaction_summary(
     preparation: CompactionPreparation,
     custom_instructions: str | None,
     calls: SummaryCalls | None = None,
-) -> tuple[str, JsonDict]:
+) -> tuple[str, FileOperations]:
     """The summary text and details (cumulative read/modified files)."""
     focus = f"\n\nAdditional focus: {custom_instructions}" if custom_instructions else ""
     history = preparation.previous_summary or ""

@@ -6,17 +6,18 @@ returns what changes; "no answer" is always "no change".
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from rpc_agent.agent.branch_summary import prepare_branch_summary
 from rpc_agent.agent.compaction import CompactionPreparation
-from rpc_agent.agent.host import Host
+from rpc_agent.agent.host import Host, host_blocks
+from rpc_agent.agent.queue import QueuedCustom
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict
-from rpc_agent.protocol.shapes import EntryDict
+from rpc_agent.protocol.shapes import BlockDict, EntryDict, MessageDict
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import Tool, ToolError, ToolOutput
 from rpc_agent.validation import describe
@@ -30,26 +31,29 @@ class RunStart(Protocol):
 
     system_prompt: str
     cwd: Any
-    extra_first: list[JsonDict]
+    extra_first: list[QueuedCustom]
 
 
 def declared(host: Host | None, name: str) -> bool:
     return host is not None and name in host.capabilities.hooks
 
 
-async def run(host: Host | None, name: str, event: JsonDict, model: type[ResultT]) -> ResultT | None:
-    """The hook's result, or None when it is not declared or gave no usable answer."""
+async def run(
+    host: Host | None, name: str, event: Mapping[str, object], model: type[ResultT]
+) -> ResultT | None:
+    """The hook's result, or None when it is not declared or gave no usable answer.
+
+    ``event`` is pi's event object of that hook, without its ``type`` (added here); each hook
+    has its own fields (``protocol.host.HOOK_EVENTS``)."""
     if host is None or not declared(host, name):
         return None
     result = await host.run_hook(name, {"type": name, **event})
     return result if isinstance(result, model) else None
 
 
-def _blocks(blocks: list[h.TextBlock | h.ImageBlock]) -> list[JsonDict]:
-    return [b.model_dump(exclude_none=True) for b in blocks]
-
-
-async def tool_call(host: Host | None, tool: Tool, call_id: str, arguments: JsonDict, args: Any) -> Any:
+async def tool_call(
+    host: Host | None, tool: Tool, call_id: str, arguments: Mapping[str, object], args: Any
+) -> Any:
     """pi's ``tool_call``: block with a reason, or patch the input (pi mutates ``event.input``)."""
     result = await run(
         host,
@@ -72,7 +76,7 @@ async def tool_call(host: Host | None, tool: Tool, call_id: str, arguments: Json
 
 
 async def tool_result(
-    host: Host | None, name: str, call_id: str, arguments: JsonDict, output: ToolOutput
+    host: Host | None, name: str, call_id: str, arguments: Mapping[str, object], output: ToolOutput
 ) -> ToolOutput:
     """pi's ``tool_result``: each field the hook returns replaces the result's."""
     result = await run(
@@ -92,24 +96,27 @@ async def tool_result(
         return output
     fields = result.model_fields_set
     return ToolOutput(
-        content=_blocks(result.content) if result.content is not None else output.content,
+        content=host_blocks(result.content) if result.content is not None else output.content,
         details=result.details if "details" in fields else output.details,
         is_error=result.isError if result.isError is not None else output.is_error,
     )
 
 
-async def context(host: Host | None, messages: list[JsonDict]) -> list[JsonDict]:
+async def context(host: Host | None, messages: list[MessageDict]) -> list[MessageDict]:
     """pi's ``context``: replace the messages sent for this one model call (nothing is stored)."""
     result = await run(host, "context", {"messages": messages}, h.ContextResult)
     if result is None or result.messages is None:
         return messages
-    raw = result.model_dump(mode="json", exclude_unset=True, by_alias=True)["messages"]
-    return [dict(m) for m in raw]
+    # The hook's messages, validated as pi's messages, as the store would hold them.
+    replaced: list[MessageDict] = result.model_dump(mode="json", exclude_unset=True, by_alias=True)[
+        "messages"
+    ]
+    return replaced
 
 
 async def input_(
-    host: Host | None, text: str, images: list[JsonDict] | None
-) -> tuple[bool, str, list[JsonDict] | None]:
+    host: Host | None, text: str, images: list[BlockDict] | None
+) -> tuple[bool, str, list[BlockDict] | None]:
     """pi's ``input``: (handled, text, images); "transform" replaces the prompt."""
     answer = await run(host, "input", {"text": text, "images": images, "source": "rpc"}, h.InputResult)
     if answer is None:
@@ -123,7 +130,7 @@ async def input_(
 
 
 async def before_agent_start(
-    host: Host | None, ctx: RunStart, prompt: str, images: list[JsonDict] | None
+    host: Host | None, ctx: RunStart, prompt: str, images: list[BlockDict] | None
 ) -> None:
     """pi's ``before_agent_start``: a custom message stored after the prompt, and the system
     prompt for this run."""
@@ -143,7 +150,18 @@ async def before_agent_start(
     if start.systemPrompt:
         ctx.system_prompt = start.systemPrompt
     if start.message is not None:
-        ctx.extra_first.append(start.message.model_dump(exclude_unset=True))
+        ctx.extra_first.append(_queued(start.message))
+
+
+def _queued(message: h.HookCustomMessage) -> QueuedCustom:
+    """The hook's custom message with the fields it gave (what it left out stays out)."""
+    custom: QueuedCustom = {"customType": message.customType, "content": message.content}
+    given = message.model_fields_set
+    if "display" in given:
+        custom["display"] = message.display
+    if "details" in given:
+        custom["details"] = message.details
+    return custom
 
 
 async def before_tree(

@@ -9,18 +9,35 @@ so a broken host can never break a run.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, Literal, Protocol, TypedDict, get_args
 
 from pydantic import BaseModel
 
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.protocol.host import HookName
+from rpc_agent.protocol.host import HookName, ImageBlock, TextBlock
+from rpc_agent.protocol.shapes import BlockDict
 
 HOOK_NAMES: tuple[str, ...] = get_args(HookName)
 """The hook points a host may declare: pi 0.73.1's extension events of the same names."""
 
 ApprovalDecision = Literal["allow", "allow_always", "deny"]
+
+
+class ApprovalPreview(TypedDict, total=False):
+    """What the host is shown of a call before it decides (``ApprovalRequestParams.preview``):
+    edit and write give the file's ``path`` and the ``diff`` (None with a ``note`` when the
+    edit cannot apply; ``newFile`` when there is no file yet); bash its ``command`` and
+    ``cwd``, and the ``sandbox`` it would leave when it asks to run outside it."""
+
+    path: str
+    diff: str | None
+    note: str
+    newFile: bool
+    command: Any
+    cwd: str
+    sandbox: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +48,7 @@ class ApprovalQuestion:
     tool_call_id: str
     tool_name: str
     arguments: JsonDict
-    preview: JsonDict | None = None
+    preview: ApprovalPreview | None = None
     sandbox: str | None = None
 
 
@@ -53,9 +70,19 @@ class ClientToolSpec:
 
 @dataclass(slots=True)
 class ClientToolAnswer:
-    content: list[JsonDict]
+    content: list[BlockDict]
     is_error: bool = False
     details: Any = None
+
+
+def host_blocks(blocks: Sequence[TextBlock | ImageBlock]) -> list[BlockDict]:
+    """A host's text and image blocks (a tool's result, a hook's content) as a message holds them."""
+    return [
+        {"type": "text", "text": block.text}
+        if isinstance(block, TextBlock)
+        else {"type": "image", "data": block.data, "mimeType": block.mimeType}
+        for block in blocks
+    ]
 
 
 @dataclass(slots=True)
@@ -78,7 +105,7 @@ class Host(Protocol):
         """The host's decision, or None when it gave none (treated as a denial)."""
         ...
 
-    async def run_hook(self, name: str, event: JsonDict) -> BaseModel | None:
+    async def run_hook(self, name: str, event: Mapping[str, Any]) -> BaseModel | None:
         """The hook's result, validated as pi's result object of that hook; None: no change."""
         ...
 
@@ -96,7 +123,7 @@ class NoHost:
     async def request_approval(self, question: ApprovalQuestion) -> ApprovalAnswer | None:
         return ApprovalAnswer("deny", "no client is connected to approve this tool call")
 
-    async def run_hook(self, name: str, event: JsonDict) -> BaseModel | None:
+    async def run_hook(self, name: str, event: Mapping[str, Any]) -> BaseModel | None:
         return None
 
     async def call_client_tool(self, tool_call_id: str, name: str, arguments: JsonDict) -> ClientToolAnswer:

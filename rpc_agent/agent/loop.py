@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
 
 from rpc_agent.agent import hooks
-from rpc_agent.agent.queue import QueuedMessage
+from rpc_agent.agent.queue import QueuedCustom, QueuedMessage
 from rpc_agent.agent.run_context import (
     Authorize,
     Emit,
@@ -33,7 +33,8 @@ from rpc_agent.agent.structured import TOOL_NAME as STRUCTURED_TOOL
 from rpc_agent.agent.tool_calls import execute_tool_call
 from rpc_agent.errors import ProviderError
 from rpc_agent.protocol import events as ev
-from rpc_agent.protocol.base import JsonDict, trusted
+from rpc_agent.protocol.base import trusted
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.providers.base import ProviderRequest, empty_usage
 
 __all__ = [
@@ -69,7 +70,7 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
         turn_start = len(ctx.new_messages)
         try:
             assistant = await stream_with_retry(ctx, outcome)
-            tool_results: list[JsonDict] = []
+            tool_results: list[MessageDict] = []
             if assistant is None:
                 return
             calls = [
@@ -106,7 +107,7 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
             return
 
 
-async def answer_aborted(ctx: RunContext, prompt: list[JsonDict]) -> None:
+async def answer_aborted(ctx: RunContext, prompt: list[MessageDict]) -> None:
     """Close an aborted run the way an abort mid-stream closes it: the prompt stored, then an
     assistant message with ``stopReason: "aborted"`` (empty when nothing streamed yet).
 
@@ -149,11 +150,7 @@ def _end_aborted_turn(ctx: RunContext, turn_start: int) -> None:
 def _limit_reached(ctx: RunContext, outcome: RunOutcome, turns: int, more: bool) -> bool:
     """Stop a run at its turn or budget limit, with a stop reason naming the limit."""
     if ctx.max_budget_usd is not None:
-        spent = sum(
-            float(((m.get("usage") or {}).get("cost") or {}).get("total") or 0)
-            for m in ctx.new_messages
-            if m.get("role") == "assistant"
-        )
+        spent = sum(_cost(m) for m in ctx.new_messages if m.get("role") == "assistant")
         if spent >= ctx.max_budget_usd and more:
             outcome.stop_reason = "max_budget"
             outcome.error_message = (
@@ -167,17 +164,33 @@ def _limit_reached(ctx: RunContext, outcome: RunOutcome, turns: int, more: bool)
     return False
 
 
-async def _append_custom_message(ctx: RunContext, custom: JsonDict) -> None:
+def _cost(message: MessageDict) -> float:
+    """What one answer cost; 0 when its usage says nothing (a message a hook or a file gave)."""
+    usage: Mapping[str, Any] = message.get("usage") or {}
+    cost: Mapping[str, Any] = usage.get("cost") or {}
+    return float(cost.get("total") or 0)
+
+
+async def _append_custom_message(ctx: RunContext, custom: QueuedCustom) -> None:
     entry_id = await ctx.manager.append_custom_message_entry(
         custom["customType"], custom["content"], custom.get("display", True), custom.get("details")
     )
-    message = {**custom, "role": "custom", "timestamp": now_ms()}
+    message: MessageDict = {
+        "role": "custom",
+        "customType": custom["customType"],
+        "content": custom["content"],
+    }
+    if "display" in custom:
+        message["display"] = custom["display"]
+    if "details" in custom:
+        message["details"] = custom["details"]
+    message["timestamp"] = now_ms()
     ctx.new_messages.append(message)
     ctx.emit(trusted(ev.MessageStartEvent, message=message))
     ctx.emit(trusted(ev.MessageEndEvent, message=message, entryId=entry_id))
 
 
-async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> JsonDict | None:
+async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> MessageDict | None:
     """One assistant message, retried with backoff on transient provider errors."""
     retry = ctx.settings.retry
     assert retry is not None
@@ -245,8 +258,8 @@ async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> JsonDict | 
 
 
 async def _store_failure(
-    ctx: RunContext, outcome: RunOutcome | None, partial: JsonDict | None, stop_reason: str, text: str
-) -> JsonDict:
+    ctx: RunContext, outcome: RunOutcome | None, partial: MessageDict | None, stop_reason: str, text: str
+) -> MessageDict:
     """Store the message an attempt that failed for good ends with: what arrived of it, or one
     that only says why (announced first: the client saw no start of it)."""
     failed = partial or error_message(ctx, text)
@@ -261,7 +274,7 @@ async def _store_failure(
     return failed
 
 
-def _nothing_useful(message: JsonDict) -> bool:
+def _nothing_useful(message: MessageDict) -> bool:
     """A stream that broke mid-message is retried only when nothing useful arrived yet."""
     return not any(
         isinstance(b, dict) and (b.get("text") or b.get("thinking") or b.get("type") == "toolCall")
@@ -269,7 +282,7 @@ def _nothing_useful(message: JsonDict) -> bool:
     )
 
 
-def error_message(ctx: RunContext, text: str) -> JsonDict:
+def error_message(ctx: RunContext, text: str) -> MessageDict:
     """An assistant message that holds nothing but why there is no answer."""
     return {
         "role": "assistant",
@@ -284,23 +297,22 @@ def error_message(ctx: RunContext, text: str) -> JsonDict:
     }
 
 
-async def stream_assistant(ctx: RunContext) -> JsonDict:
+async def stream_assistant(ctx: RunContext) -> MessageDict:
     """Stream one assistant message, forwarding deltas; returns the final message (not stored).
 
     On cancellation the partial message is stored with stopReason "aborted" before the
     cancellation goes on.
     """
     context = ctx.manager.build_session_context()
-    messages: Any = context.messages  # BRIDGE: until ProviderRequest holds MessageDicts
     request = ProviderRequest(
         model=ctx.model,
         system_prompt=ctx.system_prompt,
-        messages=messages,
+        messages=context.messages,
         tools=ctx.tool_specs,
         thinking_level=ctx.thinking_level,
         tool_choice=ctx.tool_choice,
     )
-    partial: JsonDict | None = None
+    partial: MessageDict | None = None
     started = False
     ctx.stream_error = None
     try:

@@ -16,7 +16,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from rpc_agent.protocol import events as ev
-from rpc_agent.protocol.base import JsonDict, trusted
+from rpc_agent.protocol.base import trusted
+from rpc_agent.protocol.shapes import MessageDict
 
 _START_OF = {
     "turn_end": "turn_start",
@@ -28,15 +29,27 @@ _START_OF = {
 _STARTS = frozenset(_START_OF.values())
 
 
+def _carried(event: ev.MessageStartEvent | ev.MessageEndEvent) -> MessageDict | None:
+    """The message an event carries, as the store holds it: events are built with ``trusted``,
+    so the field holds the stored dict, not the model its annotation names (None if it does)."""
+    carried: Any = event.message
+    if isinstance(carried, BaseModel):
+        return None
+    message: MessageDict = carried
+    return message
+
+
 class EventPairing:
     """A wrapping ``emit`` that knows which starts still wait for their end."""
 
-    def __init__(self, emit: Callable[[BaseModel], None], error_message: Callable[[str], JsonDict]) -> None:
+    def __init__(
+        self, emit: Callable[[BaseModel], None], error_message: Callable[[str], MessageDict]
+    ) -> None:
         self._emit = emit
         self._error_message = error_message
         """Makes the assistant message a turn ends with when it never got one."""
         self._open: list[BaseModel] = []
-        self._last_assistant: JsonDict | None = None
+        self._last_assistant: MessageDict | None = None
 
     def __call__(self, event: BaseModel) -> None:
         kind = getattr(event, "type", None)
@@ -45,8 +58,8 @@ class EventPairing:
         elif kind in _START_OF:
             self._forget(_START_OF[kind], event)
         if isinstance(event, ev.MessageStartEvent | ev.MessageEndEvent):
-            message: Any = event.message  # a plain dict: events carry messages as stored
-            if isinstance(message, dict) and message.get("role") == "assistant":
+            message = _carried(event)
+            if message is not None and message.get("role") == "assistant":
                 self._last_assistant = message
         elif isinstance(event, ev.TurnStartEvent):
             self._last_assistant = None
@@ -73,8 +86,10 @@ class EventPairing:
     def _end_of(self, start: BaseModel, reason: str) -> BaseModel:
         if isinstance(start, ev.MessageStartEvent):
             # Not stored (no entryId): the message as it began, marked with why it stopped.
-            began: Any = start.message
-            message: JsonDict = copy.deepcopy(began) if isinstance(began, dict) else {}
+            began = _carried(start)
+            if began is None:
+                return trusted(ev.MessageEndEvent, message={})
+            message = copy.deepcopy(began)
             if message.get("role") == "assistant":
                 message["stopReason"] = "error"
                 message["errorMessage"] = reason

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from rpc_agent.agent.host import ApprovalPreview
 from rpc_agent.errors import SettingsError
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.tools.base import Tool, is_read_only
 
 ApprovalMode = Literal["never", "writes", "all"]
@@ -43,7 +44,7 @@ class Rule:
         pattern = match.group(2)
         return cls(match.group(1), pattern.strip() if pattern is not None else None)
 
-    def matches(self, tool_name: str, arguments: JsonDict, cwd: Path) -> bool:
+    def matches(self, tool_name: str, arguments: Mapping[str, object], cwd: Path) -> bool:
         if tool_name != self.tool:
             return False
         if self.pattern is None or self.pattern in ("", "*"):
@@ -55,7 +56,7 @@ class Rule:
         return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
 
 
-def call_subject(tool_name: str, arguments: JsonDict, cwd: Path) -> str | None:
+def call_subject(tool_name: str, arguments: Mapping[str, object], cwd: Path) -> str | None:
     """What a rule's pattern is matched against: the command, or the path relative to cwd."""
     if tool_name == "bash":
         command = arguments.get("command")
@@ -87,7 +88,7 @@ class ApprovalPolicy:
     always_allowed: set[str] = field(default_factory=set)
     """Tools the host answered ``allow_always`` for, in this session."""
 
-    def decide(self, tool: Tool, arguments: JsonDict, cwd: Path) -> Decision:
+    def decide(self, tool: Tool, arguments: Mapping[str, object], cwd: Path) -> Decision:
         name = tool.name
         for rule in self.deny:
             if rule.matches(name, arguments, cwd):
@@ -108,7 +109,7 @@ def parse_rules(texts: list[str] | None) -> list[Rule]:
     return [Rule.parse(text) for text in texts or []]
 
 
-def preview(tool_name: str, arguments: JsonDict, cwd: Path) -> JsonDict | None:
+def preview(tool_name: str, arguments: Mapping[str, object], cwd: Path) -> ApprovalPreview | None:
     """What the host shows before deciding: a diff for edit/write (nothing is written), the
     command and cwd for bash."""
     if tool_name == "bash":
@@ -137,7 +138,7 @@ def preview(tool_name: str, arguments: JsonDict, cwd: Path) -> JsonDict | None:
         new = old.replace(old_text, new_text, count)
     label = call_subject(tool_name, arguments, cwd) or path
     diff, _first = unified_diff(old, new, label)
-    result: JsonDict = {"path": str(target), "diff": diff}
+    result: ApprovalPreview = {"path": str(target), "diff": diff}
     if not exists:
         result["newFile"] = True
     return result

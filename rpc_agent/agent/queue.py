@@ -4,14 +4,26 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any, Required, TypedDict
 
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import BlockDict, Content
 
 
 @dataclass(slots=True)
 class QueuedMessage:
     text: str
-    images: list[JsonDict] = field(default_factory=list)
+    images: list[BlockDict] = field(default_factory=list)
+
+
+class QueuedCustom(TypedDict, total=False):
+    """A custom message that waits for a run's next turn (``RunContext.extra_first``), with the
+    fields of ``protocol.host.CustomMessageFields`` that were given: the role and the timestamp
+    come when it is stored, and a field nobody set stays out of the stored message."""
+
+    customType: Required[str]
+    content: Required[Content]
+    display: bool
+    details: Any
 
 
 class MessageQueue:

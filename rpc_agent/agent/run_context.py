@@ -16,12 +16,13 @@ import anyio
 from pydantic import BaseModel
 
 from rpc_agent.agent.host import Host
-from rpc_agent.agent.queue import MessageQueue
+from rpc_agent.agent.queue import MessageQueue, QueuedCustom
 from rpc_agent.agent.settings import AgentSettings
 from rpc_agent.agent.structured import StructuredRun
 from rpc_agent.errors import ProviderError
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import JsonDict, trusted
+from rpc_agent.protocol.shapes import BlockDict, MessageDict
 from rpc_agent.providers.base import ModelInfo, Provider, ToolSpec
 from rpc_agent.sandbox import Sandbox
 from rpc_agent.store.blobs import stage_images
@@ -42,7 +43,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def user_message(text: str, images: list[JsonDict] | None = None) -> JsonDict:
+def user_message(text: str, images: list[BlockDict] | None = None) -> MessageDict:
     if images:
         return {"role": "user", "content": [{"type": "text", "text": text}, *images], "timestamp": now_ms()}
     return {"role": "user", "content": text, "timestamp": now_ms()}
@@ -68,7 +69,7 @@ class RunContext:
     """True while the loop waits before an automatic retry (what ``abort_retry`` can stop)."""
     stream_error: ProviderError | None = None
     """The classified failure of the last stream that ended with an ``error`` event."""
-    new_messages: list[JsonDict] = field(default_factory=list)
+    new_messages: list[MessageDict] = field(default_factory=list)
     tool_specs: list[ToolSpec] = field(default_factory=list)
     authorize: Authorize | None = None
     """Asked before every tool call with valid arguments; None allows everything."""
@@ -77,9 +78,9 @@ class RunContext:
     commands: CommandRunner | None = None
     """Where ``bash`` runs; None: a local process."""
     session_folders: tuple[Path, ...] | None = None
+    """The session store's folders, closed to the tools' writes (None: the default home's)."""
     sandbox: Sandbox | None = None
     """The kernel sandbox of the run's commands (None: off)."""
-    """The session store's folders, closed to the tools' writes (None: the default home's)."""
     temp_files: TempFiles = UNOWNED
     """Where tools register the files they leave behind (removed with the session)."""
     host: Host | None = None
@@ -88,10 +89,10 @@ class RunContext:
     """Per-prompt limit of model calls (None: the settings' safety stop)."""
     max_budget_usd: float | None = None
     """Per-prompt limit of the cost of the run's model calls."""
-    extra_first: list[JsonDict] = field(default_factory=list)
+    extra_first: list[QueuedCustom] = field(default_factory=list)
+    """Custom messages (before_agent_start) stored right after the prompt's first messages."""
     checkpoints: Checkpointing | None = None
     """Snapshots after user messages and tools that may change files; None: none."""
-    """Custom messages (before_agent_start) stored right after the prompt's first messages."""
     structured: StructuredRun | None = None
     """The answer in a schema this run must end with (``agent.structured``); None: any answer."""
     tool_choice: str | None = None
@@ -106,7 +107,7 @@ class RunOutcome:
 
 
 async def append_and_announce(
-    ctx: RunContext, message: JsonDict, *, announce_start: bool = True
+    ctx: RunContext, message: MessageDict, *, announce_start: bool = True
 ) -> str | None:
     """Store a message durably, then tell the client (message_start/message_end).
 

@@ -24,6 +24,7 @@ from rpc_agent.errors import AgentBusyError
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import JsonDict, trusted
+from rpc_agent.protocol.shapes import BlockDict
 
 __all__ = ["Runs"]
 
@@ -48,7 +49,7 @@ class Runs:
         self.abort_requested = False
         """An abort came during the current run (``agent_settled`` says so)."""
 
-    def enqueue(self, kind: str, text: str, images: list[JsonDict] | None) -> int:
+    def enqueue(self, kind: str, text: str, images: list[BlockDict] | None) -> int:
         session = self._session
         queued = QueuedMessage(text, list(images or []))
         (session.queue.steering if kind == "steer" else session.queue.follow_up).append(queued)
@@ -62,7 +63,7 @@ class Runs:
     async def prompt(
         self,
         text: str,
-        images: list[JsonDict] | None,
+        images: list[BlockDict] | None,
         streaming_behavior: str | None,
         *,
         max_turns: int | None,
@@ -82,7 +83,7 @@ class Runs:
     async def _prompt(
         self,
         text: str,
-        images: list[JsonDict] | None,
+        images: list[BlockDict] | None,
         streaming_behavior: str | None,
         ticket: int,
         max_turns: int | None,

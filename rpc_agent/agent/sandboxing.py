@@ -13,13 +13,14 @@ import shutil
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Literal, TypedDict
 
 from pydantic import BaseModel
 
-from rpc_agent.agent.host import ApprovalQuestion, Host
+from rpc_agent.agent.host import ApprovalPreview, ApprovalQuestion, Host
 from rpc_agent.protocol import events as ev
 from rpc_agent.sandbox import Sandbox, SandboxPolicy, SandboxUnavailableError, bwrap
+from rpc_agent.sandbox.policy import Mode, Network
 from rpc_agent.store.files import agent_home
 
 
@@ -30,6 +31,15 @@ def require_available(policy: SandboxPolicy) -> None:
     reason = bwrap.unavailable_reason()
     if reason is not None:
         raise SandboxUnavailableError(f"the sandbox mode {policy.mode!r} was asked for, but {reason}")
+
+
+class SandboxStateDict(TypedDict):
+    """The ``sandbox`` of ``get_state`` (``protocol.sandbox.SandboxState``) as a dict."""
+
+    mode: Mode
+    network: Network
+    hideCredentials: bool
+    mechanism: Literal["bubblewrap"] | None
 
 
 class SessionSandbox:
@@ -58,7 +68,7 @@ class SessionSandbox:
             temp_dir=self._temp,
         )
 
-    def state_json(self) -> dict[str, Any]:
+    def state_json(self) -> SandboxStateDict:
         policy = self.policy
         return {
             "mode": policy.mode,
@@ -84,7 +94,7 @@ def escape_asker(
         return None
 
     async def ask(command: str) -> bool:
-        preview = {"command": command, "cwd": str(cwd), "sandbox": policy.describe()}
+        preview: ApprovalPreview = {"command": command, "cwd": str(cwd), "sandbox": policy.describe()}
         question = ApprovalQuestion(call_id, "bash", {"command": command}, preview, sandbox="escape")
         answer = await host.request_approval(question)
         allowed = answer is not None and answer.decision in ("allow", "allow_always")

@@ -11,28 +11,25 @@ compaction until an answer has come back.
 
 from __future__ import annotations
 
-from typing import Any
-
-from rpc_agent.agent.compaction import estimate_tokens
+from rpc_agent.agent.compaction import TOKEN_KEYS, estimate_tokens
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.shapes import EntryDict, MessageDict
+from rpc_agent.protocol.shapes import EntryDict, MessageDict, UsageDict
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.store.projection import current_system_message
-
-_TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 
 
 class _Totals:
     __slots__ = ("cost", "tokens")
 
     def __init__(self) -> None:
-        self.tokens = dict.fromkeys(_TOKEN_KEYS, 0)
+        self.tokens = dict.fromkeys(TOKEN_KEYS, 0)
         self.cost = 0.0
 
-    def add(self, usage: Any) -> None:
+    def add(self, usage: UsageDict | None) -> None:
+        """Add what ``usage`` counts; as read from a file, a value of another type counts 0."""
         if not isinstance(usage, dict):
             return
-        for key in _TOKEN_KEYS:
+        for key in TOKEN_KEYS:
             value = usage.get(key)
             if isinstance(value, int | float):
                 self.tokens[key] += int(value)
@@ -95,8 +92,7 @@ def _usage_tokens(message: MessageDict) -> int:
     total = usage.get("totalTokens")
     if isinstance(total, int | float) and total:
         return int(total)
-    counts = (usage.get("input"), usage.get("output"), usage.get("cacheRead"), usage.get("cacheWrite"))
-    return sum(int(count) for count in counts if isinstance(count, int | float))
+    return sum(int(usage.get(key) or 0) for key in TOKEN_KEYS if isinstance(usage.get(key), int | float))
 
 
 def context_usage(manager: SessionManager, context_window: int) -> m.ContextUsage | None:

@@ -19,8 +19,10 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from rpc_agent.agent.queue import QueuedCustom
 from rpc_agent.errors import InvalidRequestError
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import BlockDict
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 
 TOOL_NAME = "structured_output"
@@ -120,7 +122,7 @@ class StructuredRun:
         self.value, self.done = value, True
         return None
 
-    def settle(self, calls: list[JsonDict]) -> Verdict:
+    def settle(self, calls: list[BlockDict]) -> Verdict:
         """After a turn: whether the run ends here (answered, or out of re-asks), and if not,
         how the next turn is asked.
 
@@ -154,7 +156,7 @@ class Verdict:
     remind: bool = False
     """Store the reminder to call the tool before the next call."""
 
-    def reminder(self) -> JsonDict:
+    def reminder(self) -> QueuedCustom:
         return {"customType": TOOL_NAME, "content": REMINDER, "display": True}
 
 

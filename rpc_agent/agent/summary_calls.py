@@ -20,8 +20,7 @@ from pydantic import BaseModel
 from rpc_agent.agent.settings import RetrySettings
 from rpc_agent.errors import ProviderError
 from rpc_agent.protocol import events as ev
-from rpc_agent.protocol.base import JsonDict
-from rpc_agent.protocol.shapes import UsageDict
+from rpc_agent.protocol.shapes import MessageDict, UsageDict
 from rpc_agent.providers.base import Provider, ProviderRequest, empty_usage
 
 _FAILED = "summary failed: "
@@ -56,14 +55,14 @@ class SummaryCalls:
     usage: UsageDict = field(default_factory=empty_usage)
     """What every call made so far reported, failed attempts included (they were billed)."""
 
-    async def complete(self, provider: Provider, request: ProviderRequest) -> JsonDict:
+    async def complete(self, provider: Provider, request: ProviderRequest) -> MessageDict:
         """The final message of one call, retried on transient errors; raises ProviderError
         when it fails for good."""
         attempt = 0
         try:
             while True:
                 error: ProviderError | None = None
-                final: JsonDict | None = None
+                final: MessageDict | None = None
                 try:
                     final, error = await self._once(provider, request)
                 except ProviderError as exc:
@@ -98,8 +97,8 @@ class SummaryCalls:
 
     async def _once(
         self, provider: Provider, request: ProviderRequest
-    ) -> tuple[JsonDict | None, ProviderError | None]:
-        final: JsonDict | None = None
+    ) -> tuple[MessageDict | None, ProviderError | None]:
+        final: MessageDict | None = None
         error: ProviderError | None = None
         async for event in provider.stream(request):
             if event.type in ("done", "error"):

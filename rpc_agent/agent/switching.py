@@ -9,7 +9,7 @@ its ``_exclusive`` guard, so no run appends to a session that is being left.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 import anyio.to_thread
 
@@ -19,7 +19,6 @@ from rpc_agent.errors import InvalidRequestError, SessionNotFoundError
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
 from rpc_agent.store import files, guard
 from rpc_agent.store.manager import SessionManager
@@ -45,7 +44,16 @@ def announce_session(session: AgentCore, reason: str) -> None:
     )
 
 
-def _change_result(session: AgentCore) -> JsonDict:
+class _ChangeFields(TypedDict):
+    """The fields every session change answers with (``SessionChangeResult``, ``ForkResult``)."""
+
+    cancelled: bool
+    sessionId: str
+    sessionFile: str | None
+    leafId: str | None
+
+
+def _change_result(session: AgentCore) -> _ChangeFields:
     manager = session.manager
     return {
         "cancelled": False,
@@ -89,8 +97,9 @@ def _session_folder(session: AgentCore) -> Path:
     return files.default_session_dir(session.manager.cwd, session.home)
 
 
-async def _hook_cancels(session: AgentCore, name: str, event: JsonDict) -> bool:
-    """pi's session_before_switch / session_before_fork: may the change go ahead?"""
+async def _hook_cancels(session: AgentCore, name: str, **event: str) -> bool:
+    """pi's session_before_switch / session_before_fork: may the change go ahead? ``event`` is
+    the hook's event (all its fields are strings)."""
     model: type[h.SessionBeforeResult] = (
         h.SessionBeforeSwitchResult if name == "session_before_switch" else h.SessionBeforeForkResult
     )
@@ -99,7 +108,7 @@ async def _hook_cancels(session: AgentCore, name: str, event: JsonDict) -> bool:
 
 
 async def new_session(session: AgentCore, parent_session: str | None) -> m.SessionChangeResult:
-    if await _hook_cancels(session, "session_before_switch", {"reason": "new"}):
+    if await _hook_cancels(session, "session_before_switch", reason="new"):
         return _unchanged(session)
     manager = session.manager
     if not manager.is_persisted:
@@ -126,7 +135,7 @@ async def switch_session(session: AgentCore, path: str) -> m.SessionChangeResult
         # the store refuses with the reason.)
         raise SessionNotFoundError(target.absolute())
     if await _hook_cancels(
-        session, "session_before_switch", {"reason": "resume", "targetSessionFile": str(target.absolute())}
+        session, "session_before_switch", reason="resume", targetSessionFile=str(target.absolute())
     ):
         return _unchanged(session)
 
@@ -188,9 +197,7 @@ async def fork(session: AgentCore, entry_id: str) -> m.ForkResult:
 async def clone(session: AgentCore) -> m.SessionChangeResult:
     manager = session.manager
     leaf = manager.leaf_id
-    if leaf is not None and await _hook_cancels(
-        session, "session_before_fork", {"entryId": leaf, "position": "at"}
-    ):
+    if leaf is not None and await _hook_cancels(session, "session_before_fork", entryId=leaf, position="at"):
         return _unchanged(session)
     if leaf is None:
         return await new_session(session, str(manager.session_file) if manager.session_file else None)

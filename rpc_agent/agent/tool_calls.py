@@ -16,16 +16,18 @@ from rpc_agent.agent import hooks
 from rpc_agent.agent.run_context import RunContext, append_and_announce, now_ms
 from rpc_agent.agent.sandboxing import escape_asker
 from rpc_agent.protocol import events as ev
-from rpc_agent.protocol.base import JsonDict, trusted
+from rpc_agent.protocol.base import trusted
+from rpc_agent.protocol.shapes import BlockDict, MessageDict
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput, is_read_only
 from rpc_agent.validation import describe
 
 
-async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
+async def execute_tool_call(ctx: RunContext, call: BlockDict) -> MessageDict:
     """Run one tool call and store its result (an error result when anything goes wrong)."""
     name = str(call.get("name"))
     call_id = str(call.get("id"))
-    arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+    given = call.get("arguments")
+    arguments = given if isinstance(given, dict) else {}
     tool = next((t for t in ctx.tools if t.name == name), None)
     if ctx.checkpoints is not None and tool is not None and not is_read_only(tool):
         await ctx.checkpoints.barrier()  # the state before this tool is stored first
@@ -102,9 +104,9 @@ async def execute_tool_call(ctx: RunContext, call: JsonDict) -> JsonDict:
 
 async def _store_tool_result(
     ctx: RunContext, call_id: str, name: str, output: ToolOutput, duration_ms: int | None
-) -> JsonDict:
+) -> MessageDict:
     """``duration_ms``: how long the tool ran (None when it never did)."""
-    result: JsonDict = {
+    result: MessageDict = {
         "role": "toolResult",
         "toolCallId": call_id,
         "toolName": name,

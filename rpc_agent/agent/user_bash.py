@@ -7,8 +7,9 @@ start of the next prompt instead.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -16,7 +17,6 @@ from rpc_agent.agent.run_context import now_ms
 from rpc_agent.agent.run_setup import additional_directories
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
 from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.store.manager import SessionManager
@@ -46,7 +46,7 @@ class UserBash:
         tool = BashTool()
         cancelled = False
         output_text = ""
-        details: JsonDict = {}
+        details: Mapping[str, Any] = {}
 
         def on_output(delta: str) -> None:
             session.emit(ev.BashExecutionUpdateEvent(id=update_id, delta=delta))

@@ -7,17 +7,56 @@ AgentSession's run state.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NotRequired, TypedDict
 
 import anyio.to_thread
 import orjson
 
 from rpc_agent.checkpoints.engine import SessionCheckpoints, changes_by_entry
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
 from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.store import guard
 from rpc_agent.store.manager import SessionManager
+
+
+class TreeNodeDict(TypedDict):
+    """One node of ``tree``: ``protocol.methods.TreeNode`` as the store's rows encode it."""
+
+    id: str
+    parentId: str | None
+    type: str
+    role: str | None
+    preview: str
+    label: str | None
+    timestamp: str
+    depth: int
+    childCount: int
+
+
+class TreeColumnsDict(TypedDict):
+    """The nodes of ``tree`` as columns (``protocol.methods.TreeColumns``): node i is the i-th
+    item of every list."""
+
+    id: list[str]
+    parentId: list[str | None]
+    type: list[str]
+    role: list[str | None]
+    preview: list[str]
+    label: list[str | None]
+    timestamp: list[str]
+    depth: list[int]
+    childCount: list[int]
+
+
+class TreeDict(TypedDict):
+    """``get_tree``'s result (``protocol.methods.TreeResult``) as plain dicts: with format
+    columns, ``nodes`` is empty and ``columns`` holds the nodes."""
+
+    leafId: str | None
+    nodes: list[TreeNodeDict]
+    columns: NotRequired[TreeColumnsDict]
+    cursor: int | None
 
 
 def messages(manager: SessionManager) -> list[MessageDict]:
@@ -33,7 +72,7 @@ def last_assistant_text(manager: SessionManager) -> str | None:
     return None
 
 
-def tree(manager: SessionManager, params: m.GetTreeParams | None = None) -> JsonDict:
+def tree(manager: SessionManager, params: m.GetTreeParams | None = None) -> TreeDict:
     """The flat tree as plain dicts (for fronts that want objects, not JSON bytes)."""
     p = params or m.GetTreeParams()
     columns = p.format == "columns"
@@ -62,7 +101,7 @@ async def export_html(
     this request needs the page's code), with the files each turn changed when checkpointed."""
     from rpc_agent import export
 
-    changed: JsonDict = {}
+    changed: dict[str, list[dict[str, object]]] = {}
     if checkpoints is not None:
         parents = {e["id"]: e.get("parentId") for e in manager.entries if isinstance(e.get("id"), str)}
         changed = await anyio.to_thread.run_sync(

@@ -16,10 +16,16 @@ from pathlib import Path
 from rpc_agent.agent.structured import check_output_schema
 from rpc_agent.argtypes import positive_float, positive_int
 from rpc_agent.batch.progress import Progress
-from rpc_agent.batch.tasks import BatchInputError, BatchTask, ResultsFile, load_tasks, read_results
+from rpc_agent.batch.tasks import (
+    BatchInputError,
+    BatchTask,
+    ResultLine,
+    ResultsFile,
+    load_tasks,
+    read_results,
+)
 from rpc_agent.batch.worker import WorkerOptions
 from rpc_agent.errors import InvalidRequestError
-from rpc_agent.protocol.base import JsonDict
 
 EPILOG = """\
 a task line (JSON):
@@ -170,7 +176,7 @@ def _results(
     options: WorkerOptions,
     jobs: int | None,
     progress: Progress,
-) -> Generator[JsonDict]:
+) -> Generator[ResultLine]:
     from rpc_agent.batch.runners import run_local, run_on_ray
 
     if not todo:

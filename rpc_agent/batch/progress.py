@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.batch.tasks import ResultLine
 
 BAR_WIDTH = 24
 
@@ -49,14 +49,16 @@ class Progress:
             self.stream.write(f"rpc-agent batch: {self.total} task(s) to run{at_once}\n")
         self.stream.flush()
 
-    def add(self, line: JsonDict) -> None:
+    def add(self, line: ResultLine) -> None:
         if line.get("status") == "done":
             self.done += 1
         else:
             self.failed += 1
-        result = line.get("result") or {}
-        self.tokens += int((result.get("usage") or {}).get("totalTokens") or 0)
-        self.cost += float(result.get("costUsd") or 0)
+        result = line.get("result")
+        if result:
+            usage = result.get("usage")
+            self.tokens += int(usage.get("totalTokens") or 0) if usage else 0
+            self.cost += float(result.get("costUsd") or 0)
         if self.tty:
             self._draw()
         else:

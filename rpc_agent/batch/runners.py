@@ -14,15 +14,14 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from rpc_agent.batch.tasks import BatchTask
+from rpc_agent.batch.tasks import BatchTask, ResultLine
 from rpc_agent.batch.worker import STOP_GRACE, Children, WorkerOptions, run_task
-from rpc_agent.protocol.base import JsonDict
 
 RAY_POLL = 0.5
 """Seconds between checks of the Ray tasks in flight (so that an interrupt is seen soon)."""
 
 
-def _worker_failed(task: BatchTask, exc: BaseException) -> JsonDict:
+def _worker_failed(task: BatchTask, exc: BaseException) -> ResultLine:
     return {
         "id": task.id,
         "status": "failed",
@@ -34,11 +33,11 @@ def _worker_failed(task: BatchTask, exc: BaseException) -> JsonDict:
     }
 
 
-def run_local(tasks: list[BatchTask], options: WorkerOptions, jobs: int) -> Iterator[JsonDict]:
+def run_local(tasks: list[BatchTask], options: WorkerOptions, jobs: int) -> Iterator[ResultLine]:
     """Each task in one of ``jobs`` threads, each thread waiting on its child process."""
     children = Children()
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="rpc-agent-batch")
-    running: dict[Future[JsonDict], BatchTask] = {}
+    running: dict[Future[ResultLine], BatchTask] = {}
     try:
         running = {pool.submit(run_task, task, options, children): task for task in tasks}
         while running:
@@ -58,7 +57,7 @@ def run_on_ray(
     address: str | None,
     jobs: int | None,
     on_window: Callable[[int], None] = lambda _n: None,
-) -> Iterator[JsonDict]:
+) -> Iterator[ResultLine]:
     """Each task as a Ray task (one CPU each), at most ``jobs`` in flight (default: the
     cluster's CPUs, told to ``on_window`` once known). Joins a Ray already initialized in this
     process, else connects to ``address`` (None: starts a local instance, or joins the one

@@ -14,12 +14,12 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Required, TypedDict, cast
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.run_output import RunResult
 from rpc_agent.validation import describe
 
 
@@ -107,7 +107,34 @@ def load_tasks(path: Path) -> list[BatchTask]:
 Status = Literal["done", "failed"]
 
 
-def read_results(path: Path) -> dict[str, JsonDict]:
+class Outcome(TypedDict):
+    """How a task's child ended: ``result`` is the line it printed last (its ``-p`` JSON result),
+    when it printed one."""
+
+    status: Status
+    reason: str | None
+    exitCode: int | None
+    result: RunResult | None
+
+
+class ResultLine(TypedDict, total=False):
+    """One line of the results file: the task's id and ``Outcome``, where its session is, how
+    long it took. A line from an older version may lack or add fields, so readers use ``get``;
+    every line this version writes has all but ``commit`` (a repo task's) and ``checkout`` (a
+    kept checkout)."""
+
+    id: Required[str]
+    status: Status
+    reason: str | None
+    exitCode: int | None
+    result: RunResult | None
+    sessionFile: str | None
+    durationMs: int | None
+    commit: str
+    checkout: str
+
+
+def read_results(path: Path) -> dict[str, ResultLine]:
     """The last result of each task id in an existing results file (none: no file yet).
 
     A last line without its newline was cut short by a hard stop: it is cut off the file, so
@@ -123,7 +150,7 @@ def read_results(path: Path) -> dict[str, JsonDict]:
         keep = data.rfind(b"\n") + 1
         os.truncate(path, keep)
         data = data[:keep]
-    results: dict[str, JsonDict] = {}
+    results: dict[str, ResultLine] = {}
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
@@ -133,7 +160,7 @@ def read_results(path: Path) -> dict[str, JsonDict]:
             raise BatchInputError(f"{path}: line {number} is not a result line: {exc}") from None
         if not isinstance(result, dict) or not isinstance(result.get("id"), str):
             raise BatchInputError(f"{path}: line {number} is not a result line (no string id)")
-        results[result["id"]] = result
+        results[result["id"]] = cast(ResultLine, result)
     return results
 
 
@@ -157,7 +184,7 @@ class ResultsFile:
             os.close(self._fd)
             raise BatchInputError(f"{path}: another rpc-agent batch is writing it") from None
 
-    def append(self, result: JsonDict) -> None:
+    def append(self, result: ResultLine) -> None:
         line = orjson.dumps(result, option=orjson.OPT_APPEND_NEWLINE)
         written = 0
         while written < len(line):

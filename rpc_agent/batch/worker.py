@@ -24,13 +24,13 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from rpc_agent.batch.checkout import CheckoutError, check_out
-from rpc_agent.batch.tasks import BatchTask
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.batch.tasks import BatchTask, Outcome, ResultLine
+from rpc_agent.protocol.run_output import RunResult
 from rpc_agent.store import files
 
 STOP_GRACE = 5.0
@@ -133,12 +133,12 @@ def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:40] or "task"
 
 
-def run_task(task: BatchTask, options: WorkerOptions, children: Children | None = None) -> JsonDict:
+def run_task(task: BatchTask, options: WorkerOptions, children: Children | None = None) -> ResultLine:
     """Run one task to its result line (never raises for the task's own failures)."""
     started = time.monotonic()
     scratch = Path(tempfile.mkdtemp(prefix=f"rpc-agent-batch-{_safe(task.id)}-", dir=options.checkouts_dir))
     kept: Path | None = None
-    line: JsonDict = {"id": task.id}
+    line: ResultLine = {"id": task.id}
     try:
         if task.repo is not None:
             assert task.ref is not None
@@ -157,14 +157,18 @@ def run_task(task: BatchTask, options: WorkerOptions, children: Children | None 
         argv = child_argv(task, options, cwd, session, schema)
         prompt = scratch / "prompt.txt"  # the child's stdin: a file, not a pipe kept fed
         prompt.write_bytes(task.prompt.encode())
-        line.update(_run_child(argv, prompt, task, options, children))
+        line = {**line, **_run_child(argv, prompt, task, options, children)}
         line["sessionFile"] = str(session) if session.is_file() else None
         if kept is not None:
             line["checkout"] = str(cwd)
     except CheckoutError as exc:
-        line.update(status="failed", reason=str(exc), exitCode=None, result=None, sessionFile=None)
+        line.update(
+            {"status": "failed", "reason": str(exc), "exitCode": None, "result": None, "sessionFile": None}
+        )
     except OSError as exc:
-        line.update(status="failed", reason=f"cannot start the task: {exc}", exitCode=None, result=None)
+        line.update(
+            {"status": "failed", "reason": f"cannot start the task: {exc}", "exitCode": None, "result": None}
+        )
         line.setdefault("sessionFile", None)
     finally:
         if kept is None:
@@ -195,7 +199,7 @@ def _spawn(argv: list[str], prompt: Path) -> subprocess.Popen[bytes]:
 
 def _run_child(
     argv: list[str], prompt: Path, task: BatchTask, options: WorkerOptions, children: Children | None
-) -> JsonDict:
+) -> Outcome:
     timeout = task.timeoutSeconds or options.timeout
     child = _spawn(argv, prompt)
     if children is not None:
@@ -227,7 +231,7 @@ def _run_child(
     return _judge(child.returncode, stdout, stderr, timed_out, timeout)
 
 
-def _judge(code: int, stdout: bytes, stderr: bytes, timed_out: bool, timeout: float | None) -> JsonDict:
+def _judge(code: int, stdout: bytes, stderr: bytes, timed_out: bool, timeout: float | None) -> Outcome:
     result = _result_of(stdout)
     said = stderr.decode(errors="replace").strip()[-STDERR_TAIL:]
     if timed_out:
@@ -250,7 +254,7 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _result_of(stdout: bytes) -> JsonDict | None:
+def _result_of(stdout: bytes) -> RunResult | None:
     """The child's result object: its last stdout line, when that is one."""
     for line in reversed(stdout.splitlines()):
         if not line.strip():
@@ -259,5 +263,5 @@ def _result_of(stdout: bytes) -> JsonDict | None:
             value: Any = orjson.loads(line)
         except orjson.JSONDecodeError:
             return None
-        return value if isinstance(value, dict) and value.get("type") == "result" else None
+        return cast(RunResult, value) if isinstance(value, dict) and value.get("type") == "result" else None
     return None

@@ -12,8 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from rpc_agent.export.html import page_data, write_page
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.export.html import FileChanges, page_data, write_page
 from rpc_agent.store import files
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.store.reading import open_for_command
@@ -42,7 +41,9 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.absolute() == b.absolute()
 
 
-def main(argv: Sequence[str], file_changes: Callable[[SessionManager, Path], JsonDict] | None = None) -> int:
+def main(
+    argv: Sequence[str], file_changes: Callable[[SessionManager, Path], FileChanges] | None = None
+) -> int:
     """``file_changes``: the files each entry's checkpoint changed (the checkpoints sit beside
     this layer, so the command line hands it in)."""
     args = build_parser().parse_args(argv)

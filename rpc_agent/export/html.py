@@ -12,19 +12,52 @@ session of many thousands of entries open without freezing the browser.
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
 from rpc_agent import __version__
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store import files
 from rpc_agent.store.manager import SessionManager
 
 DROPPED_FIELDS = frozenset({"thinkingSignature", "textSignature", "partialJson", "jsonlEvents"})
 """Opaque provider tokens and transient fields: large, and nothing a reader can use."""
+
+FileChanges = Mapping[str, Sequence[Mapping[str, object]]]
+"""Entry id -> the files its checkpoint changed: ``{path, status, diff, binary, truncated}``."""
+
+
+class PageSession(TypedDict):
+    id: str
+    name: str | None
+    cwd: str
+    timestamp: str | None
+    parentSession: str | None
+    file: str | None
+
+
+class PageNode(TypedDict):
+    entry: EntryDict
+    """Without ``DROPPED_FIELDS``."""
+    parentId: str | None
+    label: str | None
+
+
+class PageData(TypedDict):
+    """What the page's script reads (``page.js``); ``format`` changes when that does."""
+
+    format: int
+    title: str
+    session: PageSession
+    leafId: str | None
+    exportedAt: str
+    generator: str
+    nodes: list[PageNode]
+    fileChanges: FileChanges
 
 
 @cache
@@ -60,7 +93,7 @@ def _title(manager: SessionManager) -> str:
     return f"Session {manager.session_id}"
 
 
-def page_data(manager: SessionManager, file_changes: JsonDict | None = None) -> JsonDict:
+def page_data(manager: SessionManager, file_changes: FileChanges | None = None) -> PageData:
     """What the page needs: the tree in depth-first order (children oldest first), the leaf.
 
     Label entries and leaf markers are not nodes: a label is a field of the node it names.
@@ -68,7 +101,7 @@ def page_data(manager: SessionManager, file_changes: JsonDict | None = None) -> 
     ``file_changes``: entry id -> the files its checkpoint changed, with diffs (shown per turn).
     """
     header = manager.header
-    nodes = [
+    nodes: list[PageNode] = [
         {"entry": _slim(node.entry), "parentId": node.parentId, "label": node.label}
         for node in manager.get_tree()
     ]
@@ -91,7 +124,7 @@ def page_data(manager: SessionManager, file_changes: JsonDict | None = None) -> 
     }
 
 
-def embed_json(data: JsonDict) -> str:
+def embed_json(data: PageData) -> str:
     """JSON that is safe inside a ``<script>`` element: no string in it can end the element.
 
     ``<``, ``>`` and ``&`` only ever occur inside JSON strings, where the escapes mean the same.
@@ -106,7 +139,7 @@ def embed_json(data: JsonDict) -> str:
     )
 
 
-def render_page(data: JsonDict) -> str:
+def render_page(data: PageData) -> str:
     replacements = {
         "__TITLE__": html.escape(str(data.get("title", "Session"))),
         "/*__CSS__*/": _asset("page.css"),
@@ -127,7 +160,7 @@ def render_page(data: JsonDict) -> str:
     return "".join(out)
 
 
-def write_page(data: JsonDict, target: Path) -> Path:
+def write_page(data: PageData, target: Path) -> Path:
     """Render and write atomically (a reader never sees half a page). Blocking: use a thread."""
     files.atomic_write(target, render_page(data).encode("utf-8"))
     return target

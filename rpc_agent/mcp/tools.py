@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from rpc_agent.mcp.connection import McpCallError, McpConnection
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import BlockDict
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 
 PREFIX = "mcp__"
@@ -77,7 +78,7 @@ def make_tool(connection: McpConnection, tool: types.Tool) -> McpTool:
     return instance
 
 
-def _resource_text(resource: types.TextResourceContents | types.BlobResourceContents) -> JsonDict:
+def _resource_text(resource: types.TextResourceContents | types.BlobResourceContents) -> BlockDict:
     uri = str(resource.uri)
     if isinstance(resource, types.TextResourceContents):
         return {"type": "text", "text": f'<resource uri="{uri}">\n{resource.text}\n</resource>'}
@@ -88,7 +89,7 @@ def _resource_text(resource: types.TextResourceContents | types.BlobResourceCont
 
 
 def convert_result(result: types.CallToolResult, *, server: str, tool: str) -> ToolOutput:
-    content: list[JsonDict] = []
+    content: list[BlockDict] = []
     for block in result.content:
         if isinstance(block, types.TextContent):
             content.append({"type": "text", "text": block.text})

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
+from rpc_agent.protocol.jsonrpc import Reply
+
 
 class Deferred:
     """A handler's result that may be sent once ``ready()`` returns; ``ready()`` raising is
@@ -38,6 +40,6 @@ async def _wait(awaitable: Awaitable[object]) -> None:
     await awaitable
 
 
-DeferredAnswer = tuple[Deferred, str, Any, Callable[[dict[str, Any]], None] | None]
+DeferredAnswer = tuple[Deferred, str, Any, Callable[[Reply], None] | None]
 """What the router keeps per deferred request: the result, the method, the request id, and
 where its answer goes (None for a notification)."""

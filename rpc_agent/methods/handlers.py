@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import anyio.to_thread
 
@@ -19,6 +19,7 @@ from rpc_agent.agent import deletion
 from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.agent.workspace import check_directories
 from rpc_agent.mcp import McpManager, from_wire
+from rpc_agent.methods.answers import EntriesAnswer, MessagesAnswer, ServersAnswer, TreeAnswer
 from rpc_agent.methods.deferred import Deferred
 from rpc_agent.methods.host_methods import configure, set_client_tools
 from rpc_agent.methods.raw_json import RawJson
@@ -30,7 +31,9 @@ from rpc_agent.protocol import finding as f
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import Empty, JsonDict, Ok
+from rpc_agent.protocol.entries import ImageContent
 from rpc_agent.protocol.errors import ERROR_CODES
+from rpc_agent.protocol.shapes import BlockDict
 from rpc_agent.protocol.table import METHODS
 from rpc_agent.providers.base import ModelInfo
 from rpc_agent.store import files, listing, paging, search
@@ -42,6 +45,11 @@ if TYPE_CHECKING:
 
 def _model(info: ModelInfo) -> m.ModelDescription:
     return m.ModelDescription(**info.to_json())
+
+
+def _image_blocks(images: list[ImageContent] | None) -> list[BlockDict]:
+    """A prompt's images as its user message holds them (validated by ``PromptParams``)."""
+    return cast(list[BlockDict], [image.model_dump(mode="json", exclude_none=True) for image in images or []])
 
 
 class Methods:
@@ -99,8 +107,8 @@ class Methods:
         steering, follow_up = self.agent.clear_queue()
         return m.ClearQueueResult(steering=steering, followUp=follow_up)
 
-    def get_available_thinking_levels(self, _p: Empty | None) -> JsonDict:
-        return {"levels": self.agent.available_thinking_levels()}
+    def get_available_thinking_levels(self, _p: Empty | None) -> m.ThinkingLevelsResult:
+        return m.ThinkingLevelsResult(levels=self.agent.available_thinking_levels())
 
     def get_commands(self, _p: Empty | None) -> m.CommandsResult:
         """None to list: this front has no slash commands, prompt templates or skills (the
@@ -123,7 +131,7 @@ class Methods:
     def get_fork_messages(self, _p: Empty | None) -> m.ForkMessagesResult:
         return m.ForkMessagesResult(messages=self.agent.fork_messages())
 
-    def mcp_servers(self, _p: Empty | None) -> JsonDict:
+    def mcp_servers(self, _p: Empty | None) -> ServersAnswer:
         return {"servers": self.mcp.state_json() if self.mcp else []}
 
     def get_available_models(self, _p: Empty | None) -> m.ModelsResult:
@@ -167,9 +175,8 @@ class Methods:
         self.on_capabilities = lambda declared: configure(self.agent, bridge, declared)
 
     async def send_custom_message(self, p: h.SendCustomMessageParams) -> h.EntryIdResult:
-        content: Any = p.content  # BRIDGE: until the host's params hold BlockDicts
         entry_id = await self.agent.send_custom_message(
-            p.customType, content, p.display, p.details, p.triggerTurn
+            p.customType, p.content, p.display, p.details, p.triggerTurn
         )
         return h.EntryIdResult(entryId=entry_id)
 
@@ -187,7 +194,7 @@ class Methods:
 
     async def prompt(self, p: m.PromptParams) -> m.PromptResult:
         ticket = self._prompt_tickets.pop(id(p), None)
-        images = [image.model_dump(mode="json", exclude_none=True) for image in p.images or []]
+        images = _image_blocks(p.images)
         return await self.agent.prompt(
             p.message,
             images,
@@ -199,7 +206,7 @@ class Methods:
         )
 
     def _queue(self, kind: str, p: m.QueueParams) -> m.QueueResult:
-        images = [image.model_dump(mode="json", exclude_none=True) for image in p.images or []]
+        images = _image_blocks(p.images)
         return m.QueueResult(pendingMessageCount=self.agent.enqueue(kind, p.message, images))
 
     def steer(self, p: m.QueueParams) -> m.QueueResult:
@@ -208,11 +215,11 @@ class Methods:
     def follow_up(self, p: m.QueueParams) -> m.QueueResult:
         return self._queue("followUp", p)
 
-    async def get_messages(self, _p: Empty | None) -> JsonDict:
+    async def get_messages(self, _p: Empty | None) -> MessagesAnswer:
         manager = self.agent.manager
         return {"messages": RawJson(await _off_loop(manager, manager.messages_pieces))}
 
-    async def get_entries(self, p: m.GetEntriesParams | None) -> JsonDict:
+    async def get_entries(self, p: m.GetEntriesParams | None) -> EntriesAnswer:
         """Entries can be a whole 75 MB session: stored lines go out as they are."""
         manager = self.agent.manager
         since = p.since if p else None
@@ -220,7 +227,7 @@ class Methods:
         entries = await _off_loop(manager, lambda: manager.entries_pieces(since))
         return {"entries": RawJson(entries), "leafId": leaf}
 
-    async def get_tree(self, p: m.GetTreeParams | None) -> JsonDict:
+    async def get_tree(self, p: m.GetTreeParams | None) -> TreeAnswer:
         manager = self.agent.manager
         p = p or m.GetTreeParams()
         leaf, cursor = manager.leaf_id, manager.tree_cursor
@@ -276,7 +283,7 @@ class Methods:
         if self.mcp is not None:
             await self.mcp.replace(from_wire(servers) if servers is not None else None)
 
-    async def mcp_restart(self, p: m.McpRestartParams | None) -> JsonDict:
+    async def mcp_restart(self, p: m.McpRestartParams | None) -> ServersAnswer:
         if self.mcp is None:
             return {"servers": []}
         await self.mcp.restart(p.name if p else None)

@@ -17,7 +17,9 @@ from rpc_agent.protocol.checkpoints import (
     FilesRestoredEvent,
 )
 from rpc_agent.protocol.entries import AgentMessage, ThinkingLevel, Usage
+from rpc_agent.protocol.loose import Loose
 from rpc_agent.protocol.methods import CompactResult, McpStatus
+from rpc_agent.protocol.shapes import BlockDict, EntryDict
 
 AssistantEventType = Literal[
     "start",
@@ -84,7 +86,7 @@ class AssistantMessageDelta(_Event):
     contentIndex: int | None = None
     delta: str | None = None
     content: str | None = None
-    toolCall: JsonDict | None = None
+    toolCall: Loose[BlockDict] | None = None
     reason: str | None = None
     id: str | None = Field(default=None, description="toolcall_start: the tool call's id")
     toolName: str | None = Field(default=None, description="toolcall_start: the tool's name")
@@ -106,7 +108,7 @@ class MessageEndEvent(_Event):
 
 
 class ToolResultPayload(_Event):
-    content: list[JsonDict]
+    content: list[Loose[BlockDict]]
     details: Any = None
 
 
@@ -224,7 +226,7 @@ class EntryAppendedEvent(_Event):
     """The host stored an entry that no other event announces (``append_custom_entry``)."""
 
     type: Literal["entry_appended"] = "entry_appended"
-    entry: JsonDict
+    entry: Loose[EntryDict]
 
 
 class SessionChangedEvent(_Event):
@@ -263,7 +265,7 @@ class SessionTreeEvent(_Event):
     type: Literal["session_tree"] = "session_tree"
     newLeafId: str | None
     oldLeafId: str | None
-    summaryEntry: JsonDict | None = None
+    summaryEntry: Loose[EntryDict] | None = None
     fromExtension: bool | None = None
 
 
@@ -271,7 +273,7 @@ class SessionCompactEvent(_Event):
     """After a compaction was stored (pi's session_compact)."""
 
     type: Literal["session_compact"] = "session_compact"
-    compactionEntry: JsonDict
+    compactionEntry: Loose[EntryDict]
     fromExtension: bool
 
 

@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rpc_agent.protocol.base import JsonDict, Params, Result
 from rpc_agent.protocol.entries import AgentMessage, CompactionFields
+from rpc_agent.protocol.loose import Loose
+from rpc_agent.protocol.shapes import BlockDict
 
 HookName = Literal[
     "session_before_tree",
@@ -84,7 +86,7 @@ class CustomMessageFields(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
     customType: str
-    content: str | list[JsonDict]
+    content: str | list[Loose[BlockDict]]
     display: bool = True
     details: Any = None
 
@@ -244,7 +246,7 @@ class ContextResult(_Answer):
 class InputResult(_Answer):
     action: Literal["continue", "transform", "handled"] = "continue"
     text: str | None = None
-    images: list[JsonDict] | None = None
+    images: list[Loose[BlockDict]] | None = None
 
 
 HOOK_RESULTS: dict[str, type[_Answer]] = {

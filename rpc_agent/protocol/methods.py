@@ -4,11 +4,13 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rpc_agent.protocol.base import JsonDict, Params, Result
+from rpc_agent.protocol.base import Params, Result
 from rpc_agent.protocol.checkpoints import RestoreFilesResult
 from rpc_agent.protocol.entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel, Usage
 from rpc_agent.protocol.host import AcceptedCapabilities, ClientCapabilities
+from rpc_agent.protocol.loose import Loose
 from rpc_agent.protocol.sandbox import SandboxRequest, SandboxState
+from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.protocol.stats import ContextUsage as ContextUsage
 from rpc_agent.protocol.stats import SessionStats as SessionStats
 from rpc_agent.protocol.stats import TokenTotals as TokenTotals
@@ -219,7 +221,9 @@ class GetEntriesParams(Params):
 
 
 class EntriesResult(Result):
-    entries: list[JsonDict] = Field(description="raw session entries in file order (see the entry schemas)")
+    entries: list[Loose[EntryDict]] = Field(
+        description="raw session entries in file order (see the entry schemas)"
+    )
     leafId: str | None
 
 

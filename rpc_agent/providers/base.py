@@ -6,10 +6,10 @@ a stream of ``AssistantEvent`` values, the same deltas the server forwards to cl
 the retry policy, the session and cancellation (an abort cancels the task that iterates the
 stream; the loop keeps the last ``partial`` it saw and stores it with stopReason "aborted").
 
-Messages are the stored dicts of ``rpc_agent.protocol.entries`` (user, assistant, toolResult,
-bashExecution, custom, branchSummary, compactionSummary); converting them to the provider's
-wire format, including repairing tool results whose call is not in the request, is the
-provider's job.
+Messages are the stored dicts (``MessageDict`` of ``rpc_agent.protocol.shapes``: user,
+assistant, toolResult, bashExecution, custom, branchSummary, compactionSummary); converting them
+to the provider's wire format, including repairing tool results whose call is not in the
+request, is the provider's job.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Literal, Protocol
 from rpc_agent.errors import ProviderError
 from rpc_agent.protocol.base import JsonDict, trusted
 from rpc_agent.protocol.events import AssistantEventType, AssistantMessageDelta
-from rpc_agent.protocol.shapes import UsageDict
+from rpc_agent.protocol.shapes import BlockDict, MessageDict, UsageDict
 
 
 @dataclass(slots=True)
@@ -34,11 +34,11 @@ class AssistantEvent:
     """
 
     type: AssistantEventType
-    partial: JsonDict
+    partial: MessageDict
     contentIndex: int | None = None
     delta: str | None = None
     content: str | None = None
-    toolCall: JsonDict | None = None
+    toolCall: BlockDict | None = None
     reason: str | None = None
     error: ProviderError | None = None
     """On an ``error`` event: the classified failure (retryable, overflow, status,
@@ -49,9 +49,11 @@ class AssistantEvent:
         live message and the error object; a tool call's start names the call (as pi's does)."""
         fields = {name: getattr(self, name) for name in _STEP_FIELDS}
         if self.type == "toolcall_start" and self.contentIndex is not None:
-            block = self.partial["content"][self.contentIndex]
-            fields["id"] = block.get("id")
-            fields["toolName"] = block.get("name")
+            content = self.partial["content"]
+            if isinstance(content, list):  # always, for a partial; a str has no blocks
+                block = content[self.contentIndex]
+                fields["id"] = block.get("id")
+                fields["toolName"] = block.get("name")
         return trusted(AssistantMessageDelta, **fields)
 
 
@@ -87,7 +89,7 @@ class ModelInfo:
     maxTokens: int
     reasoning: bool = True
     input: list[str] = field(default_factory=lambda: ["text", "image"])
-    cost: JsonDict = field(
+    cost: dict[str, float] = field(
         default_factory=lambda: {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0}
     )
     """Dollars per million tokens."""
@@ -112,7 +114,7 @@ class ModelInfo:
 class ProviderRequest:
     model: ModelInfo
     system_prompt: str
-    messages: list[JsonDict]
+    messages: list[MessageDict]
     tools: list[ToolSpec] = field(default_factory=list)
     thinking_level: str = "off"
     max_tokens: int | None = None

@@ -1,6 +1,10 @@
-"""Stored messages -> Anthropic Messages API request params. Pure functions, no SDK import.
+"""Stored messages -> the ``messages`` of an Anthropic Messages API request. Pure functions.
 
-The request this builds is always valid, whatever the stored history looks like:
+What they build is typed with the SDK's own param TypedDicts, so mypy checks the request
+against what the SDK accepts; those are imported for type checking only, since importing the
+SDK takes seconds (see ``anthropic.sdk``). The rest of the request is ``providers.request``'s.
+
+The messages this builds are always valid, whatever the stored history looks like:
 
 - the conversation starts with a user message (a short placeholder is put first when the
   history starts with an assistant message, as after a compaction cut);
@@ -17,12 +21,8 @@ The request this builds is always valid, whatever the stored history looks like:
   message (the API would take it as a prefill);
 - text blocks are never empty or whitespace-only.
 
-System messages (pi 1.5 stores the system prompt and tool set as ``role: "system"``
-messages) never become turns. As pi-ai does for Claude models, which take no system
-messages mid-conversation, they are folded into the request's one ``system`` prompt: the agent's
-own prompt and tools stand where pi would declare its live prompt sections and tools over the
-stored ones, and the ``content`` of each stored system message (instructions added from that
-point on, which pi's replay keeps) follows it.
+System messages (pi 1.5) never become turns: ``providers.request`` folds them into the
+request's system prompt.
 
 Thinking blocks of the same model go back verbatim with their signature (redacted thinking as
 ``redacted_thinking`` with its data). A thinking block without a signature (a stream cut
@@ -33,18 +33,37 @@ would not verify), is sent as plain text; redacted thinking of another model is 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from rpc_agent.protocol.base import JsonDict
-from rpc_agent.providers.base import ProviderRequest, ToolSpec
-from rpc_agent.providers.models import DEFAULT_OUTPUT_TOKENS, PROVIDER, spec_for, thinking_params
-from rpc_agent.store.projection import content_text
+from rpc_agent.protocol.shapes import BlockDict, Content, MessageDict
+from rpc_agent.providers.models import PROVIDER
+
+if TYPE_CHECKING:
+    from anthropic.types import (
+        AssistantMessageParam,
+        CacheControlEphemeralParam,
+        ImageBlockParam,
+        MessageParam,
+        RedactedThinkingBlockParam,
+        TextBlockParam,
+        ThinkingBlockParam,
+        ToolResultBlockParam,
+        ToolUseBlockParam,
+        UserMessageParam,
+    )
+
+    UserBlock: TypeAlias = TextBlockParam | ImageBlockParam
+    """What user content and a tool result's content hold."""
+    TurnBlock: TypeAlias = ToolResultBlockParam | TextBlockParam | ImageBlockParam
+    """What a user message of the request holds."""
+    AssistantBlock: TypeAlias = (
+        TextBlockParam | ThinkingBlockParam | RedactedThinkingBlockParam | ToolUseBlockParam
+    )
 
 API = "anthropic-messages"
 
-EPHEMERAL: JsonDict = {"type": "ephemeral"}
+EPHEMERAL: CacheControlEphemeralParam = {"type": "ephemeral"}
 
 BRANCH_SUMMARY_PREAMBLE = "The following is a summary of a branch that this conversation came back from:"
 COMPACTION_SUMMARY_PREAMBLE = (
@@ -53,7 +72,14 @@ COMPACTION_SUMMARY_PREAMBLE = (
 MISSING_RESULT_TEXT = "No result provided"
 LEADING_PLACEHOLDER = "(Earlier parts of this conversation are not included.)"
 
-IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+ImageMediaType = Literal["image/jpeg", "image/png", "image/gif", "image/webp"]
+_MEDIA_TYPES: dict[str, ImageMediaType] = {
+    "image/jpeg": "image/jpeg",
+    "image/png": "image/png",
+    "image/gif": "image/gif",
+    "image/webp": "image/webp",
+}
+IMAGE_MEDIA_TYPES = frozenset(_MEDIA_TYPES)
 BLOB_PREFIX = "blob:sha256:"
 
 _TOOL_ID_BAD = re.compile(r"[^a-zA-Z0-9_-]")
@@ -62,7 +88,7 @@ _TOOL_ID_BAD = re.compile(r"[^a-zA-Z0-9_-]")
 # --- small helpers ------------------------------------------------------------------------
 
 
-def _clean(text: str) -> str:
+def clean_text(text: str) -> str:
     """Text safe to send: lone surrogates (which the API rejects) become U+FFFD."""
     try:
         text.encode("utf-8")
@@ -71,10 +97,10 @@ def _clean(text: str) -> str:
     return text
 
 
-def _text_block(text: str) -> JsonDict | None:
+def _text_block(text: str) -> TextBlockParam | None:
     if not text or not text.strip():
         return None
-    return {"type": "text", "text": _clean(text)}
+    return {"type": "text", "text": clean_text(text)}
 
 
 def tool_call_id(raw: Any) -> str:
@@ -84,42 +110,50 @@ def tool_call_id(raw: Any) -> str:
     return fixed or "toolu_missing"
 
 
-def _image_block(block: JsonDict) -> JsonDict:
+def _image_block(block: BlockDict) -> UserBlock:
     data = block.get("data")
     mime = str(block.get("mimeType") or "")
     if not isinstance(data, str) or not data:
         return {"type": "text", "text": "[image omitted: no data]"}
     if data.startswith(BLOB_PREFIX):
         return {"type": "text", "text": f"[image omitted: its data ({mime or 'image'}) is not available]"}
-    if mime not in IMAGE_MEDIA_TYPES:
+    media_type = _MEDIA_TYPES.get(mime)
+    if media_type is None:
         return {"type": "text", "text": f"[image omitted: unsupported type {mime or 'unknown'}]"}
-    return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
 
 
-def _content_blocks(content: Any, convert: Callable[[JsonDict], JsonDict | None]) -> list[JsonDict]:
-    """The API blocks of a stored content list: a text block as text (dropped when empty),
-    any other block as ``convert`` makes it (None: dropped)."""
+def _stored_blocks(content: Content | None) -> list[BlockDict]:
+    """The blocks of a stored content list (none for a string)."""
     if not isinstance(content, list):
         return []
-    blocks: list[JsonDict] = []
+    blocks: list[BlockDict] = []
     for item in content:
-        if not isinstance(item, dict):
-            continue
-        block = _text_block(str(item.get("text") or "")) if item.get("type") == "text" else convert(item)
-        if block is not None:
-            blocks.append(block)
+        stored: object = item
+        if isinstance(stored, dict):  # files are not validated when read: a block may be anything
+            blocks.append(item)
     return blocks
 
 
-def _user_blocks(content: Any) -> list[JsonDict]:
-    """Blocks of a user-side content value (a string or a list of text/image blocks)."""
+def _user_blocks(content: Content | None) -> list[UserBlock]:
+    """Blocks of a user-side content value (a string or a list of text/image blocks): text
+    (dropped when empty) and images."""
     if isinstance(content, str):
         block = _text_block(content)
         return [block] if block else []
-    return _content_blocks(content, lambda item: _image_block(item) if item.get("type") == "image" else None)
+    blocks: list[UserBlock] = []
+    for item in _stored_blocks(content):
+        kind = item.get("type")
+        if kind == "text":
+            text = _text_block(str(item.get("text") or ""))
+            if text is not None:
+                blocks.append(text)
+        elif kind == "image":
+            blocks.append(_image_block(item))
+    return blocks
 
 
-def bash_execution_text(message: JsonDict) -> str:
+def bash_execution_text(message: MessageDict) -> str:
     text = f"Ran `{message.get('command', '')}`\n"
     output = message.get("output") or ""
     text += f"```\n{output}\n```" if output else "(no output)"
@@ -141,28 +175,55 @@ def summary_text(preamble: str, summary: str) -> str:
 # --- pass 1: each stored message to role + blocks -----------------------------------------
 
 
-class _Item:
-    """One stored message, converted: a user turn part, an assistant message or a result."""
+class _User:
+    """A stored message that becomes part of a user turn."""
 
-    __slots__ = ("blocks", "kind", "name", "tool_id")
+    __slots__ = ("blocks",)
 
-    def __init__(self, kind: str, blocks: list[JsonDict], *, tool_id: str = "", name: str = "") -> None:
-        self.kind = kind  # "user" | "assistant" | "result"
+    def __init__(self, blocks: list[UserBlock]) -> None:
         self.blocks = blocks
-        self.tool_id = tool_id
+
+
+class _Assistant:
+    __slots__ = ("blocks",)
+
+    def __init__(self, blocks: list[AssistantBlock]) -> None:
+        self.blocks = blocks
+
+
+class _Result:
+    """A tool result; ``content`` and ``is_error`` are what ``block`` holds, kept typed."""
+
+    __slots__ = ("block", "content", "is_error", "name", "tool_id")
+
+    def __init__(
+        self, block: ToolResultBlockParam, content: list[UserBlock], is_error: bool, name: str
+    ) -> None:
+        self.block = block
+        self.content = content
+        self.is_error = is_error
+        self.tool_id = block["tool_use_id"]
         self.name = name
 
 
-def _assistant_blocks(message: JsonDict, model_id: str) -> list[JsonDict]:
+def _assistant_blocks(message: MessageDict, model_id: str) -> list[AssistantBlock]:
     same_model = (
         message.get("model") == model_id
         and message.get("provider", PROVIDER) == PROVIDER
         and message.get("api", API) == API
     )
-    return _content_blocks(message.get("content"), lambda item: _assistant_block(item, same_model))
+    blocks: list[AssistantBlock] = []
+    for item in _stored_blocks(message.get("content")):
+        if item.get("type") == "text":
+            block: AssistantBlock | None = _text_block(str(item.get("text") or ""))
+        else:
+            block = _assistant_block(item, same_model)
+        if block is not None:
+            blocks.append(block)
+    return blocks
 
 
-def _assistant_block(item: JsonDict, same_model: bool) -> JsonDict | None:
+def _assistant_block(item: BlockDict, same_model: bool) -> AssistantBlock | None:
     kind = item.get("type")
     if kind == "thinking":
         signature = item.get("thinkingSignature")
@@ -183,62 +244,61 @@ def _assistant_block(item: JsonDict, same_model: bool) -> JsonDict | None:
     return None
 
 
-def _result_content(message: JsonDict) -> list[JsonDict]:
-    return _user_blocks(message.get("content"))
+def _result(message: MessageDict) -> _Result:
+    result: ToolResultBlockParam = {
+        "type": "tool_result",
+        "tool_use_id": tool_call_id(message.get("toolCallId")),
+    }
+    content = _user_blocks(message.get("content"))
+    if content:
+        result["content"] = content
+    is_error = bool(message.get("isError"))
+    if is_error:
+        result["is_error"] = True
+    return _Result(result, content, is_error, str(message.get("toolName") or ""))
 
 
-def _items(messages: Sequence[JsonDict], model_id: str) -> list[_Item]:
-    items: list[_Item] = []
+def _items(messages: Sequence[MessageDict], model_id: str) -> list[_User | _Assistant | _Result]:
+    items: list[_User | _Assistant | _Result] = []
     count = len(messages)
     for index, message in enumerate(messages):
         role = message.get("role")
         if role == "user" or role == "custom":
             blocks = _user_blocks(message.get("content"))
             if blocks:
-                items.append(_Item("user", blocks))
+                items.append(_User(blocks))
         elif role == "assistant":
-            blocks = _assistant_blocks(message, model_id)
+            assistant_blocks = _assistant_blocks(message, model_id)
             if message.get("stopReason") in ("error", "aborted"):
                 following = messages[index + 1].get("role") if index + 1 < count else None
-                if not blocks or following in (None, "assistant"):
+                if not assistant_blocks or following in (None, "assistant"):
                     continue
-            if blocks:
-                items.append(_Item("assistant", blocks))
+            if assistant_blocks:
+                items.append(_Assistant(assistant_blocks))
         elif role == "toolResult":
-            result: JsonDict = {"type": "tool_result", "tool_use_id": tool_call_id(message.get("toolCallId"))}
-            content = _result_content(message)
-            if content:
-                result["content"] = content
-            if message.get("isError"):
-                result["is_error"] = True
-            items.append(
-                _Item(
-                    "result", [result], tool_id=result["tool_use_id"], name=str(message.get("toolName") or "")
-                )
-            )
+            items.append(_result(message))
         elif role == "bashExecution":
             if message.get("excludeFromContext"):
                 continue
-            items.append(_Item("user", [{"type": "text", "text": _clean(bash_execution_text(message))}]))
+            items.append(_User([{"type": "text", "text": clean_text(bash_execution_text(message))}]))
         elif role == "branchSummary":
             text = summary_text(BRANCH_SUMMARY_PREAMBLE, str(message.get("summary") or ""))
-            items.append(_Item("user", [{"type": "text", "text": _clean(text)}]))
+            items.append(_User([{"type": "text", "text": clean_text(text)}]))
         elif role == "compactionSummary":
             text = summary_text(COMPACTION_SUMMARY_PREAMBLE, str(message.get("summary") or ""))
-            items.append(_Item("user", [{"type": "text", "text": _clean(text)}]))
-        # System messages are folded into the system prompt (``system_text``); unknown roles
-        # never reach the model.
+            items.append(_User([{"type": "text", "text": clean_text(text)}]))
+        # System messages are folded into the system prompt (``request.system_text``);
+        # unknown roles never reach the model.
     return items
 
 
-def _orphan_blocks(item: _Item) -> list[JsonDict]:
-    result = item.blocks[0]
+def _orphan_blocks(item: _Result) -> list[UserBlock]:
     label = f"`{item.name}`" if item.name else "a tool"
-    status = " (error)" if result.get("is_error") else ""
+    status = " (error)" if item.is_error else ""
     header = f"[Result{status} of a call to {label} that is no longer in this conversation]"
-    content: list[JsonDict] = list(result.get("content") or [])
-    if content and content[0].get("type") == "text":
-        first = {"type": "text", "text": f"{header}\n{content[0]['text']}"}
+    content = item.content
+    if content and content[0]["type"] == "text":
+        first: TextBlockParam = {"type": "text", "text": f"{header}\n{content[0]['text']}"}
         return [first, *content[1:]]
     return [{"type": "text", "text": header}, *content]
 
@@ -250,14 +310,14 @@ class _UserTurn:
     __slots__ = ("answered", "others", "results")
 
     def __init__(self) -> None:
-        self.results: dict[str, JsonDict] = {}
+        self.results: dict[str, ToolResultBlockParam] = {}
         self.answered: set[str] = set()
-        self.others: list[JsonDict] = []
+        self.others: list[UserBlock] = []
 
 
-def _finish_user_turn(turn: _UserTurn, pending: list[str]) -> list[JsonDict]:
+def _finish_user_turn(turn: _UserTurn, pending: list[str]) -> list[TurnBlock]:
     """Tool results first, in the order of the calls; a synthetic error for each missing one."""
-    blocks: list[JsonDict] = []
+    blocks: list[TurnBlock] = []
     for tool_id in pending:
         result = turn.results.get(tool_id)
         if result is None:
@@ -272,7 +332,9 @@ def _finish_user_turn(turn: _UserTurn, pending: list[str]) -> list[JsonDict]:
     return blocks
 
 
-def _extend_assistant(content: list[JsonDict], blocks: list[JsonDict], pending: list[str]) -> None:
+def _extend_assistant(
+    content: list[AssistantBlock], blocks: list[AssistantBlock], pending: list[str]
+) -> None:
     """Append blocks to an assistant message, keeping its tool_use ids unique (a repeated id
     is renamed, so its call gets the synthetic missing result)."""
     for block in blocks:
@@ -283,42 +345,52 @@ def _extend_assistant(content: list[JsonDict], blocks: list[JsonDict], pending: 
                 while f"{tool_id[:58]}_{suffix}" in pending:
                     suffix += 1
                 tool_id = f"{tool_id[:58]}_{suffix}"
-                block = {**block, "id": tool_id}
+                block = block.copy()
+                block["id"] = tool_id
             pending.append(tool_id)
         content.append(block)
 
 
-def convert_messages(messages: Sequence[JsonDict], *, model_id: str, cache: bool = True) -> list[JsonDict]:
+def convert_messages(
+    messages: Sequence[MessageDict], *, model_id: str, cache: bool = True
+) -> list[MessageParam]:
     """The ``messages`` param for a request to ``model_id`` (see the module docstring)."""
-    out: list[JsonDict] = []
+    out: list[MessageParam] = []
+    user_contents: list[list[TurnBlock]] = []  # the content of each user message in ``out``
+    assistant: list[AssistantBlock] | None = None  # the content of out[-1] when it is an assistant's
     pending: list[str] = []  # tool_use ids of the assistant message the open user turn answers
     turn: _UserTurn | None = None
 
     def close_turn() -> None:
-        nonlocal turn
+        nonlocal turn, assistant
         if turn is not None:
             blocks = _finish_user_turn(turn, pending)
             if blocks:
-                out.append({"role": "user", "content": blocks})
+                message: UserMessageParam = {"role": "user", "content": blocks}
+                out.append(message)
+                user_contents.append(blocks)
+                assistant = None
             turn = None
 
     for item in _items(messages, model_id):
-        if item.kind == "assistant":
-            if turn is None and out and out[-1]["role"] == "assistant":
+        if isinstance(item, _Assistant):
+            if turn is None and assistant is not None:
                 # Two assistant messages in a row: one message, whose calls all need answers.
-                _extend_assistant(out[-1]["content"], item.blocks, pending)
+                _extend_assistant(assistant, item.blocks, pending)
                 continue
             close_turn()
             pending = []
-            out.append({"role": "assistant", "content": []})
-            _extend_assistant(out[-1]["content"], item.blocks, pending)
+            assistant = []
+            reply: AssistantMessageParam = {"role": "assistant", "content": assistant}
+            out.append(reply)
+            _extend_assistant(assistant, item.blocks, pending)
             continue
         if turn is None:
             turn = _UserTurn()
-        if item.kind == "result":
+        if isinstance(item, _Result):
             if item.tool_id in pending and item.tool_id not in turn.answered:
                 turn.answered.add(item.tool_id)
-                turn.results[item.tool_id] = item.blocks[0]
+                turn.results[item.tool_id] = item.block
             else:
                 turn.others.extend(_orphan_blocks(item))
         else:
@@ -329,95 +401,24 @@ def convert_messages(messages: Sequence[JsonDict], *, model_id: str, cache: bool
     close_turn()
 
     if out and out[0]["role"] == "assistant":
-        out.insert(0, {"role": "user", "content": [{"type": "text", "text": LEADING_PLACEHOLDER}]})
+        placeholder: list[TurnBlock] = [{"type": "text", "text": LEADING_PLACEHOLDER}]
+        first: UserMessageParam = {"role": "user", "content": placeholder}
+        out.insert(0, first)
+        user_contents.insert(0, placeholder)
     if cache:
-        _mark_cache(out)
+        _mark_cache(user_contents)
     return out
 
 
-def _mark_cache(out: list[JsonDict]) -> None:
+def _mark_cache(user_contents: list[list[TurnBlock]]) -> None:
     """cache_control on the last block of the last two user messages (two breakpoints, so the
     previous turn's cache entry is read while the new one is written)."""
     marked = 0
-    for message in reversed(out):
-        if message["role"] != "user":
-            continue
-        content = message["content"]
+    for content in reversed(user_contents):
         if content:
-            content[-1] = {**content[-1], "cache_control": dict(EPHEMERAL)}
+            block = content[-1].copy()
+            block["cache_control"] = EPHEMERAL.copy()
+            content[-1] = block
             marked += 1
         if marked == 2:
             break
-
-
-# --- system, tools, whole request ---------------------------------------------------------
-
-
-def convert_system(system_prompt: str, *, cache: bool = True) -> list[JsonDict] | None:
-    if not system_prompt or not system_prompt.strip():
-        return None
-    block: JsonDict = {"type": "text", "text": _clean(system_prompt)}
-    if cache:
-        block["cache_control"] = dict(EPHEMERAL)
-    return [block]
-
-
-def system_text(system_prompt: str, messages: Sequence[JsonDict]) -> str:
-    """The request's system prompt: the agent's own, then the instructions the context's
-    system messages add (see the module docstring), separated by blank lines as pi-ai's
-    replay joins them."""
-    parts = [system_prompt] if system_prompt else []
-    for message in messages:
-        if message.get("role") == "system":
-            text = content_text(message.get("content"))
-            if text:
-                parts.append(text)
-    return "\n\n".join(parts)
-
-
-def convert_tools(tools: Iterable[ToolSpec]) -> list[JsonDict]:
-    converted: list[JsonDict] = []
-    for tool in tools:
-        schema = dict(tool.parameters) if isinstance(tool.parameters, dict) else {}
-        schema.setdefault("type", "object")
-        if schema["type"] == "object":
-            schema.setdefault("properties", {})
-        converted.append({"name": tool.name, "description": tool.description, "input_schema": schema})
-    return converted
-
-
-def build_params(request: ProviderRequest, *, cache: bool = True) -> JsonDict:
-    """Everything the Messages API call needs except ``stream``: model, max_tokens, system,
-    messages, tools, and the thinking fields for the request's level and model."""
-    model = request.model
-    spec = spec_for(model.id)
-    if spec.max_tokens != model.maxTokens:
-        spec = replace(spec, max_tokens=model.maxTokens)
-    answer_tokens = request.max_tokens or min(model.maxTokens, DEFAULT_OUTPUT_TOKENS)
-    if model.reasoning:
-        thinking, max_tokens = thinking_params(spec, request.thinking_level, answer_tokens)
-    else:
-        thinking, max_tokens = {}, max(1, min(answer_tokens, model.maxTokens))
-    params: JsonDict = {
-        "model": model.id,
-        "max_tokens": max_tokens,
-        "messages": convert_messages(request.messages, model_id=model.id, cache=cache),
-    }
-    system = convert_system(system_text(request.system_prompt, request.messages), cache=cache)
-    if system:
-        params["system"] = system
-    if request.tools:
-        params["tools"] = convert_tools(request.tools)
-    params.update(thinking)
-    forced = request.tool_choice
-    if forced and any(tool.name == forced for tool in request.tools) and not _thinks(params):
-        params["tool_choice"] = {"type": "tool", "name": forced}
-    return params
-
-
-def _thinks(params: JsonDict) -> bool:
-    """Whether the call may think: the API refuses a forced tool_choice with thinking on."""
-    thinking = params.get("thinking")
-    if thinking is not None:
-        return bool(thinking.get("type") != "disabled")
-    return "output_config" in params  # adaptive models think unless told not to

@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Literal, TypedDict
 
 import anyio
 import orjson
@@ -34,7 +34,38 @@ from rpc_agent.errors import ProviderError
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
 from rpc_agent.protocol.events import AssistantEventType
+from rpc_agent.protocol.shapes import BlockDict, Content, MessageDict
 from rpc_agent.providers.base import AssistantEvent, ModelInfo, ProviderRequest, empty_usage
+
+
+class FauxToolCall(TypedDict, total=False):
+    name: str
+    arguments: JsonDict
+    id: str
+
+
+class FauxUsage(TypedDict, total=False):
+    input: int
+    output: int
+    costUsd: float
+
+
+class FauxReply(TypedDict, total=False):
+    """One scripted reply (see the module docstring). A script is read as it is, not
+    validated: the fields are converted where they are used."""
+
+    text: str
+    thinking: str
+    toolCalls: list[FauxToolCall]
+    error: str
+    status: int
+    retryable: bool
+    retryAfterMs: float
+    overflow: bool
+    afterChunks: int
+    delayMs: float
+    usage: FauxUsage
+
 
 FAUX_MODELS = [
     ModelInfo(id="faux-1", provider="faux", name="Faux 1 (offline)", contextWindow=200_000, maxTokens=32_000),
@@ -56,7 +87,7 @@ FAUX_UNLISTED = [
 without reasoning, to show what a client gets for one."""
 
 
-def load_script(path: Path) -> list[JsonDict]:
+def load_script(path: Path) -> list[FauxReply]:
     """A JSON list of replies, or one reply per line."""
     data = path.read_bytes()
     stripped = data.strip()
@@ -69,7 +100,7 @@ def load_script(path: Path) -> list[JsonDict]:
     return replies
 
 
-def _chars(message: JsonDict) -> int:
+def _chars(message: MessageDict) -> int:
     content = message.get("content")
     if isinstance(content, str):
         return len(content)
@@ -78,9 +109,15 @@ def _chars(message: JsonDict) -> int:
         value = message.get(key)
         if isinstance(value, str):
             total += len(value)
+    return total + _content_chars(content)
+
+
+def _content_chars(content: Content | None) -> int:
+    total = 0
     if isinstance(content, list):
         for block in content:
-            if isinstance(block, dict):
+            stored: object = block
+            if isinstance(stored, dict):  # files are not validated when read: a block may be anything
                 total += len(str(block.get("text") or block.get("thinking") or block.get("arguments") or ""))
                 if block.get("type") == "image":
                     total += 4800
@@ -95,8 +132,8 @@ def estimate_input_tokens(request: ProviderRequest) -> int:
 class FauxProvider:
     name = "faux"
 
-    def __init__(self, script: list[JsonDict] | None = None) -> None:
-        self.script: list[JsonDict] = list(script or [])
+    def __init__(self, script: list[FauxReply] | None = None) -> None:
+        self.script: list[FauxReply] = list(script or [])
         self.requests: list[ProviderRequest] = []
         """Every request seen, for tests that want to look at what the model was sent."""
 
@@ -112,7 +149,7 @@ class FauxProvider:
                 return model
         return ModelInfo(id=model_id, provider="faux", name=model_id, contextWindow=200_000, maxTokens=32_000)
 
-    def _next_reply(self, request: ProviderRequest) -> JsonDict:
+    def _next_reply(self, request: ProviderRequest) -> FauxReply:
         if self.script:
             return self.script.pop(0)
         if request.purpose == "summary":
@@ -156,9 +193,10 @@ class FauxProvider:
                 await anyio.sleep(delay)
             raise _provider_error(reply)
         break_after = int(reply["afterChunks"]) if "afterChunks" in reply else None
-        partial: JsonDict = {
+        content: list[BlockDict] = []
+        partial: MessageDict = {
             "role": "assistant",
-            "content": [],
+            "content": content,
             "api": "faux",
             "provider": "faux",
             "model": request.model.id,
@@ -178,78 +216,72 @@ class FauxProvider:
         def broken() -> bool:
             return break_after is not None and chunks_sent >= break_after
 
-        blocks: list[tuple[str, Any]] = []
+        texts: list[tuple[Literal["text", "thinking"], str]] = []
         if reply.get("thinking"):
-            blocks.append(("thinking", str(reply["thinking"])))
+            texts.append(("thinking", str(reply["thinking"])))
         if reply.get("text"):
-            blocks.append(("text", str(reply["text"])))
-        for index, call in enumerate(reply.get("toolCalls") or []):
-            blocks.append(
-                ("toolCall", {**call, "id": call.get("id") or f"faux_call_{int(time.time() * 1000)}_{index}"})
-            )
+            texts.append(("text", str(reply["text"])))
+        calls = [
+            (call.get("id") or f"faux_call_{int(time.time() * 1000)}_{index}", call)
+            for index, call in enumerate(reply.get("toolCalls") or [])
+        ]
 
-        for kind, value in blocks:
-            content_index = len(partial["content"])
-            if kind in ("text", "thinking"):
-                block: JsonDict = {"type": kind, kind: ""}
-                partial["content"].append(block)
-                yield AssistantEvent(type=_kind(f"{kind}_start"), partial=partial, contentIndex=content_index)
-                for piece in _pieces(value):
-                    await pause()
-                    if broken():
-                        yield self._error(partial, reply)
-                        return
-                    block[kind] += piece
-                    chunks_sent += 1
-                    yield AssistantEvent(
-                        type=_kind(f"{kind}_delta"),
-                        partial=partial,
-                        contentIndex=content_index,
-                        delta=piece,
-                    )
-                if kind == "thinking":
-                    block["thinkingSignature"] = f"faux-signature-{len(value)}"
-                yield AssistantEvent(
-                    type=_kind(f"{kind}_end"),
-                    partial=partial,
-                    contentIndex=content_index,
-                    content=block[kind],
-                )
-            else:
-                call = {"type": "toolCall", "id": value["id"], "name": value["name"], "arguments": {}}
-                partial["content"].append(call)
-                yield AssistantEvent(type="toolcall_start", partial=partial, contentIndex=content_index)
-                arguments_json = orjson.dumps(value.get("arguments") or {}).decode()
+        for kind, value in texts:
+            content_index = len(content)
+            start, step, end = _TEXT_EVENTS[kind]
+            block: BlockDict = {"type": kind}
+            block[kind] = ""
+            content.append(block)
+            yield AssistantEvent(type=start, partial=partial, contentIndex=content_index)
+            for piece in _pieces(value):
                 await pause()
                 if broken():
                     yield self._error(partial, reply)
                     return
+                block[kind] += piece
                 chunks_sent += 1
-                yield AssistantEvent(
-                    type="toolcall_delta", partial=partial, contentIndex=content_index, delta=arguments_json
-                )
-                call["arguments"] = dict(value.get("arguments") or {})
-                yield AssistantEvent(
-                    type="toolcall_end", partial=partial, contentIndex=content_index, toolCall=call
-                )
+                yield AssistantEvent(type=step, partial=partial, contentIndex=content_index, delta=piece)
+            if kind == "thinking":
+                block["thinkingSignature"] = f"faux-signature-{len(value)}"
+            yield AssistantEvent(type=end, partial=partial, contentIndex=content_index, content=block[kind])
+
+        for call_id, scripted in calls:
+            content_index = len(content)
+            call: BlockDict = {"type": "toolCall", "id": call_id, "name": scripted["name"], "arguments": {}}
+            content.append(call)
+            yield AssistantEvent(type="toolcall_start", partial=partial, contentIndex=content_index)
+            arguments_json = orjson.dumps(scripted.get("arguments") or {}).decode()
+            await pause()
+            if broken():
+                yield self._error(partial, reply)
+                return
+            chunks_sent += 1
+            yield AssistantEvent(
+                type="toolcall_delta", partial=partial, contentIndex=content_index, delta=arguments_json
+            )
+            call["arguments"] = dict(scripted.get("arguments") or {})
+            yield AssistantEvent(
+                type="toolcall_end", partial=partial, contentIndex=content_index, toolCall=call
+            )
 
         if break_after is not None:
             yield self._error(partial, reply)
             return
         usage = reply.get("usage") or {}
         input_tokens = int(usage.get("input", estimate_input_tokens(request)))
-        output_chars = _chars({"content": partial["content"]})
-        output_tokens = int(usage.get("output", (output_chars + 3) // 4))
-        partial["usage"].update(
-            input=input_tokens, output=output_tokens, totalTokens=input_tokens + output_tokens
-        )
-        if usage.get("costUsd") is not None:
-            partial["usage"]["cost"] = {**partial["usage"]["cost"], "total": float(usage["costUsd"])}
+        output_tokens = int(usage.get("output", (_content_chars(content) + 3) // 4))
+        stored = partial["usage"]
+        stored["input"] = input_tokens
+        stored["output"] = output_tokens
+        stored["totalTokens"] = input_tokens + output_tokens
+        cost_usd = usage.get("costUsd")
+        if cost_usd is not None:
+            stored["cost"] = {**stored["cost"], "total": float(cost_usd)}
         partial["stopReason"] = "toolUse" if reply.get("toolCalls") else "stop"
         yield AssistantEvent(type="done", partial=partial, reason=partial["stopReason"])
 
     @staticmethod
-    def _error(partial: JsonDict, reply: JsonDict) -> AssistantEvent:
+    def _error(partial: MessageDict, reply: FauxReply) -> AssistantEvent:
         """The stream breaking mid-message, classified as a real provider would."""
         error = _provider_error(reply)
         partial["stopReason"] = "error"
@@ -257,7 +289,7 @@ class FauxProvider:
         return AssistantEvent(type="error", partial=partial, reason="error", error=error)
 
 
-def _provider_error(reply: JsonDict) -> ProviderError:
+def _provider_error(reply: FauxReply) -> ProviderError:
     status = reply.get("status")
     retry_after = reply.get("retryAfterMs")
     return ProviderError(
@@ -269,8 +301,11 @@ def _provider_error(reply: JsonDict) -> ProviderError:
     )
 
 
-def _kind(name: str) -> AssistantEventType:
-    return cast(AssistantEventType, name)
+_TEXT_EVENTS: dict[str, tuple[AssistantEventType, AssistantEventType, AssistantEventType]] = {
+    "text": ("text_start", "text_delta", "text_end"),
+    "thinking": ("thinking_start", "thinking_delta", "thinking_end"),
+}
+"""The start, delta and end events of a streamed text or thinking block."""
 
 
 def _pieces(text: str) -> list[str]:

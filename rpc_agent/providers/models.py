@@ -20,17 +20,30 @@ Thinking comes in two shapes on the Messages API, and which one a model accepts 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.entries import THINKING_LEVELS
+from rpc_agent.protocol.shapes import CostDict
 from rpc_agent.providers.base import ModelInfo
+
+if TYPE_CHECKING:
+    from anthropic.types import OutputConfigParam, ThinkingConfigAdaptiveParam, ThinkingConfigParam
 
 PROVIDER = "anthropic"
 
 ThinkingStyle = Literal["budget", "adaptive", "none"]
 OffStyle = Literal["omit", "disabled", "between_tools", "low_effort"]
+Effort = Literal["low", "medium", "high", "xhigh", "max"]
+
+
+class ThinkingFields(TypedDict, total=False):
+    """The request fields a thinking level sets (the SDK's types for them)."""
+
+    thinking: ThinkingConfigParam
+    output_config: OutputConfigParam
+
 
 THINKING_BUDGETS: dict[str, int] = {
     "minimal": 1024,
@@ -49,7 +62,7 @@ MIN_ANSWER_TOKENS = 1024
 DEFAULT_OUTPUT_TOKENS = 32000
 """max_tokens when the request does not say, before room for thinking is added."""
 
-_EFFORT_OF_LEVEL: dict[str, str] = {
+_EFFORT_OF_LEVEL: dict[str, Effort] = {
     "minimal": "low",
     "low": "low",
     "medium": "medium",
@@ -73,7 +86,7 @@ class ModelSpec:
     cost: dict[str, float]
     thinking: ThinkingStyle = "adaptive"
     off: OffStyle = "omit"
-    xhigh_effort: str = "high"
+    xhigh_effort: Effort = "high"
     """The effort sent for level xhigh ("xhigh" where the model has it, else "max" or "high")."""
     display_summarized: bool = False
     """Send ``display: "summarized"`` with adaptive thinking (models whose default is to omit
@@ -250,7 +263,7 @@ def _model_id(model: ModelInfo | str) -> str:
     return model if isinstance(model, str) else model.id
 
 
-def cost_of(usage: JsonDict, model: ModelInfo | str) -> dict[str, float]:
+def cost_of(usage: Mapping[str, Any], model: ModelInfo | str) -> CostDict:
     """The cost object {input, output, cacheRead, cacheWrite, total} of a usage dict.
 
     ``usage`` has the stored keys (input, output, cacheRead, cacheWrite). A ModelInfo's own
@@ -260,15 +273,20 @@ def cost_of(usage: JsonDict, model: ModelInfo | str) -> dict[str, float]:
     """
     tokens = {key: int(usage.get(key) or 0) for key in ("input", "output", "cacheRead", "cacheWrite")}
     spec = known_spec(_model_id(model))
-    prices: dict[str, Any]
+    prices: dict[str, float]
     prices = model.cost if isinstance(model, ModelInfo) else (spec or spec_for(model)).cost
     if spec is not None and spec.long_context is not None:
         threshold, long_prices = spec.long_context
         if tokens["input"] + tokens["cacheRead"] + tokens["cacheWrite"] > threshold:
             prices = long_prices
-    result = {key: tokens[key] * float(prices.get(key, 0.0)) / 1_000_000 for key in tokens}
-    result["total"] = sum(result.values())
-    return result
+    parts = {key: tokens[key] * float(prices.get(key, 0.0)) / 1_000_000 for key in tokens}
+    return {
+        "input": parts["input"],
+        "output": parts["output"],
+        "cacheRead": parts["cacheRead"],
+        "cacheWrite": parts["cacheWrite"],
+        "total": sum(parts.values()),
+    }
 
 
 # --- thinking -----------------------------------------------------------------------------
@@ -301,7 +319,7 @@ def thinking_budget(level: str, max_tokens: int, model_max_tokens: int) -> tuple
     return budget, total
 
 
-def thinking_params(spec: ModelSpec, level: str, max_tokens: int) -> tuple[JsonDict, int]:
+def thinking_params(spec: ModelSpec, level: str, max_tokens: int) -> tuple[ThinkingFields, int]:
     """The request fields (``thinking``, ``output_config``) for a level, and the max_tokens to
     send. ``max_tokens`` is the room wanted for the answer."""
     level = normalize_level(level)
@@ -325,7 +343,7 @@ def thinking_params(spec: ModelSpec, level: str, max_tokens: int) -> tuple[JsonD
             return {"output_config": {"effort": "low"}}, max_tokens
         return {}, max_tokens
     effort = spec.xhigh_effort if level == "xhigh" else _EFFORT_OF_LEVEL[level]
-    thinking: JsonDict = {"type": "adaptive"}
+    thinking: ThinkingConfigAdaptiveParam = {"type": "adaptive"}
     if spec.display_summarized:
         thinking["display"] = "summarized"
     total = min(model_max, max_tokens + THINKING_BUDGETS[level])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rpc_agent.server.replies import JsonObject, encode_reply
+from rpc_agent.protocol.jsonrpc import Reply
+from rpc_agent.server.replies import encode_reply
 
 
 class Batch:
@@ -18,14 +19,14 @@ class Batch:
 
     def __init__(self, write_line: Callable[[bytes], None], size: int) -> None:
         self.write_line = write_line
-        self.replies: list[JsonObject | None] = [None] * size
+        self.replies: list[Reply | None] = [None] * size
         self.outstanding = 0
         self.collecting = True
 
-    def deliver_to(self, index: int) -> Callable[[JsonObject], None]:
+    def deliver_to(self, index: int) -> Callable[[Reply], None]:
         self.outstanding += 1
 
-        def deliver(reply: JsonObject) -> None:
+        def deliver(reply: Reply) -> None:
             self.replies[index] = reply
             self.outstanding -= 1
             self.maybe_finish()

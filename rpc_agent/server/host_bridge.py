@@ -10,14 +10,20 @@ event, and none of them raises into the run.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 from pydantic import BaseModel, ValidationError
 
-from rpc_agent.agent.host import ApprovalAnswer, ApprovalQuestion, ClientToolAnswer, HostCapabilities
+from rpc_agent.agent.host import (
+    ApprovalAnswer,
+    ApprovalQuestion,
+    ClientToolAnswer,
+    HostCapabilities,
+    host_blocks,
+)
 from rpc_agent.mcp.elicitation import DECLINE, ElicitationAnswer, ElicitationRequest
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import host as h
@@ -54,7 +60,12 @@ class JsonRpcHost:
         self.capabilities = HostCapabilities()
 
     async def _ask(
-        self, method: str, params: JsonDict, model: type[BaseModel], limit: float, fallback: Fallback
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        model: type[BaseModel],
+        limit: float,
+        fallback: Fallback,
     ) -> BaseModel | None:
         sent: list[int] = []
         try:
@@ -107,15 +118,13 @@ class JsonRpcHost:
     # --- the Host interface -----------------------------------------------------------------
 
     async def request_approval(self, question: ApprovalQuestion) -> ApprovalAnswer | None:
-        params: JsonDict = {
-            "toolCallId": question.tool_call_id,
-            "toolName": question.tool_name,
-            "arguments": question.arguments,
-        }
-        if question.preview is not None:
-            params["preview"] = question.preview
-        if question.sandbox is not None:
-            params["sandbox"] = question.sandbox
+        params = h.ApprovalRequestParams(
+            toolCallId=question.tool_call_id,
+            toolName=question.tool_name,
+            arguments=question.arguments,
+            preview=question.preview,
+            sandbox=question.sandbox,
+        ).model_dump(mode="json", exclude_none=True)
         answer = await self._ask(
             "approval/request", params, h.ApprovalResult, self.timeouts.approval, "denied"
         )
@@ -123,7 +132,7 @@ class JsonRpcHost:
             return None
         return ApprovalAnswer(answer.decision, answer.message)
 
-    async def run_hook(self, name: str, event: JsonDict) -> BaseModel | None:
+    async def run_hook(self, name: str, event: Mapping[str, Any]) -> BaseModel | None:
         model = h.HOOK_RESULTS.get(name)
         if model is None or name not in self.capabilities.hooks:
             return None
@@ -163,5 +172,4 @@ class JsonRpcHost:
             return ClientToolAnswer(
                 [{"type": "text", "text": f"The client gave no usable result for {name}."}], True
             )
-        content = [block.model_dump(exclude_none=True) for block in answer.content]
-        return ClientToolAnswer(content, answer.isError, answer.details)
+        return ClientToolAnswer(host_blocks(answer.content), answer.isError, answer.details)

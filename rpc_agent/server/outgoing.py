@@ -12,10 +12,12 @@ import anyio
 import orjson
 from pydantic import BaseModel
 
+from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.jsonrpc import ErrorReply, Outgoing
 from rpc_agent.quoting import quote
 from rpc_agent.server.errors import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosedError, RpcError
 from rpc_agent.server.ids import ID_TYPES
-from rpc_agent.server.replies import JsonObject, LineSink, error_response
+from rpc_agent.server.replies import LineSink, error_response
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +46,7 @@ class ClientRequests:
 
     def notify(self, method: str, params: Mapping[str, Any] | BaseModel | None = None) -> None:
         """Send a notification (a message with no id); raises TypeError if params cannot be encoded."""
-        message: JsonObject = {"jsonrpc": "2.0", "method": method}
+        message: Outgoing = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = _params_to_json(params)
         self._writer.write_line(orjson.dumps(message, option=_NL))
@@ -60,7 +62,7 @@ class ClientRequests:
             raise ConnectionClosedError("the client closed its input; it cannot answer")
         self._next_request_id += 1
         request_id = self._next_request_id
-        message: JsonObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        message: Outgoing = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = _params_to_json(params)
         line = orjson.dumps(message, option=_NL)
@@ -86,7 +88,7 @@ class ClientRequests:
                 waiter.error = error
                 waiter.event.set()
 
-    def accept_answer(self, message: JsonObject) -> JsonObject | None:
+    def accept_answer(self, message: JsonDict) -> ErrorReply | None:
         """Hand a client's response (a message without a method) to the call waiting for it.
 
         Returns the error to answer when the message is not a usable response; an answer to no

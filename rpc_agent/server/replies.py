@@ -17,12 +17,11 @@ import anyio.lowlevel
 import orjson
 
 from rpc_agent.methods.raw_json import big_raw, raw_pieces
+from rpc_agent.protocol.jsonrpc import ErrorObject, ErrorReply, Reply, SuccessReply
 from rpc_agent.quoting import bound, quote, shorten
 from rpc_agent.server.errors import CANCELLED, INTERNAL_ERROR, RpcError
 
 logger = logging.getLogger(__name__)
-
-JsonObject = dict[str, Any]
 
 _ERROR_TEXT_LIMIT = 4096
 """Characters of any one string in an error answer: a net under the sites that quote input."""
@@ -56,18 +55,18 @@ def _joined(payload: Any) -> Any:
     return joined
 
 
-def success_response(request_id: Any, payload: Any) -> JsonObject:
+def success_response(request_id: Any, payload: Any) -> SuccessReply:
     return {"jsonrpc": "2.0", "result": _joined(payload), "id": request_id}
 
 
-def error_response(request_id: Any, error: RpcError) -> JsonObject:
-    body: JsonObject = {"code": error.code, "message": shorten(error.message, _ERROR_TEXT_LIMIT)}
+def error_response(request_id: Any, error: RpcError) -> ErrorReply:
+    body: ErrorObject = {"code": error.code, "message": shorten(error.message, _ERROR_TEXT_LIMIT)}
     if error.data is not None:
         body["data"] = bound(error.data, _ERROR_TEXT_LIMIT)
     return {"jsonrpc": "2.0", "error": body, "id": request_id}
 
 
-def encode_reply(reply: JsonObject) -> bytes:
+def encode_reply(reply: Reply) -> bytes:
     """One response object as JSON (no newline); never raises."""
     try:
         return orjson.dumps(reply)

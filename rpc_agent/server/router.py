@@ -42,6 +42,8 @@ from rpc_agent.io.background import Foreground
 from rpc_agent.methods.deferred import Deferred, DeferredAnswer
 from rpc_agent.methods.registry import MISSING, MethodRegistry, MethodSpec, dump_result
 from rpc_agent.methods.request_id import CURRENT_REQUEST_ID
+from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.jsonrpc import Reply
 from rpc_agent.quoting import shorten
 from rpc_agent.server.batch import Batch
 from rpc_agent.server.errors import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError
@@ -49,7 +51,6 @@ from rpc_agent.server.ids import ID_TYPES, restore_exact_ids
 from rpc_agent.server.inflight import InFlight, InFlightRequests
 from rpc_agent.server.outgoing import ClientRequests, OnSent, RequestParams
 from rpc_agent.server.replies import (
-    JsonObject,
     LineSink,
     cancelled_error,
     describe,
@@ -198,7 +199,7 @@ class Router:
         batch.collecting = False
         batch.maybe_finish()
 
-    def _handle_message(self, message: JsonObject, batch: Batch | None, index: int) -> JsonObject | None:
+    def _handle_message(self, message: JsonDict, batch: Batch | None, index: int) -> Reply | None:
         """The immediate answer to one message, or None (notification, client response, or a task
         that answers later through the batch or the writer)."""
         if "method" not in message:
@@ -253,7 +254,7 @@ class Router:
                 return error_response(request_id, failure) if is_request else None
             return success_response(request_id, payload) if is_request else None
 
-        deliver: Callable[[JsonObject], None] | None = None
+        deliver: Callable[[Reply], None] | None = None
         if is_request:
             deliver = batch.deliver_to(index) if batch is not None else self._write
         self._spawn(spec, params, request_id, deliver)
@@ -266,7 +267,7 @@ class Router:
         spec: MethodSpec,
         params: BaseModel | None,
         request_id: Any,
-        deliver: Callable[[JsonObject], None] | None,
+        deliver: Callable[[Reply], None] | None,
     ) -> None:
         if self._task_group is None:
             raise RuntimeError("async methods need Router.serve() to be running")
@@ -282,11 +283,11 @@ class Router:
         spec: MethodSpec,
         params: BaseModel | None,
         request_id: Any,
-        deliver: Callable[[JsonObject], None] | None,
+        deliver: Callable[[Reply], None] | None,
         token: int,
         entry: InFlight,
     ) -> None:
-        reply: JsonObject | None = None
+        reply: Reply | None = None
         parts: list[bytes] | None = None
         CURRENT_REQUEST_ID.set(request_id)  # this task's own context: no reset needed
         try:
@@ -340,6 +341,7 @@ class Router:
             with entry.scope:
                 while queue:
                     deferred, method, request_id, deliver = queue[0]
+                    reply: Reply
                     try:
                         await deferred.ready()
                         reply = success_response(request_id, dump_result(method, deferred.result))
@@ -373,7 +375,7 @@ class Router:
 
     # --- output --------------------------------------------------------------------------------
 
-    def _write(self, reply: JsonObject) -> None:
+    def _write(self, reply: Reply) -> None:
         try:
             line = orjson.dumps(reply, option=_NL)
         except TypeError:

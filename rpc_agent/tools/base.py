@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Protocol
 from pydantic import BaseModel
 
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.shapes import BlockDict
 from rpc_agent.sandbox import Sandbox
 from rpc_agent.tools.environment import DEFAULT_POLICY
 from rpc_agent.tools.temp_files import UNOWNED, TempFiles
@@ -23,7 +24,7 @@ from rpc_agent.tools.temp_files import UNOWNED, TempFiles
 
 @dataclass(slots=True)
 class ToolOutput:
-    content: list[JsonDict]
+    content: list[BlockDict]
     """Text and image blocks, as in a toolResult message."""
     details: Any = None
     is_error: bool = False

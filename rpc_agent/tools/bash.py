@@ -77,6 +77,8 @@ class _Output:
         self._chunks: list[str] = []
         self._chars = 0
         self.version = 0
+        self.reported = 0
+        """The ``version`` the last update carried."""
         self.last_data = time.monotonic()
 
     def feed(self, data: bytes) -> None:
@@ -255,6 +257,11 @@ class _Reaper:
 _REAPER = _Reaper()
 
 
+def _report(output: _Output, ctx: ToolContext) -> None:
+    output.reported = output.version
+    ctx.on_update(_partial(output))
+
+
 def _partial(output: _Output) -> ToolOutput:
     result = truncate_tail(output.text())
     return ToolOutput.text(result.content.removesuffix("\n"), details={"truncated": result.truncated})
@@ -316,6 +323,10 @@ class BashTool(BuiltinTool[BashArgs]):
                 await kill_process_group(process)
                 await self._drain(process, output)
         except BaseException:
+            if output.version != output.reported:
+                # The last tick may be up to an interval old: whoever keeps what an aborted
+                # command printed (the user's bash, a tool's partial result) gets all of it.
+                _report(output, ctx)
             await kill_process_group(process)
             output.discard_file()
             with anyio.CancelScope(shield=True):
@@ -337,12 +348,10 @@ class BashTool(BuiltinTool[BashArgs]):
             eof.set()
 
         async def tick() -> None:
-            seen = 0
             while True:
                 await anyio.sleep(UPDATE_INTERVAL)
-                if output.version != seen:
-                    seen = output.version
-                    ctx.on_update(_partial(output))
+                if output.version != output.reported:
+                    _report(output, ctx)
 
         detached = False
         async with anyio.create_task_group() as group:

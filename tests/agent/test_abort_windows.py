@@ -18,7 +18,7 @@ from agent_testlib import Recorder
 from pydantic import BaseModel
 
 from rpc_agent.agent.agent_session import AgentSession
-from rpc_agent.providers.faux import FauxProvider
+from rpc_agent.providers.faux import FauxProvider, FauxReply
 from rpc_agent.store import SessionManager
 from rpc_agent.tools.base import Tool
 
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.anyio
 
 JsonDict = dict[str, Any]
 
-SLOW: JsonDict = {"text": "one two three four", "delayMs": 20}
+SLOW: FauxReply = {"text": "one two three four", "delayMs": 20}
 
 
 def stored(folder: Path) -> list[tuple[str, str | None]]:

@@ -13,7 +13,7 @@ from agent_testlib import Recorder
 
 from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.protocol.shapes import MessageDict
-from rpc_agent.providers.faux import FauxProvider
+from rpc_agent.providers.faux import FauxProvider, FauxReply
 from rpc_agent.store import SessionManager
 from rpc_agent.tools import default_tools
 
@@ -31,7 +31,7 @@ class ClosingFaux(FauxProvider):
         self.closed = True
 
 
-def make_agent(tmp_path: Path, script: list[JsonDict]) -> tuple[AgentSession, Recorder, ClosingFaux]:
+def make_agent(tmp_path: Path, script: list[FauxReply]) -> tuple[AgentSession, Recorder, ClosingFaux]:
     provider = ClosingFaux(script)
     recorder = Recorder()
     agent = AgentSession(

@@ -12,11 +12,18 @@ from agent_testlib import Recorder
 
 from pi_lines import tool_result
 from rpc_agent.agent.agent_session import AgentSession
-from rpc_agent.agent.compaction import context_tokens, estimate_tokens, prepare_compaction
+from rpc_agent.agent.branch_summary import generate_branch_summary
+from rpc_agent.agent.compaction import (
+    CompactionPreparation,
+    context_tokens,
+    cumulative_file_operations,
+    estimate_tokens,
+    prepare_compaction,
+)
 from rpc_agent.agent.settings import AgentSettings, CompactionSettings
 from rpc_agent.errors import NothingToCompactError, OperationCancelledError, ProviderError
 from rpc_agent.protocol.shapes import BlockDict, EntryDict, MessageDict
-from rpc_agent.providers.faux import FauxProvider
+from rpc_agent.providers.faux import FauxProvider, FauxReply
 from rpc_agent.store import SessionManager
 
 JsonDict = dict[str, Any]
@@ -163,11 +170,101 @@ def test_repeated_compaction_starts_at_previous_kept_boundary_and_passes_previou
     assert second.previous_details == {"readFiles": ["old.py"], "modifiedFiles": []}
 
 
+def test_file_operations_carry_the_previous_compactions_files_and_a_change_beats_a_read() -> None:
+    def call(name: str, path: str) -> BlockDict:
+        return {"type": "toolCall", "id": f"{name}-{path}", "name": name, "arguments": {"path": path}}
+
+    path = chain(
+        user(TEXT_400),
+        assistant("", calls=[call("read", "a.py"), call("read", "old.py"), call("ls", "ignored")]),
+        user(TEXT_400),
+        assistant("", calls=[call("edit", "a.py"), call("write", "new.py")]),
+        user(TEXT_400),
+        assistant(TEXT_400),
+    )
+    prep = prepare_compaction(path, keep_recent_tokens=150, tokens_before=1000)
+    assert prep.first_kept_entry_id == path[4]["id"]
+    prep.previous_details = {"readFiles": ["kept.py", "new.py"], "modifiedFiles": ["m.py"], "extra": 1}
+    assert cumulative_file_operations(prep) == {
+        "readFiles": ["kept.py", "old.py"],
+        "modifiedFiles": ["a.py", "m.py", "new.py"],
+    }
+    prep.previous_details = None  # a hook's compaction whose details were not an object
+    assert cumulative_file_operations(prep) == {"readFiles": ["old.py"], "modifiedFiles": ["a.py", "new.py"]}
+
+
+def _compacted_twice(summary: str, details: object, *, from_hook: bool = False) -> CompactionPreparation:
+    """A second compaction of a branch whose first compaction (``summary``, ``details``) lies
+    after four messages, with four more after it."""
+    path = chain(user(TEXT_400), assistant(TEXT_400), user(TEXT_400), assistant(TEXT_400))
+    compaction: EntryDict = {
+        "type": "compaction",
+        "id": "c0000001",
+        "parentId": path[-1]["id"],
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "summary": summary,
+        "firstKeptEntryId": path[2]["id"],
+        "tokensBefore": 400,
+        "details": details,
+        "fromHook": from_hook,
+    }
+    more = chain(user(TEXT_400), assistant(TEXT_400), user(TEXT_400), assistant(TEXT_400))
+    for index, entry in enumerate(more):
+        entry["id"] = f"n{index:07d}"
+        entry["parentId"] = compaction["id"] if index == 0 else more[index - 1]["id"]
+    return prepare_compaction([*path, compaction, *more], keep_recent_tokens=150, tokens_before=900)
+
+
+def test_files_in_a_hooks_compaction_details_are_not_carried_on_as_pi_does() -> None:
+    details = {"readFiles": ["hook.py"], "modifiedFiles": ["hook-made.py"]}
+    second = _compacted_twice("THE HOOK'S SUMMARY", details, from_hook=True)
+    assert second.previous_summary == "THE HOOK'S SUMMARY"
+    assert second.previous_details is None
+    assert cumulative_file_operations(second) == {"readFiles": [], "modifiedFiles": []}
+    ours = _compacted_twice("OURS", details)
+    assert cumulative_file_operations(ours) == {"readFiles": ["hook.py"], "modifiedFiles": ["hook-made.py"]}
+
+
+def test_previous_file_lists_that_are_not_lists_of_paths_carry_nothing() -> None:
+    second = _compacted_twice("S", {"readFiles": "abc", "modifiedFiles": ["ok.py", 7, None]})
+    assert cumulative_file_operations(second) == {"readFiles": [], "modifiedFiles": ["ok.py"]}
+
+
+@pytest.mark.anyio
+async def test_a_branch_summary_carries_the_files_of_summaries_made_on_the_branch_before() -> None:
+    def summary(entry_id: str, parent: str, details: object, from_hook: bool) -> EntryDict:
+        return {
+            "type": "branch_summary",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "fromId": "elsewhere",
+            "summary": "an earlier branch",
+            "details": details,
+            "fromHook": from_hook,
+        }
+
+    read: BlockDict = {"type": "toolCall", "id": "r", "name": "read", "arguments": {"path": "here.py"}}
+    empty: BlockDict = {"type": "toolCall", "id": "e", "name": "edit", "arguments": {"path": ""}}
+    entries = chain(user(TEXT_400), assistant("", calls=[read, empty]))
+    entries.append(
+        summary("s1", entries[-1]["id"], {"readFiles": ["a.py"], "modifiedFiles": ["b.py"]}, False)
+    )
+    entries.append(summary("s2", "s1", {"readFiles": ["hook.py"], "modifiedFiles": []}, True))
+    provider = FauxProvider([{"text": "what the branch did"}])
+    model = provider.models()[0]
+    text, details = await generate_branch_summary(
+        provider, model, entries, custom_instructions=None, replace_instructions=False
+    )
+    assert text.endswith("what the branch did")
+    assert details == {"readFiles": ["a.py", "here.py"], "modifiedFiles": ["b.py"]}
+
+
 # --- through AgentSession (in process, faux provider) ------------------------------------------
 
 
 def make_agent(
-    tmp_path: Path, script: list[JsonDict], *, keep: int = 100, reserve: int = 16_384
+    tmp_path: Path, script: list[FauxReply], *, keep: int = 100, reserve: int = 16_384
 ) -> tuple[AgentSession, Recorder, FauxProvider]:
     manager = SessionManager.create(str(tmp_path), tmp_path / "sessions")
     provider = FauxProvider(script)
@@ -197,9 +294,14 @@ async def test_manual_compact_appends_entry_and_context_starts_with_summary(tmp_
     await agent.shutdown()
 
 
+def answers(count: int) -> list[FauxReply]:
+    """``count`` scripted answers of 400 characters."""
+    return [{"text": TEXT_400} for _ in range(count)]
+
+
 @pytest.mark.anyio
 async def test_failed_summary_appends_nothing(tmp_path: Path) -> None:
-    script: list[JsonDict] = [{"text": TEXT_400} for _ in range(4)] + [{"error": "summary model down"}]
+    script: list[FauxReply] = [*answers(4), {"error": "summary model down"}]
     agent, events, _ = make_agent(tmp_path, script)
     for turn in range(4):
         await agent.prompt(f"request {turn} " + TEXT_400)
@@ -213,9 +315,7 @@ async def test_failed_summary_appends_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_abort_during_compaction_appends_nothing(tmp_path: Path) -> None:
-    script: list[JsonDict] = [{"text": TEXT_400} for _ in range(4)] + [
-        {"text": "slow summary " * 50, "delayMs": 50}
-    ]
+    script: list[FauxReply] = [*answers(4), {"text": "slow summary " * 50, "delayMs": 50}]
     agent, events, _ = make_agent(tmp_path, script)
     for turn in range(4):
         await agent.prompt(f"request {turn} " + TEXT_400)
@@ -238,9 +338,7 @@ async def test_abort_during_compaction_appends_nothing(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_threshold_compaction_runs_after_a_run_that_fills_the_window(tmp_path: Path) -> None:
     # faux-1 has a 200k window; a reply reporting 190k input tokens crosses 200k - 16k.
-    script: list[JsonDict] = [{"text": TEXT_400} for _ in range(3)] + [
-        {"text": "big", "usage": {"input": 190_000, "output": 10}}
-    ]
+    script: list[FauxReply] = [*answers(3), {"text": "big", "usage": {"input": 190_000, "output": 10}}]
     agent, events, _ = make_agent(tmp_path, script)
     for turn in range(4):
         await agent.prompt(f"request {turn} " + TEXT_400)
@@ -251,7 +349,8 @@ async def test_threshold_compaction_runs_after_a_run_that_fills_the_window(tmp_p
 
 @pytest.mark.anyio
 async def test_overflow_error_compacts_then_retries_the_prompt_once(tmp_path: Path) -> None:
-    script: list[JsonDict] = [{"text": TEXT_400} for _ in range(3)] + [
+    script: list[FauxReply] = [
+        *answers(3),
         {"error": "prompt is too long: 210000 tokens > 200000 maximum", "overflow": True, "status": 400},
         {"text": "## Goal\nsummary written during the overflow compaction"},
         {"text": "answer after compaction"},

@@ -10,9 +10,14 @@ import pytest
 from pydantic import BaseModel
 
 from rpc_agent.agent.agent_session import AgentSession
+from rpc_agent.agent.pairing import EventPairing
+from rpc_agent.protocol import events as ev
+from rpc_agent.protocol.base import trusted
+from rpc_agent.protocol.entries import UserMessage
 from rpc_agent.protocol.payload import event_payload
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.providers.base import AssistantEvent, ProviderRequest
-from rpc_agent.providers.faux import FauxProvider
+from rpc_agent.providers.faux import FauxProvider, FauxReply
 from rpc_agent.store import SessionManager
 from rpc_agent.tools.bash import BashTool
 
@@ -31,7 +36,7 @@ class BreaksMidStream(FauxProvider):
     """The faux provider, except that the call number ``fail_on`` raises after a few deltas
     with an exception no provider code classifies (as a bug or an SDK surprise would)."""
 
-    def __init__(self, script: list[JsonDict], fail_on: int) -> None:
+    def __init__(self, script: list[FauxReply], fail_on: int) -> None:
         super().__init__(script)
         self.fail_on = fail_on
         self.calls = 0
@@ -70,7 +75,7 @@ def assert_paired(events: list[JsonDict]) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("fail_on", [1, 2])
 async def test_an_unexpected_exception_still_closes_every_event(fail_on: int) -> None:
-    script: list[JsonDict] = [
+    script: list[FauxReply] = [
         {"toolCalls": [{"name": "bash", "arguments": {"command": "echo hi"}}]},
         {"text": "the answer is long enough to stream in several deltas"},
     ]
@@ -92,3 +97,31 @@ async def test_an_unexpected_exception_still_closes_every_event(fail_on: int) ->
     # The session is usable afterwards.
     result = await agent.prompt("again")
     assert result.stopReason == "stop"
+
+
+def test_close_all_ends_what_is_open_from_the_message_it_began_with() -> None:
+    """A stored message (a dict, as events carry it) ends marked with why the run stopped, the
+    started one left as it was; a turn ends with the last assistant message it saw; a message
+    held as a model (not as the store holds it) ends empty."""
+    emitted: list[BaseModel] = []
+    errors: list[str] = []
+
+    def error_message(reason: str) -> MessageDict:
+        errors.append(reason)
+        return {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": reason}
+
+    pairing = EventPairing(emitted.append, error_message)
+    answer: MessageDict = {"role": "assistant", "content": [{"type": "text", "text": "par"}], "timestamp": 1}
+    pairing(ev.TurnStartEvent())
+    pairing(trusted(ev.MessageStartEvent, message=answer))
+    pairing(ev.MessageStartEvent(message=UserMessage(content="a model, not a stored dict", timestamp=2)))
+    assert pairing.open_count == 3
+    pairing.close_all("the disk is full")
+    assert pairing.open_count == 0
+    ends = run_events(emitted[3:])
+    assert [e["type"] for e in ends] == ["message_end", "message_end", "turn_end"]
+    assert ends[0]["message"] == {}
+    assert ends[1]["message"] == {**answer, "stopReason": "error", "errorMessage": "the disk is full"}
+    assert ends[2]["message"] == answer  # the turn's answer as it was seen, not the marked copy
+    assert "stopReason" not in answer
+    assert errors == []  # an answer was seen: none is made up

@@ -3,6 +3,7 @@ same way (here a plain Python host, no JSON-RPC), and the faux model shows what 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from rpc_agent.agent.host import ApprovalAnswer, ApprovalQuestion, ClientToolAns
 from rpc_agent.agent.policy import parse_rules
 from rpc_agent.agent.settings import AgentSettings
 from rpc_agent.protocol import host as h
-from rpc_agent.providers.faux import FauxProvider
+from rpc_agent.providers.faux import FauxProvider, FauxReply
 from rpc_agent.store import SessionManager
 from rpc_agent.tools import default_tools
 
@@ -30,13 +31,13 @@ class ScriptedHost:
         self.capabilities = HostCapabilities(approvals=approval is not None, hooks=set(hooks))
         self.hooks = hooks
         self.approval = approval
-        self.asked: list[tuple[str, JsonDict]] = []
+        self.asked: list[tuple[str, Mapping[str, Any]]] = []
 
     async def request_approval(self, question: ApprovalQuestion) -> ApprovalAnswer | None:
         self.asked.append(("approval", {"toolName": question.tool_name, "preview": question.preview}))
         return self.approval
 
-    async def run_hook(self, name: str, event: JsonDict) -> BaseModel | None:
+    async def run_hook(self, name: str, event: Mapping[str, Any]) -> BaseModel | None:
         self.asked.append((name, event))
         return h.HOOK_RESULTS[name].model_validate(self.hooks[name])
 
@@ -45,7 +46,7 @@ class ScriptedHost:
 
 
 def make_agent(
-    tmp_path: Path, script: list[JsonDict], host: ScriptedHost, approval: str
+    tmp_path: Path, script: list[FauxReply], host: ScriptedHost, approval: str
 ) -> tuple[AgentSession, FauxProvider]:
     provider = FauxProvider(script)
     agent = AgentSession(
@@ -68,7 +69,7 @@ async def test_a_python_host_denies_blocks_and_rewrites_the_context(tmp_path: Pa
         },
         ApprovalAnswer("deny", "no writes"),
     )
-    script: list[JsonDict] = [
+    script: list[FauxReply] = [
         {"toolCalls": [{"name": "write", "arguments": {"path": "w.txt", "content": "x"}}]},
         {"toolCalls": [{"name": "bash", "arguments": {"command": "echo x > b.txt"}}]},
         {"text": "done"},
@@ -107,4 +108,60 @@ async def test_rules_allow_and_the_hook_blocks(tmp_path: Path) -> None:
     (tool_result,) = [m for m in map(dict, result.messages) if m["role"] == "toolResult"]
     assert tool_result["content"][0]["text"] == "Tool execution was blocked by an extension"
     assert [name for name, _ in host.asked] == ["tool_call"]
+    await agent.shutdown()
+
+
+async def test_a_hook_message_keeps_only_the_fields_the_hook_gave(tmp_path: Path) -> None:
+    """A before_agent_start message is stored with the fields the hook set, and no others:
+    one without ``display``/``details`` carries neither (pi leaves undefined out)."""
+    for given, expected in [
+        ({"customType": "note", "content": "remember"}, {}),
+        (
+            {"customType": "note", "content": "remember", "display": False, "details": {"k": 1}},
+            {"display": False, "details": {"k": 1}},
+        ),
+    ]:
+        host = ScriptedHost({"before_agent_start": {"message": given}}, None)
+        agent, provider = make_agent(tmp_path, [{"text": "ok"}], host, "never")
+        result = await agent.prompt("go")
+        (custom,) = [m for m in map(dict, result.messages) if m["role"] == "custom"]
+        assert {k: v for k, v in custom.items() if k != "timestamp"} == {
+            "role": "custom",
+            "customType": "note",
+            "content": "remember",
+            **expected,
+        }
+        assert isinstance(custom["timestamp"], int)
+        # The model got it after the prompt, as a user turn of its own.
+        assert [m["role"] for m in provider.requests[0].messages] == ["user", "custom"]
+        await agent.shutdown()
+
+
+async def test_host_blocks_replace_a_result_as_the_message_holds_them(tmp_path: Path) -> None:
+    """The tool_result hook's blocks become the stored result's content: the fields of each
+    block, nothing a client added beside them."""
+    blocks = [
+        {"type": "text", "text": "rewritten", "extra": "dropped"},
+        {"type": "image", "data": "aGk=", "mimeType": "image/png"},
+    ]
+    host = ScriptedHost({"tool_result": {"content": blocks, "isError": True}}, None)
+    script: list[FauxReply] = [
+        {"toolCalls": [{"name": "read", "arguments": {"path": "missing.txt"}}]},
+        {"text": "done"},
+    ]
+    agent, _provider = make_agent(tmp_path, script, host, "never")
+    result = await agent.prompt("go")
+    (tool_result,) = [m for m in map(dict, result.messages) if m["role"] == "toolResult"]
+    assert tool_result["content"] == [
+        {"type": "text", "text": "rewritten"},
+        {"type": "image", "data": "aGk=", "mimeType": "image/png"},
+    ]
+    assert tool_result["isError"] is True
+    stored = agent.manager.get_branch()
+    stored_results = [
+        e["message"]["content"]
+        for e in stored
+        if e["type"] == "message" and e["message"]["role"] == "toolResult"
+    ]
+    assert stored_results == [tool_result["content"]]
     await agent.shutdown()

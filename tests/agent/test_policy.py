@@ -56,8 +56,10 @@ def test_preview_diffs_without_writing(tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("one\ntwo\n")
     edit = preview("edit", {"path": "f.txt", "oldText": "two", "newText": "three"}, tmp_path)
     assert edit is not None
-    assert "-two" in edit["diff"]
-    assert "+three" in edit["diff"]
+    diff = edit["diff"]
+    assert diff is not None
+    assert "-two" in diff
+    assert "+three" in diff
     assert (tmp_path / "f.txt").read_text() == "one\ntwo\n"
     write = preview("write", {"path": "new.txt", "content": "hi\n"}, tmp_path)
     assert write is not None

@@ -75,3 +75,19 @@ def test_context_usage_is_estimated_when_an_edit_came_after_the_last_answer(tmp_
 def test_no_context_usage_without_a_window(tmp_path: Path) -> None:
     with opened(tmp_path, LEAF) as manager:
         assert session_stats(manager, 0).contextUsage is None
+
+
+def test_a_message_entry_without_a_message_counts_as_a_message_and_nothing_more(tmp_path: Path) -> None:
+    """A hand-edited file: the entry still counts among the messages, and adds no role, tool call
+    or usage."""
+    path = tmp_path / "edited.jsonl"
+    lines = pi15_session("/project")
+    hollow = {"type": "message", "id": "00000010", "parentId": LEAF, "timestamp": "2026-01-01T00:00:00.000Z"}
+    write_jsonl(path, [*lines, hollow])
+    with SessionManager.open(path) as manager:
+        stats = session_stats(manager, WINDOW)
+    with opened(tmp_path) as manager:
+        intact = session_stats(manager, WINDOW)
+    assert stats.totalMessages == intact.totalMessages + 1 == 12
+    assert stats.tokens == intact.tokens
+    assert (stats.userMessages, stats.assistantMessages, stats.toolResults, stats.toolCalls) == (3, 5, 1, 1)

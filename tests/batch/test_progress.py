@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
-from batch.batch_testlib import JsonDict
 from rpc_agent.batch.progress import Progress
+from rpc_agent.batch.tasks import ResultLine, Status
 
 
 class Terminal(io.StringIO):
@@ -13,8 +14,8 @@ class Terminal(io.StringIO):
         return True
 
 
-def line(task_id: str, status: str, tokens: int, cost: float) -> JsonDict:
-    result = {"usage": {"totalTokens": tokens}, "costUsd": cost}
+def line(task_id: str, status: Status, tokens: int, cost: float) -> ResultLine:
+    result: Any = {"usage": {"totalTokens": tokens}, "costUsd": cost}  # the fields progress reads
     return {
         "id": task_id,
         "status": status,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from e2e.conftest import E2E, WAIT, start, text_of
+from e2e.conftest import E2E, WAIT, start, text_of, wait_event
 
 pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
@@ -45,7 +45,6 @@ async def test_abort_bash(e2e: E2E) -> None:
             with anyio.fail_after(WAIT):
                 while not marker.exists():  # noqa: ASYNC110 (a file made by the command)
                     await anyio.sleep(0.02)
-            await anyio.sleep(1.0)  # let the tool report its output (it does every 0.1 s)
             assert (await client.call("abort_bash"))["aborted"] is True
             with anyio.fail_after(15):  # far less than the 30 s sleep: the command was killed
                 result = await running.result()
@@ -59,3 +58,20 @@ async def test_abort_bash(e2e: E2E) -> None:
         # The server carries on.
         again = await client.bash("echo fine")
         assert again.output.strip() == "fine"
+
+
+async def test_an_abort_right_after_the_first_output_keeps_that_output(e2e: E2E) -> None:
+    """The client saw "started" streamed; the stored message must hold it too, though the
+    abort comes before the tool's next periodic update."""
+    async with e2e.server() as client:
+        async with anyio.create_task_group() as group:
+            running = start(group, lambda: client.bash("echo started; sleep 30"))
+            await wait_event(client, "bash_execution_update", lambda event: "started" in event["delta"])
+            assert (await client.call("abort_bash"))["aborted"] is True
+            with anyio.fail_after(15):
+                result = await running.result()
+        assert result.cancelled is True
+        assert result.output.strip() == "started"
+        messages = (await client.call("get_messages"))["messages"]
+        assert messages[-1]["role"] == "bashExecution"
+        assert messages[-1]["output"].strip() == "started"

@@ -1,5 +1,6 @@
-"""search_sessions, delete_session and list_sessions' pages over real pipes (the server as a
-subprocess: a second server holding a session is a second process, as a lock needs)."""
+"""search_sessions, delete_session and list_sessions' pages: search and pages with the server in
+the test's event loop (``in_process``), delete over real pipes (the server as a subprocess: a
+second server holding a session is a second process, as a lock needs)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ def write_elsewhere(e2e: E2E, text: str) -> Path:
     return path
 
 
+@pytest.mark.in_process
 async def test_search_finds_messages_and_names_newest_first_a_page_at_a_time(e2e: E2E) -> None:
     elsewhere = write_elsewhere(e2e, "the Migration plan, elsewhere")
     async with e2e.server() as client:
@@ -104,6 +106,7 @@ async def test_search_finds_messages_and_names_newest_first_a_page_at_a_time(e2e
         assert (await client.search_sessions("database")).sessions[0].session.path == str(first)
 
 
+@pytest.mark.in_process
 async def test_list_sessions_pages_return_each_session_once(e2e: E2E) -> None:
     async with e2e.server() as client:
         made = [(await exchange(client, f"session {i}"))[0] for i in range(5)]

@@ -137,6 +137,36 @@ async def test_switch_and_fork_hooks_can_cancel(e2e: E2E) -> None:
         assert len(e2e.session_files()) == 1
 
 
+async def test_clone_and_resume_hooks_name_what_they_would_change_to(e2e: E2E) -> None:
+    seen: list[JsonDict] = []
+
+    def cancel_clone_and_resume(event: JsonDict) -> JsonDict:
+        seen.append(event)
+        return {"cancel": event["type"] == "session_before_fork" or event.get("reason") == "resume"}
+
+    async with e2e.server() as client:
+        client.on_hook("session_before_switch", cancel_clone_and_resume)
+        client.on_hook("session_before_fork", cancel_clone_and_resume)
+        await client.initialize()
+        await client.call("prompt", {"message": "one"})
+        first = await client.get_state()
+        assert first.sessionFile is not None
+        assert first.leafId is not None
+        clone = await client.clone()
+        assert clone.cancelled is True
+        new = await client.new_session()
+        assert new.cancelled is False
+        assert new.sessionId != first.sessionId
+        resume = await client.switch_session(first.sessionFile)
+        assert resume.cancelled is True
+        assert resume.sessionId == new.sessionId
+        assert seen == [
+            {"type": "session_before_fork", "entryId": first.leafId, "position": "at"},
+            {"type": "session_before_switch", "reason": "new"},
+            {"type": "session_before_switch", "reason": "resume", "targetSessionFile": first.sessionFile},
+        ]
+
+
 async def test_tool_hooks_block_patch_and_replace(e2e: E2E) -> None:
     script: list[JsonDict] = [
         {"toolCalls": [{"name": "bash", "arguments": {"command": "echo blocked > b.txt"}}]},

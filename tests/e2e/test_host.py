@@ -64,6 +64,26 @@ async def test_denied_write_leaves_no_file_and_the_model_reads_why(e2e: E2E) -> 
         assert approval["source"] == "client"
 
 
+async def test_approval_params_carry_the_arguments_as_given_and_no_empty_fields(e2e: E2E) -> None:
+    asked: list[JsonDict] = []
+    arguments = {"command": "echo hi", "timeout": None}
+    script: list[JsonDict] = [{"toolCalls": [{"name": "bash", "arguments": arguments}]}, {"text": "ok"}]
+    async with e2e.server(script=script) as client:
+
+        def deny(params: JsonDict) -> JsonDict:
+            asked.append(params)
+            return {"decision": "deny"}
+
+        client.on_approval(deny)
+        await client.initialize()
+        await client.call("prompt", {"message": "run it"})
+    (request,) = asked
+    assert set(request) == {"toolCallId", "toolName", "arguments", "preview"}  # no "sandbox": null
+    assert request["toolName"] == "bash"
+    assert request["arguments"] == arguments  # a null argument is the model's, and stays
+    assert request["preview"]["command"] == "echo hi"
+
+
 async def test_allow_always_asks_once(e2e: E2E) -> None:
     asked: list[str] = []
     script = [write_call("a.txt", "1"), write_call("b.txt", "2"), {"text": "done"}]

@@ -1,4 +1,6 @@
-"""What pi 1.5.2's RPC mode added, in JSON-RPC form, over real pipes (the server a subprocess).
+"""What pi 1.5.2's RPC mode added, in JSON-RPC form: the server in the test's event loop
+(``in_process``: these are methods and events, not the process), and over real pipes where the
+bytes of a request id are the point.
 
 Methods: ``clear_queue``, ``get_available_thinking_levels``, ``get_commands``. Events and fields:
 ``agent_settled``, ``agent_end.willRetry``, ``message_update`` usage, ``toolcall_start`` naming
@@ -31,6 +33,7 @@ def compaction_kinds(events: list[JsonDict]) -> list[str]:
     return [e["type"] for e in events if e["type"].startswith(("compaction", "summarization"))]
 
 
+@pytest.mark.in_process
 async def test_clear_queue_hands_back_the_queued_texts(e2e: E2E) -> None:
     gate = e2e.root / "go"
     command = f"while [ ! -e {gate} ]; do sleep 0.02; done"
@@ -56,6 +59,7 @@ async def test_clear_queue_hands_back_the_queued_texts(e2e: E2E) -> None:
         assert [m["role"] for m in result["messages"]] == ["user", "assistant", "toolResult", "assistant"]
 
 
+@pytest.mark.in_process
 async def test_run_events_name_tool_calls_time_tools_and_settle(e2e: E2E) -> None:
     script: list[JsonDict] = [
         {
@@ -96,6 +100,7 @@ async def test_run_events_name_tool_calls_time_tools_and_settle(e2e: E2E) -> Non
         assert events[-1] == {"type": "agent_settled", "aborted": False}
 
 
+@pytest.mark.in_process
 async def test_an_aborted_run_settles_aborted(e2e: E2E) -> None:
     script: list[JsonDict] = [{"text": "a slow answer that will not finish", "delayMs": 200}]
     async with e2e.server(script=script) as client:
@@ -112,6 +117,7 @@ async def test_an_aborted_run_settles_aborted(e2e: E2E) -> None:
         assert (await wait_event(client, "agent_settled", after=mark))["aborted"] is False
 
 
+@pytest.mark.in_process
 async def test_thinking_levels_follow_the_model_and_changes_are_announced(e2e: E2E) -> None:
     async with e2e.server() as client:
         assert await client.get_available_thinking_levels() == list(THINKING_LEVELS)
@@ -147,6 +153,7 @@ async def test_thinking_levels_follow_the_model_and_changes_are_announced(e2e: E
         assert of_type(client.events_seen[mark:], "thinking_level_changed") == []
 
 
+@pytest.mark.in_process
 async def test_get_commands_lists_none(e2e: E2E) -> None:
     # No slash commands, prompt templates or skills here: a "/..." prompt reaches the model as written.
     async with e2e.server() as client:
@@ -155,6 +162,7 @@ async def test_get_commands_lists_none(e2e: E2E) -> None:
         assert result["messages"][-1]["content"][0]["text"] == "Echo: /compact"
 
 
+@pytest.mark.in_process
 async def test_session_name_and_custom_entries_are_announced(e2e: E2E) -> None:
     async with e2e.server() as client:
         await client.prompt("hello")
@@ -199,6 +207,7 @@ async def test_bash_output_streams_with_the_request_id(e2e: E2E) -> None:
         ]
 
 
+@pytest.mark.in_process
 async def test_summary_calls_retry_and_compaction_reports_its_cost(e2e: E2E) -> None:
     script: list[JsonDict] = [
         {"text": "ok 1"},
@@ -260,6 +269,7 @@ async def test_summary_calls_retry_and_compaction_reports_its_cost(e2e: E2E) -> 
         assert 0 < end["result"]["estimatedTokensAfter"] < end["result"]["tokensBefore"]
 
 
+@pytest.mark.in_process
 async def test_a_summary_call_that_keeps_failing_fails_the_compaction(e2e: E2E) -> None:
     script: list[JsonDict] = [{"text": "ok 1"}, {"text": "ok 2"}, *[OVERLOADED] * 4]
     args = ("--keep-recent-tokens", "10", "--retry-base-delay-ms", "20")
@@ -282,6 +292,7 @@ async def test_a_summary_call_that_keeps_failing_fails_the_compaction(e2e: E2E) 
         assert end["errorMessage"] == "overloaded"
 
 
+@pytest.mark.in_process
 async def test_an_abort_during_a_summary_retry_wait_finishes_the_retry(e2e: E2E) -> None:
     # The default delay (2 s) keeps the retry waiting until the abort lands.
     script: list[JsonDict] = [{"text": "ok 1"}, {"text": "ok 2"}, OVERLOADED]

@@ -4,7 +4,9 @@ markup, that the page loads nothing from the network, and the ``rpc-agent export
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from export_testlib import DATA_SCRIPT, XSS_NAME, XSS_TEXT, embedded_data, rich_session
@@ -67,10 +69,11 @@ def test_session_text_cannot_end_the_data_script_or_become_markup(tmp_path: Path
     assert f"<title>{escaped_title}</title>" in frame
     assert "__xss" not in frame.replace(escaped_title, "")
     assert embedded_data(page) == data  # the escaping does not change the data
+    messages: list[Mapping[str, Any]] = [node["entry"].get("message") or {} for node in data["nodes"]]
     texts = [
         block.get("text")
-        for node in data["nodes"]
-        for block in (node["entry"].get("message") or {}).get("content") or []
+        for message in messages
+        for block in message.get("content") or []
         if isinstance(block, dict)
     ]
     assert any(isinstance(t, str) and XSS_TEXT in t for t in texts)

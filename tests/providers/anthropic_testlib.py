@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 
+from rpc_agent.protocol.shapes import BlockDict, MessageDict
 from rpc_agent.providers.anthropic import AnthropicProvider
 from rpc_agent.providers.base import AssistantEvent, ProviderRequest, ToolSpec
 from rpc_agent.providers.models import resolve_model
@@ -26,12 +27,12 @@ READ_TOOL = ToolSpec(
 )
 
 
-def user(text: str) -> JsonDict:
+def user(text: str) -> MessageDict:
     return {"role": "user", "content": text, "timestamp": 1}
 
 
 def make_request(
-    messages: list[JsonDict] | None = None, *, level: str = "off", model: str = MODEL, tools: bool = True
+    messages: list[MessageDict] | None = None, *, level: str = "off", model: str = MODEL, tools: bool = True
 ) -> ProviderRequest:
     return ProviderRequest(
         model=resolve_model(model),
@@ -40,6 +41,13 @@ def make_request(
         tools=[READ_TOOL] if tools else [],
         thinking_level=level,
     )
+
+
+def blocks(message: MessageDict) -> list[BlockDict]:
+    """The content blocks of a streamed message (whose content is always a list)."""
+    content = message["content"]
+    assert isinstance(content, list)
+    return content
 
 
 def summary(event: AssistantEvent) -> tuple[Any, ...]:

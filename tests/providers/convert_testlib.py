@@ -9,14 +9,18 @@ from typing import Any
 
 from fake_anthropic import validate_request
 from providers.stored_messages import MODEL, JsonDict, text
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.providers.convert import MISSING_RESULT_TEXT, convert_messages
 
 
-def convert(messages: list[JsonDict], **kwargs: Any) -> list[JsonDict]:
+def convert(messages: list[MessageDict], **kwargs: Any) -> list[JsonDict]:
+    """The converted messages, as the JSON the API gets (and the tests look into)."""
     kwargs.setdefault("cache", False)
-    converted = convert_messages(messages, model_id=MODEL, **kwargs)
-    problem = validate_request({"model": MODEL, "max_tokens": 1000, "messages": converted})
+    body: JsonDict = {"model": MODEL, "max_tokens": 1000}
+    body["messages"] = convert_messages(messages, model_id=MODEL, **kwargs)
+    problem = validate_request(body)
     assert problem is None, problem
+    converted: list[JsonDict] = body["messages"]
     return converted
 
 

@@ -5,20 +5,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from rpc_agent.protocol.shapes import BlockDict, MessageDict
+
 JsonDict = dict[str, Any]
 MODEL = "claude-opus-4-5"
 
 
-def user(content: Any) -> JsonDict:
+def user(content: Any) -> MessageDict:
     return {"role": "user", "content": content, "timestamp": 1}
 
 
-def text(value: str) -> JsonDict:
+def text(value: str) -> BlockDict:
     return {"type": "text", "text": value}
 
 
-def thinking(value: str, signature: str | None = None, *, redacted: bool = False) -> JsonDict:
-    block: JsonDict = {"type": "thinking", "thinking": value}
+def thinking(value: str, signature: str | None = None, *, redacted: bool = False) -> BlockDict:
+    block: BlockDict = {"type": "thinking", "thinking": value}
     if signature is not None:
         block["thinkingSignature"] = signature
     if redacted:
@@ -26,13 +28,13 @@ def thinking(value: str, signature: str | None = None, *, redacted: bool = False
     return block
 
 
-def call(call_id: str, name: str = "bash", **arguments: Any) -> JsonDict:
+def call(call_id: str, name: str = "bash", **arguments: Any) -> BlockDict:
     return {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
 
 
 def assistant(
-    *blocks: JsonDict, stop: str = "stop", model: str = MODEL, provider: str = "anthropic"
-) -> JsonDict:
+    *blocks: BlockDict, stop: str = "stop", model: str = MODEL, provider: str = "anthropic"
+) -> MessageDict:
     return {
         "role": "assistant",
         "content": list(blocks),
@@ -44,7 +46,7 @@ def assistant(
     }
 
 
-def result(call_id: str, output: str = "ok", *, name: str = "bash", error: bool = False) -> JsonDict:
+def result(call_id: str, output: str = "ok", *, name: str = "bash", error: bool = False) -> MessageDict:
     return {
         "role": "toolResult",
         "toolCallId": call_id,
@@ -55,5 +57,25 @@ def result(call_id: str, output: str = "ok", *, name: str = "bash", error: bool 
     }
 
 
-def bash(**fields: Any) -> JsonDict:
-    return {"role": "bashExecution", "command": "ls -la", "output": "", "timestamp": 1, **fields}
+def bash(
+    *,
+    output: str = "",
+    exitCode: int | None = None,
+    cancelled: bool = False,
+    truncated: bool = False,
+    fullOutputPath: str | None = None,
+    excludeFromContext: bool = False,
+) -> MessageDict:
+    message: MessageDict = {
+        "role": "bashExecution",
+        "command": "ls -la",
+        "output": output,
+        "exitCode": exitCode,
+        "cancelled": cancelled,
+        "truncated": truncated,
+        "excludeFromContext": excludeFromContext,
+        "timestamp": 1,
+    }
+    if fullOutputPath is not None:
+        message["fullOutputPath"] = fullOutputPath
+    return message

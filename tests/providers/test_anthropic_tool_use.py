@@ -8,7 +8,7 @@ import copy
 import pytest
 
 from fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
-from providers.anthropic_testlib import JsonDict, collect, make_request, summary, user
+from providers.anthropic_testlib import JsonDict, blocks, collect, make_request, summary, user
 from rpc_agent.providers.anthropic import AnthropicProvider
 from rpc_agent.providers.base import AssistantEvent
 
@@ -30,7 +30,7 @@ async def test_tool_use_with_json_chunks_gives_a_parsed_tool_call(
     async for event in provider.stream(make_request()):
         events.append(event)
         if event.type == "toolcall_delta":
-            seen_arguments.append(copy.deepcopy(event.partial["content"][1]["arguments"]))
+            seen_arguments.append(copy.deepcopy(blocks(event.partial)[1]["arguments"]))
     assert [summary(e) for e in events if e.contentIndex == 1] == [
         ("toolcall_start", 1, None, None),
         *[("toolcall_delta", 1, chunk, None) for chunk in chunks],

@@ -3,6 +3,8 @@ thinking, and which failed replies never go back at all."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from providers.convert_testlib import convert, missing, roles, tool_result_block
@@ -66,7 +68,12 @@ def test_thinking_of_another_model_or_provider_is_text_and_redacted_is_dropped(
 
 
 def test_non_dict_arguments_become_an_empty_input() -> None:
-    bad = {"type": "toolCall", "id": "toolu_1", "name": "bash", "arguments": "not a dict"}
+    bad: Any = {
+        "type": "toolCall",
+        "id": "toolu_1",
+        "name": "bash",
+        "arguments": "not a dict",
+    }  # not a BlockDict
     converted = convert([user("go"), assistant(bad, stop="toolUse"), result("toolu_1")])
     assert converted[1]["content"][0]["input"] == {}
 

@@ -3,12 +3,18 @@ the thinking and token fields each model gets."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fake_anthropic import validate_request
 from providers.convert_testlib import convert
-from providers.stored_messages import assistant, call, result, text, user
+from providers.stored_messages import JsonDict, assistant, call, result, text, user
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.providers.base import ProviderRequest, ToolSpec
-from rpc_agent.providers.convert import build_params, convert_system, convert_tools
 from rpc_agent.providers.models import resolve_model
+from rpc_agent.providers.request import build_params, convert_system, convert_tools
+
+if TYPE_CHECKING:
+    from anthropic.types.message_create_params import MessageCreateParamsBase
 
 
 def test_cache_control_on_the_last_two_user_messages() -> None:
@@ -90,8 +96,14 @@ def request(model_id: str, level: str = "off", max_tokens: int | None = None) ->
     )
 
 
+def as_json(params: MessageCreateParamsBase) -> JsonDict:
+    """The params as the JSON the API gets, to look into blocks the SDK's types keep apart."""
+    body: JsonDict = dict(params)
+    return body
+
+
 def test_build_params_budget_model() -> None:
-    params = build_params(request("claude-haiku-4-5", "medium"))
+    params = as_json(build_params(request("claude-haiku-4-5", "medium")))
     assert params["model"] == "claude-haiku-4-5"
     assert params["thinking"] == {"type": "enabled", "budget_tokens": 10240}
     assert params["max_tokens"] == 32000 + 10240
@@ -134,8 +146,8 @@ def test_build_params_max_on_an_adaptive_model_is_effort_max() -> None:
 
 
 def test_build_params_max_on_a_budget_model_is_its_largest_budget() -> None:
-    params = build_params(request("claude-haiku-4-5", "max", max_tokens=4000))
-    xhigh = build_params(request("claude-haiku-4-5", "xhigh", max_tokens=4000))
+    params = as_json(build_params(request("claude-haiku-4-5", "max", max_tokens=4000)))
+    xhigh = as_json(build_params(request("claude-haiku-4-5", "xhigh", max_tokens=4000)))
     model_max = resolve_model("claude-haiku-4-5").maxTokens
     assert params["max_tokens"] == model_max
     # Capped by the model's output: the budget leaves 1024 tokens for the answer.
@@ -145,17 +157,21 @@ def test_build_params_max_on_a_budget_model_is_its_largest_budget() -> None:
 
 
 def test_system_messages_are_folded_into_the_system_prompt_never_sent_as_turns() -> None:
-    stored_system = {
+    stored_system: MessageDict = {
         "role": "system",
         "content": "",
         "sections": {"preamble": "You are pi."},
         "toolsAdded": [{"name": "read", "description": "Read", "parameters": {}}],
         "timestamp": 0,
     }
-    added = {"role": "system", "content": [text("Answer in French."), text("Be brief.")], "timestamp": 0}
+    added: MessageDict = {
+        "role": "system",
+        "content": [text("Answer in French."), text("Be brief.")],
+        "timestamp": 0,
+    }
     req = request("claude-haiku-4-5")
     req.messages = [stored_system, user("hi"), assistant(text("salut")), added, user("again")]
-    params = build_params(req)
+    params = as_json(build_params(req))
     assert [m["role"] for m in params["messages"]] == ["user", "assistant", "user"]
     # The agent's own prompt and tools, then the instructions the stored messages add; the
     # stored sections and tool declarations describe another agent's loadout and are not sent.

@@ -6,12 +6,13 @@ from __future__ import annotations
 import random
 
 from fake_anthropic import validate_request
-from providers.stored_messages import MODEL, JsonDict, assistant, bash, call, result, text, thinking, user
+from providers.stored_messages import MODEL, assistant, bash, call, result, text, thinking, user
+from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.providers.convert import convert_messages
 
 
-def _random_history(rng: random.Random) -> list[JsonDict]:
-    messages: list[JsonDict] = []
+def _random_history(rng: random.Random) -> list[MessageDict]:
+    messages: list[MessageDict] = []
     ids: list[str] = []
     for _ in range(rng.randint(1, 14)):
         kind = rng.choice(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from providers.convert_testlib import all_blocks, convert, missing, roles, tool_result_block
 from providers.stored_messages import assistant, call, result, text, user
+from rpc_agent.protocol.shapes import BlockDict
 from rpc_agent.providers.convert import LEADING_PLACEHOLDER
 
 
@@ -28,7 +29,7 @@ def test_consecutive_tool_results_are_one_user_message_in_call_order() -> None:
 
 
 def test_tool_result_images_and_empty_content() -> None:
-    image = {"type": "image", "data": "R0lGOD", "mimeType": "image/gif"}
+    image: BlockDict = {"type": "image", "data": "R0lGOD", "mimeType": "image/gif"}
     stored = result("toolu_1")
     stored["content"] = [text("see"), image]
     empty = result("toolu_2")

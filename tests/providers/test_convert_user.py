@@ -3,10 +3,12 @@ summaries and custom messages all reach the model as user content."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from providers.convert_testlib import convert
-from providers.stored_messages import JsonDict, bash, text, user
+from providers.stored_messages import JsonDict, assistant, bash, call, result, text, user
 from rpc_agent.providers.convert import BRANCH_SUMMARY_PREAMBLE, COMPACTION_SUMMARY_PREAMBLE
 
 
@@ -45,6 +47,27 @@ def test_user_blocks_images_and_empty_text() -> None:
 def test_whitespace_only_user_message_is_dropped_and_neighbours_merge() -> None:
     converted = convert([user("a"), user("  \n"), user([text("b")])])
     assert converted == [{"role": "user", "content": [text("a"), text("b")]}]
+
+
+def test_content_items_that_are_not_blocks_are_skipped() -> None:
+    # Session files are not validated when read: a list may hold anything a writer put there.
+    junk: Any = ["a string", 7, None, ["nested"]]
+    answer = assistant(call("toolu_1"), stop="toolUse")
+    answer["content"] = [*junk, *answer["content"]]
+    output = result("toolu_1")
+    output["content"] = [*junk, text("out")]
+    converted = convert([user([*junk, text("hi")]), answer, output])
+    assert converted == [
+        {"role": "user", "content": [text("hi")]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [text("out")]}],
+        },
+    ]
 
 
 def test_lone_surrogates_are_replaced() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from rpc_agent.protocol.methods import ModelDescription
 from rpc_agent.providers.models import (
     DEFAULT_MODEL_ID,
     MODEL_TABLE,
@@ -41,6 +42,13 @@ def test_known_model_info() -> None:
     assert (info.contextWindow, info.maxTokens, info.reasoning) == (200_000, 64_000, True)
     assert info.cost == {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}
     assert info.to_json()["api"] == "anthropic-messages"
+
+
+def test_a_model_json_is_a_model_description() -> None:
+    # What the state and the model list send is the protocol's model, key for key.
+    info = resolve_model("claude-sonnet-4-5")
+    assert set(info.to_json()) == set(ModelDescription.model_fields)
+    assert ModelDescription(**info.to_json()).model_dump() == info.to_json()
 
 
 def test_dated_alias_and_date_suffix_find_their_entry() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -69,15 +70,36 @@ def text_of(output: ToolOutput) -> str:
 
 
 @contextmanager
-def listener() -> Iterator[int]:
+def listener(answer: bytes | None = None) -> Iterator[int]:
     """A TCP listener on 127.0.0.1 (in the test's own network namespace); yields its port.
 
-    Nothing accepts: a connect succeeds through the backlog, which is all the tests need.
+    Nothing accepts: a connect succeeds through the backlog, which is all most tests need. With
+    ``answer``, a thread accepts each connection, sends ``answer`` and closes it, so that a client
+    that waits for a reply (curl) gets one at once rather than at its timeout.
     """
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    done = threading.Event()
+    answering: threading.Thread | None = None
     try:
         server.bind(("127.0.0.1", 0))
         server.listen(8)
+        if answer is not None:
+            server.settimeout(0.05)
+            answering = threading.Thread(target=_answer_each, args=(server, answer, done), daemon=True)
+            answering.start()
         yield server.getsockname()[1]
     finally:
+        done.set()
+        if answering is not None:
+            answering.join()
         server.close()
+
+
+def _answer_each(server: socket.socket, answer: bytes, done: threading.Event) -> None:
+    while not done.is_set():
+        try:
+            connection, _ = server.accept()
+        except TimeoutError:
+            continue
+        with connection:
+            connection.sendall(answer)

@@ -40,8 +40,8 @@ from rpc_agent.providers.anthropic.errors import classify_error
 from rpc_agent.providers.anthropic.sdk import sdk, warm_up
 from rpc_agent.providers.anthropic.stream import Assembler, drain
 from rpc_agent.providers.base import AssistantEvent, ModelInfo, ProviderRequest
-from rpc_agent.providers.convert import build_params
 from rpc_agent.providers.models import PROVIDER, known_spec, listed_models, resolve_model
+from rpc_agent.providers.request import build_params
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
