@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.host import HookName, ImageBlock, TextBlock
+from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.shapes import BlockDict
 
 HOOK_NAMES: tuple[str, ...] = get_args(HookName)
@@ -64,7 +65,7 @@ class ClientToolSpec:
 
     name: str
     description: str
-    parameters: JsonDict
+    parameters: JsonSchema
     read_only: bool = False
 
 

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rpc_agent.protocol.base import JsonDict, Params, Result
 from rpc_agent.protocol.entries import AgentMessage, CompactionFields
+from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.loose import Loose
 from rpc_agent.protocol.shapes import BlockDict
 
@@ -38,11 +39,15 @@ class _Answer(BaseModel):
 # --- capabilities ----------------------------------------------------------------------------
 
 
+def _no_arguments() -> JsonSchema:
+    return {"type": "object", "properties": {}}
+
+
 class ClientTool(Params):
     name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
     description: str = ""
-    parameters: JsonDict = Field(
-        default_factory=lambda: {"type": "object", "properties": {}},
+    parameters: Loose[JsonSchema] = Field(
+        default_factory=_no_arguments,
         description="JSON Schema of the arguments; calls are validated against it before the client sees them",
     )
     readOnly: bool = Field(
@@ -132,7 +137,7 @@ class ElicitationRequestParams(Result):
     server: str = Field(description="the MCP server that asks")
     mode: Literal["form", "url"]
     message: str
-    requestedSchema: JsonDict | None = Field(
+    requestedSchema: Loose[JsonSchema] | None = Field(
         default=None, description="form: a flat JSON Schema object of primitive properties"
     )
     url: str | None = Field(default=None, description="url: where the user goes, outside the agent's sight")
