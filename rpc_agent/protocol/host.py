@@ -7,7 +7,7 @@ gives up on one with the notification ``$/cancelRequest {id}`` (the LSP conventi
 run is aborted or the answer takes longer than its timeout.
 """
 
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -112,11 +112,26 @@ class EntryIdResult(Result):
 # --- approval/request ---------------------------------------------------------------------
 
 
+class ApprovalPreview(TypedDict, total=False):
+    """What the host is shown of a call before it decides (``ApprovalRequestParams.preview``):
+    edit and write give the file's ``path`` and the ``diff`` (None with a ``note`` when the
+    edit cannot apply; ``newFile`` when there is no file yet); bash its ``command`` and
+    ``cwd``, and the ``sandbox`` it would leave when it asks to run outside it."""
+
+    path: str
+    diff: str | None
+    note: str
+    newFile: bool
+    command: Any
+    cwd: str
+    sandbox: str
+
+
 class ApprovalRequestParams(Result):
     toolCallId: str
     toolName: str
     arguments: JsonDict
-    preview: JsonDict | None = Field(
+    preview: Loose[ApprovalPreview] | None = Field(
         default=None, description="edit/write: {path, diff} (nothing is written yet); bash: {command, cwd}"
     )
     sandbox: Literal["escape"] | None = Field(
