@@ -11,13 +11,14 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from rpc_agent import __version__
 from rpc_agent.argtypes import positive_float, positive_int
 
 if TYPE_CHECKING:
     from rpc_agent.agent.settings import AgentSettings
+    from rpc_agent.protocol.json_schema import JsonSchema
 
 DESCRIPTION = """\
 rpc-agent: a coding agent you drive over stdio with line-delimited JSON-RPC 2.0.
@@ -249,7 +250,7 @@ def command() -> int:
     return tuning.leave(code)
 
 
-def _output_schema(args: argparse.Namespace) -> dict[str, Any] | Literal[False] | None:
+def _output_schema(args: argparse.Namespace) -> JsonSchema | Literal[False] | None:
     """The --output-schema file read and checked before the run; False (said on stderr) when
     it cannot be used."""
     if args.output_schema is None:

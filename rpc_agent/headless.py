@@ -23,8 +23,8 @@ import orjson
 from pydantic import BaseModel
 
 from rpc_agent.agent.structured import INVALID_OUTPUT
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.content import message_text
+from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.payload import event_payload
 from rpc_agent.protocol.run_output import Denial, RunResult, RunTokens
 from rpc_agent.runtime import Runtime, ServerConfig, event_loop_options
@@ -69,7 +69,7 @@ def _usage(messages: Iterable[Mapping[str, Any]]) -> tuple[RunTokens, float, int
 
 
 async def run_prompt(
-    config: ServerConfig, prompt: str, output_format: str, output_schema: JsonDict | None = None
+    config: ServerConfig, prompt: str, output_format: str, output_schema: JsonSchema | None = None
 ) -> int:
     started = time.monotonic()
     runtime = Runtime(config)
@@ -132,7 +132,9 @@ async def run_prompt(
     return code
 
 
-def run(config: ServerConfig, prompt: str, output_format: str, output_schema: JsonDict | None = None) -> int:
+def run(
+    config: ServerConfig, prompt: str, output_format: str, output_schema: JsonSchema | None = None
+) -> int:
     return anyio.run(
         run_prompt, config, prompt, output_format, output_schema, backend_options=event_loop_options()
     )

@@ -54,9 +54,11 @@ from rpc_agent.io.background import Background
 from rpc_agent.protocol import checkpoints as c
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict, trusted
+from rpc_agent.protocol.base import trusted
 from rpc_agent.protocol.entries import THINKING_LEVELS
+from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.shapes import BlockDict, Content, MessageDict
+from rpc_agent.protocol.state_shapes import ModelDescriptionDict, StateDict
 from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.sandbox.policy import chosen as chosen_sandbox
 from rpc_agent.store.manager import SessionManager
@@ -152,7 +154,7 @@ class AgentSession:
     def state(self) -> m.State:
         return trusted(m.State, **self.state_json())
 
-    def state_json(self) -> dict[str, Any]:
+    def state_json(self) -> StateDict:
         """The state in its wire shape, without a model in between: clients poll get_state,
         and building a pydantic model per call would be most of its cost. The State model
         in the protocol describes it (and the end-to-end tests validate it against that)."""
@@ -177,12 +179,12 @@ class AgentSession:
             "sandbox": self.sandbox.state_json(),
         }
 
-    def _model_json(self) -> dict[str, Any]:
+    def _model_json(self) -> ModelDescriptionDict:
         if self._model_json_cache is None or self._model_json_cache[0] is not self.model:
             self._model_json_cache = (self.model, self.model.to_json())
         return self._model_json_cache[1]
 
-    _model_json_cache: tuple[ModelInfo, dict[str, Any]] | None = None
+    _model_json_cache: tuple[ModelInfo, ModelDescriptionDict] | None = None
 
     def require_idle(self, what: str) -> None:
         """Raise AgentBusyError (naming ``what`` was asked) while a run, a compaction or an
@@ -241,7 +243,7 @@ class AgentSession:
         *,
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
-        output_schema: JsonDict | None = None,
+        output_schema: JsonSchema | None = None,
         ticket: int | None = None,
     ) -> m.PromptResult:
         """Run a prompt (or queue it while a run goes on); ``ticket`` is the ``prompt_ticket``

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, cast
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from rpc_agent.agent.host import ClientToolSpec, Host
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.tools.base import Tool, ToolContext, ToolOutput
 
 
@@ -37,7 +37,7 @@ class ClientToolBase:
 
     name: ClassVar[str]
     description: ClassVar[str]
-    parameters: ClassVar[JsonDict]
+    parameters: ClassVar[JsonSchema]
     read_only: ClassVar[bool]
     Args: ClassVar[type[BaseModel]]
 
@@ -50,7 +50,7 @@ class ClientToolBase:
         return ToolOutput(content=answer.content, details=answer.details, is_error=answer.is_error)
 
 
-def check_schema(parameters: JsonDict) -> str | None:
+def check_schema(parameters: JsonSchema) -> str | None:
     """Why a declared schema is itself invalid, or None.
 
     jsonschema is imported here, not at the top: it costs more than the server's whole start-up
@@ -59,7 +59,8 @@ def check_schema(parameters: JsonDict) -> str | None:
     import jsonschema
 
     try:
-        jsonschema.validators.validator_for(parameters).check_schema(parameters)
+        # a plain dict copy: jsonschema's stubs type check_schema's argument as a dict
+        jsonschema.validators.validator_for(parameters).check_schema(dict(parameters))
     except jsonschema.SchemaError as exc:
         return exc.message
     return None

@@ -23,6 +23,7 @@ from rpc_agent.agent.sandboxing import SessionSandbox
 from rpc_agent.agent.settings import AgentSettings
 from rpc_agent.io.background import Background
 from rpc_agent.protocol import methods as m
+from rpc_agent.protocol.state_shapes import McpServerStateDict
 from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import CommandRunner, FileAccess, Tool
@@ -36,7 +37,7 @@ class SessionTools(Protocol):
 
     async def ready(self) -> None: ...
     def tools(self) -> list[Tool]: ...
-    def state_json(self) -> list[dict[str, object]]: ...
+    def state_json(self) -> list[McpServerStateDict]: ...
     async def aclose(self) -> None: ...
 
 

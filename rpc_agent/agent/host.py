@@ -11,33 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypedDict, get_args
+from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel
 
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.host import ApprovalPreview as ApprovalPreview
 from rpc_agent.protocol.host import HookName, ImageBlock, TextBlock
+from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.shapes import BlockDict
 
 HOOK_NAMES: tuple[str, ...] = get_args(HookName)
 """The hook points a host may declare: pi 0.73.1's extension events of the same names."""
 
 ApprovalDecision = Literal["allow", "allow_always", "deny"]
-
-
-class ApprovalPreview(TypedDict, total=False):
-    """What the host is shown of a call before it decides (``ApprovalRequestParams.preview``):
-    edit and write give the file's ``path`` and the ``diff`` (None with a ``note`` when the
-    edit cannot apply; ``newFile`` when there is no file yet); bash its ``command`` and
-    ``cwd``, and the ``sandbox`` it would leave when it asks to run outside it."""
-
-    path: str
-    diff: str | None
-    note: str
-    newFile: bool
-    command: Any
-    cwd: str
-    sandbox: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +51,7 @@ class ClientToolSpec:
 
     name: str
     description: str
-    parameters: JsonDict
+    parameters: JsonSchema
     read_only: bool = False
 
 

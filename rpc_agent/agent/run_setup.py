@@ -10,6 +10,7 @@ from rpc_agent.agent.run_context import Authorize, RunContext
 from rpc_agent.agent.structured import TOOL_NAME, StructuredRun
 from rpc_agent.agent.system_prompt import build_system_prompt
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.providers.base import ToolSpec
 from rpc_agent.store import guard
 from rpc_agent.tools.base import Tool, tool_schema
@@ -48,7 +49,7 @@ def run_context(
     *,
     max_turns: int | None,
     max_budget_usd: float | None,
-    output_schema: JsonDict | None = None,
+    output_schema: JsonSchema | None = None,
 ) -> RunContext:
     """The context of one run; limits given for this prompt win over the session's. With an
     output schema the run also offers the final-answer tool (``agent.structured``)."""

@@ -23,7 +23,8 @@ from rpc_agent.agent.user_bash import UserBash
 from rpc_agent.errors import AgentBusyError
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import JsonDict, trusted
+from rpc_agent.protocol.base import trusted
+from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.shapes import BlockDict
 
 __all__ = ["Runs"]
@@ -68,7 +69,7 @@ class Runs:
         *,
         max_turns: int | None,
         max_budget_usd: float | None,
-        output_schema: JsonDict | None,
+        output_schema: JsonSchema | None,
         ticket: int | None,
     ) -> m.PromptResult:
         if ticket is None:
@@ -88,7 +89,7 @@ class Runs:
         ticket: int,
         max_turns: int | None,
         max_budget_usd: float | None,
-        output_schema: JsonDict | None,
+        output_schema: JsonSchema | None,
     ) -> m.PromptResult:
         session = self._session
         if output_schema is not None:
@@ -125,7 +126,7 @@ class Runs:
         max_turns: int | None = None,
         max_budget_usd: float | None = None,
         ticket: int | None = None,
-        output_schema: JsonDict | None = None,
+        output_schema: JsonSchema | None = None,
     ) -> m.PromptResult:
         """Run the agent loop from ``first`` (the prompt and what it brought; empty: continue
         from the session as it is) until the model stops, is stopped or a limit is reached."""

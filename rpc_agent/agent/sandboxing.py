@@ -13,14 +13,13 @@ import shutil
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Literal, TypedDict
 
 from pydantic import BaseModel
 
 from rpc_agent.agent.host import ApprovalPreview, ApprovalQuestion, Host
 from rpc_agent.protocol import events as ev
+from rpc_agent.protocol.state_shapes import SandboxStateDict
 from rpc_agent.sandbox import Sandbox, SandboxPolicy, SandboxUnavailableError, bwrap
-from rpc_agent.sandbox.policy import Mode, Network
 from rpc_agent.store.files import agent_home
 
 
@@ -31,15 +30,6 @@ def require_available(policy: SandboxPolicy) -> None:
     reason = bwrap.unavailable_reason()
     if reason is not None:
         raise SandboxUnavailableError(f"the sandbox mode {policy.mode!r} was asked for, but {reason}")
-
-
-class SandboxStateDict(TypedDict):
-    """The ``sandbox`` of ``get_state`` (``protocol.sandbox.SandboxState``) as a dict."""
-
-    mode: Mode
-    network: Network
-    hideCredentials: bool
-    mechanism: Literal["bubblewrap"] | None
 
 
 class SessionSandbox:

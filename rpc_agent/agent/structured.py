@@ -14,14 +14,15 @@ string) is wrapped as ``{"answer": <schema>}`` for the model and unwrapped for t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from pydantic import BaseModel, ConfigDict
 
 from rpc_agent.agent.queue import QueuedCustom
 from rpc_agent.errors import InvalidRequestError
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.shapes import BlockDict
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 
@@ -37,7 +38,7 @@ REMINDER = (
 )
 
 
-def check_output_schema(schema: Any) -> JsonDict:
+def check_output_schema(schema: object) -> JsonSchema:
     """The schema itself checked (before any run): raises InvalidRequestError naming the fault.
 
     jsonschema is imported here: it costs more than the server's start-up, and only a run
@@ -54,23 +55,25 @@ def check_output_schema(schema: Any) -> JsonDict:
         raise InvalidRequestError(
             f"the output schema is not a valid JSON Schema: {where}: {exc.message}"
         ) from None
-    return schema
+    return cast(JsonSchema, schema)
 
 
-def tool_input_schema(schema: JsonDict) -> tuple[JsonDict, bool]:
+def tool_input_schema(schema: JsonSchema) -> tuple[JsonSchema, bool]:
     """The schema the model sees, and whether it wraps the caller's (see the module docstring)."""
     if schema.get("type") == "object":
-        return dict(schema), False
-    inner = dict(schema)
-    wrapper: JsonDict = {
+        return schema.copy(), False
+    inner = schema.copy()
+    wrapper: JsonSchema = {
         "type": "object",
         "properties": {WRAPPED_KEY: inner},
         "required": [WRAPPED_KEY],
         "additionalProperties": False,
     }
-    for key in ("$defs", "definitions"):  # references stay resolvable from the wrapper's root
-        if key in inner:
-            wrapper[key] = inner.pop(key)
+    # references stay resolvable from the wrapper's root
+    if "$defs" in inner:
+        wrapper["$defs"] = inner.pop("$defs")
+    if "definitions" in inner:
+        wrapper["definitions"] = inner.pop("definitions")
     return wrapper, True
 
 
@@ -92,7 +95,7 @@ class _AnyObject(BaseModel):
 class StructuredRun:
     """One run's demand for an answer in a schema: its tool, and where the answer stands."""
 
-    def __init__(self, schema: JsonDict) -> None:
+    def __init__(self, schema: JsonSchema) -> None:
         import jsonschema
 
         self.schema = schema
@@ -108,7 +111,7 @@ class StructuredRun:
     def tool(self) -> StructuredOutputTool:
         return StructuredOutputTool(self)
 
-    def accept(self, arguments: JsonDict) -> str | None:
+    def accept(self, arguments: Mapping[str, Any]) -> str | None:
         """Record an answer; why it does not match the schema, or None when it is kept."""
         value = arguments.get(WRAPPED_KEY) if self.wrapped else arguments
         if self.wrapped and WRAPPED_KEY not in arguments:
@@ -173,7 +176,7 @@ class StructuredOutputTool:
 
     def __init__(self, run: StructuredRun) -> None:
         self.run = run
-        self.parameters: JsonDict = run.parameters
+        self.parameters: JsonSchema = run.parameters
 
     async def execute(self, args: Any, ctx: ToolContext) -> ToolOutput:
         arguments = dict(args.__pydantic_extra__ or {}) if isinstance(args, BaseModel) else dict(args)

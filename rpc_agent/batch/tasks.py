@@ -14,11 +14,13 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
-from typing import Any, Literal, Required, TypedDict, cast
+from typing import Literal, Required, TypedDict, cast
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from rpc_agent.protocol.json_schema import JsonSchema
+from rpc_agent.protocol.loose import Loose
 from rpc_agent.protocol.run_output import RunResult
 from rpc_agent.validation import describe
 
@@ -41,7 +43,7 @@ class BatchTask(BaseModel):
     maxTurns: int | None = Field(default=None, ge=1)
     maxBudgetUsd: float | None = Field(default=None, gt=0)
     timeoutSeconds: float | None = Field(default=None, gt=0)
-    outputSchema: dict[str, Any] | None = None
+    outputSchema: Loose[JsonSchema] | None = None
     sandbox: Literal["off", "read-only", "workspace-write"] | None = None
     """As ``--sandbox`` (checked here, so that a typo stops the batch before it starts)."""
 

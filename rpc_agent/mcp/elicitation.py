@@ -13,11 +13,11 @@ These types are the fronts' common ground, free of both the MCP SDK and ACP's.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.json_schema import JsonSchema, as_json_schema
 
 ElicitationAction = Literal["accept", "decline", "cancel"]
 
@@ -28,7 +28,7 @@ class ElicitationRequest:
     """The MCP server that asks (the user should know who wants what)."""
     mode: Literal["form", "url"]
     message: str
-    requested_schema: JsonDict | None = None
+    requested_schema: JsonSchema | None = None
     """Form mode: a flat JSON Schema object of primitive properties."""
     url: str | None = None
     """URL mode: where the user goes (an OAuth page, say) outside the agent's sight."""
@@ -71,13 +71,14 @@ def elicitation_request(server: str, params: Any, tool_call_id: str | None) -> E
         )
     if mode == "form":
         schema = getattr(params, "requestedSchema", None)
+        requested: JsonSchema = (
+            as_json_schema(dict(schema)) if isinstance(schema, dict) else {"type": "object", "properties": {}}
+        )
         return ElicitationRequest(
             server,
             "form",
             message,
-            requested_schema=dict(schema)
-            if isinstance(schema, dict)
-            else {"type": "object", "properties": {}},
+            requested_schema=requested,
             tool_call_id=tool_call_id,
         )
     return None
@@ -95,7 +96,7 @@ _SECRET = re.compile(
 )
 
 
-def asks_for_secret(schema: JsonDict | None) -> bool:
+def asks_for_secret(schema: Mapping[str, object] | None) -> bool:
     """Whether a form asks for what ACP says form mode must never carry: passwords, keys,
     tokens and the like (by a ``password`` format, or the words of a field's name, title or
     description). Such a request needs URL mode, which only the server that asks can offer."""

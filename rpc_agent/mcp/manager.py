@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import anyio
 import anyio.abc
@@ -36,6 +36,7 @@ from rpc_agent.mcp.elicitation import (
 )
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
+from rpc_agent.protocol.state_shapes import McpServerStateDict
 from rpc_agent.tools.base import Tool
 
 if TYPE_CHECKING:
@@ -179,8 +180,11 @@ class McpManager:
     def servers(self) -> list[m.McpServerState]:
         return [connection.state() for connection in self.connections.values()]
 
-    def state_json(self) -> list[dict[str, object]]:
-        return [state.model_dump(mode="json", exclude_none=True) for state in self.servers()]
+    def state_json(self) -> list[McpServerStateDict]:
+        return [
+            cast(McpServerStateDict, state.model_dump(mode="json", exclude_none=True))
+            for state in self.servers()
+        ]
 
     def tools(self) -> list[Tool]:
         if self._tools is None:

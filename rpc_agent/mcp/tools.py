@@ -15,7 +15,7 @@ from mcp import types
 from pydantic import BaseModel, ConfigDict
 
 from rpc_agent.mcp.connection import McpCallError, McpConnection
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.json_schema import JsonSchema, as_json_schema
 from rpc_agent.protocol.shapes import BlockDict
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 
@@ -42,7 +42,7 @@ class McpTool:
     description: ClassVar[str]
     Args: ClassVar[type[BaseModel]] = McpArgs
     read_only: ClassVar[bool] = False
-    input_schema: ClassVar[JsonDict]
+    input_schema: ClassVar[JsonSchema]
     server_tool: ClassVar[str]
 
     def __init__(self, connection: McpConnection) -> None:
@@ -58,7 +58,7 @@ class McpTool:
 
 
 def make_tool(connection: McpConnection, tool: types.Tool) -> McpTool:
-    schema: JsonDict = dict(tool.inputSchema or {})
+    schema = as_json_schema(dict(tool.inputSchema or {}), "an MCP tool's inputSchema")
     schema.setdefault("type", "object")
     schema.setdefault("properties", {})
     annotations = tool.annotations

@@ -12,6 +12,7 @@ from typing import NotRequired, TypedDict
 import orjson
 
 from rpc_agent.protocol import methods as m
+from rpc_agent.protocol.state_shapes import McpServerStateDict
 
 
 class MessagesAnswer(TypedDict):
@@ -40,4 +41,4 @@ class TreeAnswer(TypedDict):
 class ServersAnswer(TypedDict):
     """``McpServersResult`` in wire shape (each server's state without its absent fields)."""
 
-    servers: list[dict[str, object]]
+    servers: list[McpServerStateDict]

@@ -30,10 +30,11 @@ from rpc_agent.protocol import checkpoints as c
 from rpc_agent.protocol import finding as f
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import Empty, JsonDict, Ok
+from rpc_agent.protocol.base import Empty, Ok
 from rpc_agent.protocol.entries import ImageContent
 from rpc_agent.protocol.errors import ERROR_CODES
 from rpc_agent.protocol.shapes import BlockDict
+from rpc_agent.protocol.state_shapes import StateDict
 from rpc_agent.protocol.table import METHODS
 from rpc_agent.providers.base import ModelInfo
 from rpc_agent.store import files, listing, paging, search
@@ -97,7 +98,7 @@ class Methods:
 
     # --- handlers, one per method of the table ----------------------------------------
 
-    def get_state(self, _p: Empty | None) -> JsonDict:
+    def get_state(self, _p: Empty | None) -> StateDict:
         return self.agent.state_json()
 
     def abort(self, _p: Empty | None) -> m.AbortResult:

@@ -11,16 +11,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Required, TypedDict
 
 import orjson
 from pydantic import BaseModel, RootModel
 from pydantic.json_schema import models_json_schema
 
 from rpc_agent.protocol import PROTOCOL_VERSION
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.entries import AgentMessage, KnownEntry, SessionHeader
 from rpc_agent.protocol.events import Event
 from rpc_agent.protocol.host import CLIENT_REQUESTS, CancelRequestParams
+from rpc_agent.protocol.json_schema import JsonSchema, as_json_schema
 from rpc_agent.protocol.table import METHODS, Method
 
 OUTPUT = Path(__file__).resolve().parents[2] / "protocol"
@@ -38,11 +39,55 @@ class MessageSchema(RootModel[AgentMessage]):
     """A message as stored and as returned by get_messages."""
 
 
+class _Request(TypedDict):
+    """A method, or a request the server sends the client: its params' and result's ``$ref``."""
+
+    description: str
+    params: JsonSchema | None
+    result: JsonSchema | None
+
+
+class _ClientRequest(TypedDict):
+    description: str
+    params: JsonSchema
+    result: JsonSchema
+
+
+class _Notification(TypedDict, total=False):
+    description: str
+    params: Required[JsonSchema]
+
+
+class _ErrorCode(TypedDict):
+    code: int
+    description: str
+
+
+ProtocolSchema = TypedDict(
+    "ProtocolSchema",
+    {
+        "$schema": str,
+        "title": str,
+        "version": str,
+        "transport": str,
+        "methods": dict[str, _Request],
+        "notifications": dict[str, _Notification],
+        "clientRequests": dict[str, _ClientRequest],
+        "clientNotifications": dict[str, _Notification],
+        "sessionFile": dict[str, JsonSchema],
+        "errors": dict[str, _ErrorCode],
+        "$defs": dict[str, JsonSchema],
+    },
+)
+"""The generated ``protocol/schema.json``: the protocol's methods, events, client requests and
+session file lines, each a ``$ref`` into ``$defs``, the JSON Schemas of the models."""
+
+
 def _method_specs() -> list[Method]:
     return list(METHODS)
 
 
-def build_schema() -> JsonDict:
+def build_schema() -> ProtocolSchema:
     from rpc_agent.protocol.errors import ERROR_CODES
 
     specs = _method_specs()
@@ -59,8 +104,11 @@ def build_schema() -> JsonDict:
         [(model, "validation") for model in models], ref_template="#/$defs/{model}"
     )
 
-    def ref(model: type[BaseModel] | None) -> JsonDict | None:
-        return None if model is None else keys[(model, "validation")]
+    def ref(model: type[BaseModel]) -> JsonSchema:
+        return as_json_schema(keys[(model, "validation")])
+
+    def optional_ref(model: type[BaseModel] | None) -> JsonSchema | None:
+        return None if model is None else ref(model)
 
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -70,8 +118,8 @@ def build_schema() -> JsonDict:
         "methods": {
             spec.name: {
                 "description": spec.description,
-                "params": ref(spec.params),
-                "result": ref(spec.result),
+                "params": optional_ref(spec.params),
+                "result": optional_ref(spec.result),
             }
             for spec in specs
         },
@@ -96,7 +144,7 @@ def build_schema() -> JsonDict:
     }
 
 
-def _type_of(prop: JsonDict) -> str:
+def _type_of(prop: JsonSchema) -> str:
     if "$ref" in prop:
         return str(prop["$ref"]).rsplit("/", 1)[-1]
     if "anyOf" in prop:
@@ -113,11 +161,11 @@ def _type_of(prop: JsonDict) -> str:
     return str(kind)
 
 
-def _fields_table(schema: JsonDict, name: str | None) -> list[str]:
+def _fields_table(schema: ProtocolSchema, name: str | None) -> list[str]:
     if name is None:
         return ["(none)", ""]
     model = schema["$defs"].get(name, {})
-    props: JsonDict = model.get("properties", {})
+    props = model.get("properties", {})
     if not props:
         return [f"`{name}`: {model.get('description', 'an object').strip()}", ""]
     required = set(model.get("required", []))
@@ -130,7 +178,7 @@ def _fields_table(schema: JsonDict, name: str | None) -> list[str]:
     return lines
 
 
-def build_reference(schema: JsonDict) -> str:
+def build_reference(schema: ProtocolSchema) -> str:
     lines = [
         "# rpc-agent protocol reference",
         "",

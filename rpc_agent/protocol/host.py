@@ -7,12 +7,13 @@ gives up on one with the notification ``$/cancelRequest {id}`` (the LSP conventi
 run is aborted or the answer takes longer than its timeout.
 """
 
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rpc_agent.protocol.base import JsonDict, Params, Result
 from rpc_agent.protocol.entries import AgentMessage, CompactionFields
+from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.loose import Loose
 from rpc_agent.protocol.shapes import BlockDict
 
@@ -38,11 +39,15 @@ class _Answer(BaseModel):
 # --- capabilities ----------------------------------------------------------------------------
 
 
+def _no_arguments() -> JsonSchema:
+    return {"type": "object", "properties": {}}
+
+
 class ClientTool(Params):
     name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
     description: str = ""
-    parameters: JsonDict = Field(
-        default_factory=lambda: {"type": "object", "properties": {}},
+    parameters: Loose[JsonSchema] = Field(
+        default_factory=_no_arguments,
         description="JSON Schema of the arguments; calls are validated against it before the client sees them",
     )
     readOnly: bool = Field(
@@ -107,11 +112,26 @@ class EntryIdResult(Result):
 # --- approval/request ---------------------------------------------------------------------
 
 
+class ApprovalPreview(TypedDict, total=False):
+    """What the host is shown of a call before it decides (``ApprovalRequestParams.preview``):
+    edit and write give the file's ``path`` and the ``diff`` (None with a ``note`` when the
+    edit cannot apply; ``newFile`` when there is no file yet); bash its ``command`` and
+    ``cwd``, and the ``sandbox`` it would leave when it asks to run outside it."""
+
+    path: str
+    diff: str | None
+    note: str
+    newFile: bool
+    command: Any
+    cwd: str
+    sandbox: str
+
+
 class ApprovalRequestParams(Result):
     toolCallId: str
     toolName: str
     arguments: JsonDict
-    preview: JsonDict | None = Field(
+    preview: Loose[ApprovalPreview] | None = Field(
         default=None, description="edit/write: {path, diff} (nothing is written yet); bash: {command, cwd}"
     )
     sandbox: Literal["escape"] | None = Field(
@@ -132,7 +152,7 @@ class ElicitationRequestParams(Result):
     server: str = Field(description="the MCP server that asks")
     mode: Literal["form", "url"]
     message: str
-    requestedSchema: JsonDict | None = Field(
+    requestedSchema: Loose[JsonSchema] | None = Field(
         default=None, description="form: a flat JSON Schema object of primitive properties"
     )
     url: str | None = Field(default=None, description="url: where the user goes, outside the agent's sight")

@@ -8,6 +8,7 @@ from rpc_agent.protocol.base import Params, Result
 from rpc_agent.protocol.checkpoints import RestoreFilesResult
 from rpc_agent.protocol.entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel, Usage
 from rpc_agent.protocol.host import AcceptedCapabilities, ClientCapabilities
+from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.loose import Loose
 from rpc_agent.protocol.sandbox import SandboxRequest, SandboxState
 from rpc_agent.protocol.shapes import EntryDict
@@ -167,7 +168,7 @@ class PromptParams(Params):
     )
     maxTurns: int | None = Field(default=None, ge=1, description="stop this run after N model calls")
     maxBudgetUsd: float | None = Field(default=None, gt=0, description="stop this run once it cost this much")
-    outputSchema: dict[str, Any] | None = Field(
+    outputSchema: Loose[JsonSchema] | None = Field(
         default=None,
         description="a JSON Schema the run's final answer must match: the model answers by calling "
         "a structured_output tool with it as input schema, re-asked a few times when the answer does "

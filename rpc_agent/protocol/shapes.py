@@ -13,8 +13,8 @@ entry type is kept as it was, and the code mostly asks "does this entry have a s
 roles exist) stays in the pydantic models of ``protocol.entries``, which validate what comes
 from outside and generate the schema; a test holds the field names of the two together.
 
-Wire data whose shape is not ours (a tool's arguments, a JSON Schema, ``details``,
-extension data) stays ``JsonDict``.
+Wire data whose shape is not ours (a tool's arguments, ``details``,
+extension data) stays ``JsonDict``; a JSON Schema is a ``protocol.json_schema.JsonSchema``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any, NotRequired, Required, TypedDict
 
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.json_schema import JsonSchema
 
 
 class CostDict(TypedDict):
@@ -74,7 +75,7 @@ Content = str | list[BlockDict]
 class ToolDeclarationDict(TypedDict, total=False):
     name: Required[str]
     description: str
-    parameters: JsonDict
+    parameters: JsonSchema
 
 
 class ToolReferenceDict(TypedDict):

@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from rpc_agent.errors import ProviderError
-from rpc_agent.protocol.base import JsonDict, trusted
+from rpc_agent.protocol.base import trusted
 from rpc_agent.protocol.events import AssistantEventType, AssistantMessageDelta
+from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.shapes import BlockDict, MessageDict, UsageDict
+from rpc_agent.protocol.state_shapes import ModelDescriptionDict
 
 
 @dataclass(slots=True)
@@ -76,7 +78,7 @@ def empty_usage() -> UsageDict:
 class ToolSpec:
     name: str
     description: str
-    parameters: JsonDict
+    parameters: JsonSchema
     """JSON Schema of the arguments object."""
 
 
@@ -96,7 +98,7 @@ class ModelInfo:
     thinkingLevels: tuple[str, ...] | None = None
     """The thinking levels the model takes (with reasoning); None: every level."""
 
-    def to_json(self) -> JsonDict:
+    def to_json(self) -> ModelDescriptionDict:
         return {
             "id": self.id,
             "name": self.name,

@@ -12,7 +12,6 @@ import anyio
 import orjson
 from pydantic import BaseModel
 
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.jsonrpc import ErrorReply, Outgoing
 from rpc_agent.quoting import quote
 from rpc_agent.server.errors import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosedError, RpcError
@@ -88,7 +87,7 @@ class ClientRequests:
                 waiter.error = error
                 waiter.event.set()
 
-    def accept_answer(self, message: JsonDict) -> ErrorReply | None:
+    def accept_answer(self, message: Mapping[str, Any]) -> ErrorReply | None:
         """Hand a client's response (a message without a method) to the call waiting for it.
 
         Returns the error to answer when the message is not a usable response; an answer to no

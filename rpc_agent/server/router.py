@@ -42,7 +42,6 @@ from rpc_agent.io.background import Foreground
 from rpc_agent.methods.deferred import Deferred, DeferredAnswer
 from rpc_agent.methods.registry import MISSING, MethodRegistry, MethodSpec, dump_result
 from rpc_agent.methods.request_id import CURRENT_REQUEST_ID
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.jsonrpc import Reply
 from rpc_agent.quoting import shorten
 from rpc_agent.server.batch import Batch
@@ -199,7 +198,7 @@ class Router:
         batch.collecting = False
         batch.maybe_finish()
 
-    def _handle_message(self, message: JsonDict, batch: Batch | None, index: int) -> Reply | None:
+    def _handle_message(self, message: Mapping[str, Any], batch: Batch | None, index: int) -> Reply | None:
         """The immediate answer to one message, or None (notification, client response, or a task
         that answers later through the batch or the writer)."""
         if "method" not in message:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel
 
-from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.json_schema import JsonSchema, as_json_schema
 from rpc_agent.protocol.shapes import BlockDict
 from rpc_agent.sandbox import Sandbox
 from rpc_agent.tools.environment import DEFAULT_POLICY
@@ -116,7 +116,7 @@ def is_read_only(tool: Tool) -> bool:
     return bool(getattr(tool, "read_only", False))
 
 
-def tool_schema(tool: Tool) -> JsonDict:
+def tool_schema(tool: Tool) -> JsonSchema:
     """The JSON Schema of a tool's arguments, without pydantic's title noise.
 
     A tool whose schema comes from elsewhere brings its own: a client tool as ``parameters``,
@@ -125,8 +125,8 @@ def tool_schema(tool: Tool) -> JsonDict:
     for attribute in ("parameters", "input_schema"):
         declared = getattr(tool, attribute, None)
         if isinstance(declared, dict):
-            return dict(declared)
-    schema = tool.Args.model_json_schema()
+            return as_json_schema(dict(declared))
+    schema = as_json_schema(tool.Args.model_json_schema())
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
         if isinstance(prop, dict):

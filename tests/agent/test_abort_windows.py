@@ -18,6 +18,7 @@ from agent_testlib import Recorder
 from pydantic import BaseModel
 
 from rpc_agent.agent.agent_session import AgentSession
+from rpc_agent.protocol.state_shapes import McpServerStateDict
 from rpc_agent.providers.faux import FauxProvider, FauxReply
 from rpc_agent.store import SessionManager
 from rpc_agent.tools.base import Tool
@@ -74,7 +75,7 @@ class SlowServers:
     def tools(self) -> list[Tool]:
         return []
 
-    def state_json(self) -> list[dict[str, object]]:
+    def state_json(self) -> list[McpServerStateDict]:
         return []
 
     async def aclose(self) -> None:

@@ -5,9 +5,10 @@ builds: a field the store adds to a tree row and the shape lacks would be read u
 from typing import get_type_hints
 
 from rpc_agent.agent import views
-from rpc_agent.agent.sandboxing import SandboxStateDict, SessionSandbox
+from rpc_agent.agent.sandboxing import SessionSandbox
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.sandbox import SandboxState
+from rpc_agent.protocol.state_shapes import SandboxStateDict
 from rpc_agent.sandbox import SandboxPolicy
 from rpc_agent.store import SessionManager
 

@@ -1,0 +1,57 @@
+"""``get_state`` is answered from a typed dict built without a model (``AgentSession.state_json``);
+the dict's shapes keep the fields of the protocol models the schema is generated from, and
+the dict the agent really builds has those keys and validates as the ``State`` model."""
+
+from __future__ import annotations
+
+from typing import get_type_hints
+
+from pydantic import BaseModel
+
+from rpc_agent.agent.agent_session import AgentSession
+from rpc_agent.protocol import methods as m
+from rpc_agent.protocol.sandbox import SandboxState
+from rpc_agent.protocol.state_shapes import (
+    McpServerStateDict,
+    ModelDescriptionDict,
+    SandboxStateDict,
+    StateDict,
+)
+from rpc_agent.providers.faux import FauxProvider
+from rpc_agent.store import SessionManager
+
+
+def _keys(shape: type) -> set[str]:
+    return set(get_type_hints(shape))
+
+
+def test_the_state_shapes_keep_the_fields_of_their_models() -> None:
+    assert _keys(StateDict) == set(m.State.model_fields)
+    assert _keys(ModelDescriptionDict) == set(m.ModelDescription.model_fields)
+    assert _keys(McpServerStateDict) == set(m.McpServerState.model_fields)
+    assert _keys(SandboxStateDict) == set(SandboxState.model_fields)
+
+
+def test_a_server_state_as_the_manager_dumps_it_has_the_keys_of_its_shape() -> None:
+    """``McpManager.state_json`` casts ``model_dump(exclude_none=True)``: only ``error`` may be absent."""
+    failed = m.McpServerState(name="s", transport="stdio", status="failed", toolCount=0, error="boom")
+    ready = m.McpServerState(name="s", transport="http", status="ready", toolCount=2)
+    assert set(failed.model_dump(mode="json", exclude_none=True)) == _keys(McpServerStateDict)
+    assert set(ready.model_dump(mode="json", exclude_none=True)) == _keys(McpServerStateDict) - {"error"}
+
+
+def test_the_state_the_agent_builds_has_the_keys_of_its_shape_and_validates() -> None:
+    events: list[BaseModel] = []
+    agent = AgentSession(
+        manager=SessionManager.in_memory("/project"), provider=FauxProvider([]), emit=events.append
+    )
+    state = agent.state_json()
+    assert set(state) == _keys(StateDict)
+    assert state["model"] is not None
+    assert set(state["model"]) == _keys(ModelDescriptionDict)
+    assert set(state["sandbox"]) == _keys(SandboxStateDict)
+    validated = m.State.model_validate(state)
+    assert validated.cwd == "/project"
+    assert validated.model is not None
+    assert validated.model.id == state["model"]["id"]
+    assert validated.model_dump(mode="json", exclude_none=False) == state
