@@ -118,8 +118,7 @@ async def append_and_announce(
     pending: PendingAppend | None = None
     try:
         await stage_images(message, ctx.manager.blobs)  # big images: stored off the event loop
-        stored: Any = message  # BRIDGE: until the loop's messages are MessageDicts
-        pending = ctx.manager.append_message(stored)
+        pending = ctx.manager.append_message(message)
         entry_id = await pending
     except anyio.get_cancelled_exc_class():
         if pending is None:
