@@ -33,12 +33,6 @@ COLLECTOR_PAUSED_AT_START_UP = Measure(
     "before the first answer, finding nothing to free, and every full collection after that "
     "would walk them again (gc.freeze moves them out of its way)",
 )
-NO_PYDANTIC_PLUGINS = Measure(
-    "PYDANTIC_DISABLE_PLUGINS=__all__",
-    "pydantic looks its plugins up through importlib.metadata the first time it builds a model, "
-    "tens of milliseconds before the first answer; the server uses none. Set in the command's "
-    "environment, so the tools' processes inherit it (pydantic programs they run load no plugins)",
-)
 EXIT_WITHOUT_TEARDOWN = Measure(
     "exit without the interpreter's teardown",
     "once the front has returned (sessions closed and synced, answers written), the interpreter "
@@ -47,7 +41,7 @@ EXIT_WITHOUT_TEARDOWN = Measure(
     "its stdin (the ACP SDK's client, then it kills it). The exit functions (atexit: logging, "
     "temp files) run first, then the process ends",
 )
-MEASURES = (COLLECTOR_PAUSED_AT_START_UP, NO_PYDANTIC_PLUGINS, EXIT_WITHOUT_TEARDOWN)
+MEASURES = (COLLECTOR_PAUSED_AT_START_UP, EXIT_WITHOUT_TEARDOWN)
 
 
 def wanted(environ: dict[str, str] | os._Environ[str] | None = None) -> bool:
@@ -67,7 +61,6 @@ class Tuning:
     def start_up(self) -> None:
         if not self.enabled:
             return
-        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
         if gc.isenabled():
             gc.disable()
             self._paused = True

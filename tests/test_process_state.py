@@ -124,7 +124,7 @@ def test_the_command_takes_its_measures_and_gives_the_collector_back(
     ((enabled, frozen, new),) = seen
     assert (enabled, new) == (True, [])
     assert frozen > frozen_before
-    assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
+    assert "PYDANTIC_DISABLE_PLUGINS" not in os.environ  # that measure is gone: inside the noise
     assert exits == [0]
 
 
