@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -24,21 +24,16 @@ from anyio.abc import TaskGroup
 from pydantic import BaseModel
 
 from rpc_agent.agent.settings import AgentSettings
-from rpc_agent.checkpoints import (
-    CheckpointMap,
-    Limits,
-    RestoreOutcome,
-    SessionCheckpoints,
-    TooManyFilesError,
-    WorkspaceStore,
-    sidecar_path,
-)
-from rpc_agent.checkpoints.engine import STATUS_WORDS
 from rpc_agent.errors import CheckpointError, InvalidRequestError, NoCheckpointError, RestoreConflictError
 from rpc_agent.protocol import checkpoints as c
 from rpc_agent.protocol import methods as m
 from rpc_agent.store import files, guard
 from rpc_agent.store.manager import SessionManager
+
+if TYPE_CHECKING:
+    # The engine (and git behind it) is loaded by the first session that takes a snapshot or
+    # restores one, not by start-up: answering ``initialize`` needs none of it.
+    from rpc_agent.checkpoints import RestoreOutcome, SessionCheckpoints
 
 
 class Owner(Protocol):
@@ -114,6 +109,14 @@ class Checkpointing:
         key = (id(manager), manager.session_id, str(manager.session_file), folders)
         if bound is not None and bound.key == key:
             return bound
+        from rpc_agent.checkpoints import (
+            CheckpointMap,
+            Limits,
+            SessionCheckpoints,
+            WorkspaceStore,
+            sidecar_path,
+        )
+
         settings = self.session.settings.checkpoints
         cwd = Path(manager.cwd)
         reason = skip_reason(cwd, settings.max_files)
@@ -139,6 +142,8 @@ class Checkpointing:
         return bound
 
     def _excluded(self, manager: SessionManager) -> list[Path]:
+        from rpc_agent.checkpoints import sidecar_path
+
         home = self._home()
         found = [
             *guard.store_folders(home, (self.session.session_dir, manager.session_dir)),
@@ -212,6 +217,8 @@ class Checkpointing:
                 self._idle.set()
 
     async def _take(self, entry_id: str) -> None:
+        from rpc_agent.checkpoints import TooManyFilesError
+
         with anyio.CancelScope(shield=True):
             async with self._lock:
                 engine = self._engine()
@@ -433,6 +440,8 @@ def _check_relative(path: str) -> None:
 
 
 def _result(outcome: RestoreOutcome, dry_run: bool) -> c.RestoreFilesResult:
+    from rpc_agent.checkpoints.engine import STATUS_WORDS
+
     return c.RestoreFilesResult(
         checkpointId=outcome.checkpoint,
         dryRun=dry_run,

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from rpc_agent.checkpoints import free_session_checkpoints
 from rpc_agent.store import deleting
 
 
@@ -19,6 +18,8 @@ def delete_session(
     path: Path, *, home: Path, session_dir: Path | None, live: Iterable[Path]
 ) -> deleting.DeletedSession:
     """Blocking: run it in a worker thread."""
+    from rpc_agent.checkpoints import free_session_checkpoints  # not needed by start-up
+
     return deleting.delete_session(
         path, home=home, session_dir=session_dir, live=live, free_checkpoints=free_session_checkpoints
     )

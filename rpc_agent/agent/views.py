@@ -7,17 +7,19 @@ AgentSession's run state.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import anyio.to_thread
 import orjson
 
-from rpc_agent.checkpoints.engine import SessionCheckpoints, changes_by_entry
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.content import message_text
 from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.store import guard
 from rpc_agent.store.manager import SessionManager
+
+if TYPE_CHECKING:
+    from rpc_agent.checkpoints.engine import SessionCheckpoints
 
 
 class TreeNodeDict(TypedDict):
@@ -103,6 +105,8 @@ async def export_html(
 
     changed: dict[str, list[dict[str, object]]] = {}
     if checkpoints is not None:
+        from rpc_agent.checkpoints.engine import changes_by_entry
+
         parents = {e["id"]: e.get("parentId") for e in manager.entries if isinstance(e.get("id"), str)}
         changed = await anyio.to_thread.run_sync(
             changes_by_entry,
