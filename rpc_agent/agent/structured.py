@@ -87,9 +87,11 @@ def _validation_error(validator: Any, value: Any) -> str | None:
 
 
 class _AnyObject(BaseModel):
-    """Takes any object: the caller's schema is checked in ``execute``, where a miss is counted."""
+    """Takes any object: the caller's schema is checked in ``execute``, where a miss is counted.
 
-    model_config = ConfigDict(extra="allow")
+    Built by the first structured run (``defer_build``), not by start-up, which imports it."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 class StructuredRun:
