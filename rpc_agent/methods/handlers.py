@@ -37,7 +37,7 @@ from rpc_agent.protocol.shapes import BlockDict
 from rpc_agent.protocol.state_shapes import StateDict
 from rpc_agent.protocol.table import METHODS
 from rpc_agent.providers.base import ModelInfo
-from rpc_agent.store import files, listing, paging, search
+from rpc_agent.store import files, listing, paging
 from rpc_agent.store.manager import SessionManager
 
 if TYPE_CHECKING:
@@ -310,6 +310,8 @@ class Methods:
         return m.ListSessionsResult(sessions=chosen, nextCursor=next_cursor)
 
     async def search_sessions(self, p: f.SearchSessionsParams) -> f.SearchSessionsResult:
+        from rpc_agent.store import search  # the scanner: the first search, not start-up
+
         if p.all:
             folders = listing.cwd_folders(files.sessions_root(self.agent.home))
         else:

@@ -23,6 +23,7 @@ LAZY = (
     "acp",  # the ACP front only
     "rpc_agent.acp",
     "rpc_agent.export",  # the page export: the first export_html
+    "rpc_agent.store.search",  # the session scanner: the first search_sessions
     "rpc_agent.checkpoints",  # the snapshot engine: the first snapshot, restore or deleted session
 )
 
