@@ -10,15 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rpc_agent.store import deleting
+if TYPE_CHECKING:
+    from rpc_agent.store import deleting
 
 
 def delete_session(
     path: Path, *, home: Path, session_dir: Path | None, live: Iterable[Path]
 ) -> deleting.DeletedSession:
     """Blocking: run it in a worker thread."""
-    from rpc_agent.checkpoints import free_session_checkpoints  # not needed by start-up
+    # Both imported by the first deletion: start-up, which imports this module, needs neither.
+    from rpc_agent.checkpoints import free_session_checkpoints
+    from rpc_agent.store import deleting
 
     return deleting.delete_session(
         path, home=home, session_dir=session_dir, live=live, free_checkpoints=free_session_checkpoints

@@ -24,6 +24,7 @@ LAZY = (
     "rpc_agent.acp",
     "rpc_agent.export",  # the page export: the first export_html
     "rpc_agent.store.search",  # the session scanner: the first search_sessions
+    "rpc_agent.store.deleting",  # removing a session file and its blobs: the first delete_session
     "rpc_agent.checkpoints",  # the snapshot engine: the first snapshot, restore or deleted session
 )
 
