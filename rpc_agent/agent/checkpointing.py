@@ -23,6 +23,7 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 from pydantic import BaseModel
 
+from rpc_agent.agent.checkpoint_folders import extra_roots, skip_reason
 from rpc_agent.agent.settings import AgentSettings
 from rpc_agent.errors import CheckpointError, InvalidRequestError, NoCheckpointError, RestoreConflictError
 from rpc_agent.protocol import checkpoints as c
@@ -50,19 +51,6 @@ logger = logging.getLogger("rpc_agent")
 
 _SAFE_KEY = re.compile(r"[^A-Za-z0-9_.-]")
 Moved = TypeVar("Moved", m.NavigateTreeResult, m.SessionChangeResult, m.ForkResult)
-
-
-def skip_reason(cwd: Path, max_files: int) -> str | None:
-    """Why a folder is never checkpointed (before looking at its files), or None."""
-    real = Path(os.path.realpath(cwd))
-    if real == Path(real.anchor):
-        return f"{cwd} is the root folder"
-    home = os.environ.get("HOME")
-    if home and real == Path(os.path.realpath(home)):
-        return f"{cwd} is the home folder"
-    if max_files <= 0:
-        return "the file limit (maxFiles) is 0"
-    return None
 
 
 class _Bound:
@@ -412,19 +400,6 @@ class Checkpointing:
         if not self.enabled:
             return None
         return self._engine_for(self.session.manager).engine
-
-
-def extra_roots(cwd: Path, folders: tuple[str, ...], max_files: int) -> list[Path]:
-    """The additional folders a snapshot covers besides ``cwd``: not one inside it or around it
-    (its files would be stored, and restored, twice), nor the home or root folder."""
-    roots: list[Path] = []
-    for folder in folders:
-        real = Path(os.path.realpath(folder))
-        if real == cwd or cwd in real.parents or real in cwd.parents or real in roots:
-            continue
-        if skip_reason(real, max_files) is None and real.is_dir():
-            roots.append(real)
-    return roots
 
 
 def _parent_of(manager: SessionManager, entry_id: str) -> str | None:

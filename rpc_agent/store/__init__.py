@@ -10,9 +10,11 @@ from rpc_agent.errors import (
 )
 from rpc_agent.protocol.methods import SessionInfoModel as SessionInfo
 from rpc_agent.store.context import ModelRef, SessionContext, build_session_context
+from rpc_agent.store.durability import PendingAppend
 from rpc_agent.store.files import LoadReport
+from rpc_agent.store.index import LEAF_MARKER
 from rpc_agent.store.listing import list_all_sessions, list_sessions
-from rpc_agent.store.manager import LEAF_MARKER, PendingAppend, SessionManager
+from rpc_agent.store.manager import SessionManager
 from rpc_agent.store.tree import TreeNode
 
 __all__ = [

@@ -25,7 +25,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rpc_agent.errors import InvalidSessionFileError
 from rpc_agent.protocol.entries import dump_message, parse_message
 from rpc_agent.protocol.shapes import Content, EntryDict, MessageDict, UsageDict
 from rpc_agent.store import branched, files, opening
@@ -34,13 +33,10 @@ from rpc_agent.store.encoding import encode_for_disk
 from rpc_agent.store.index import (
     LEAF_MARKER,
     EntryIndex,
-    _ids,
-    is_bookkeeping,
-    is_leaf_marker,
     new_entry_id,
 )
 from rpc_agent.store.projection import with_system_checkpoint
-from rpc_agent.store.tree import SessionTree, TreeNode
+from rpc_agent.store.tree import SessionTree
 from rpc_agent.store.view import SessionView
 from rpc_agent.store.writer import WriteChain
 
@@ -437,15 +433,4 @@ def _add_summary_extras(
         entry["fromHook"] = from_hook
 
 
-__all__ = [
-    "LEAF_MARKER",
-    "InvalidSessionFileError",
-    "PendingAppend",
-    "Savepoint",
-    "SessionManager",
-    "TreeNode",
-    "_ids",
-    "is_bookkeeping",
-    "is_leaf_marker",
-    "new_entry_id",
-]
+__all__ = ["SessionManager"]

@@ -116,7 +116,7 @@ def colliding_ids(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         handed_out.append(f"{value:08x}")
         return value
 
-    monkeypatch.setattr("rpc_agent.store.manager._ids.getrandbits", fake_getrandbits)
+    monkeypatch.setattr("rpc_agent.store.index._ids.getrandbits", fake_getrandbits)
     return handed_out
 
 
