@@ -45,7 +45,9 @@ export function startServer(options: { fauxScript?: unknown[]; args?: string[] }
     home,
     async dispose() {
       await client.close();
-      rmSync(root, { recursive: true, force: true });
+      // A server killed mid-snapshot leaves its git child writing into the checkpoint store for
+      // a moment (SIGKILL reaches no child): retry while a folder is still being filled.
+      rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
     },
   };
 }
