@@ -335,22 +335,15 @@ class _Projection(Generic[M]):
         append, take, edits = messages.append, self.take, self.edits
         for index in range(start, stop, -1):
             entry = backwards[index]
-            if entry.get("type") == "message":
-                if drop_system and is_system_message_entry(self.full(entry)):
-                    continue
-                if edits and entry.get("id") in edits:
-                    messages.extend(self._edited(entry))
-                    continue
-                message = take(entry)
-                if message is not None:
-                    append(message)
-            else:
-                if edits and entry.get("id") in edits:
-                    messages.extend(self._edited(entry))
-                    continue
-                message = entry_to_message(entry)
-                if message is not None:
-                    append(message)
+            stored = entry.get("type") == "message"
+            if stored and drop_system and is_system_message_entry(self.full(entry)):
+                continue
+            if edits and entry.get("id") in edits:
+                messages.extend(self._edited(entry))
+                continue
+            message = take(entry) if stored else entry_to_message(entry)
+            if message is not None:
+                append(message)
 
     def _edited(self, entry: EntryDict) -> list[MessageDict]:
         if entry.get("type") == "message":
