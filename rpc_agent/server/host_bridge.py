@@ -18,8 +18,6 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from rpc_agent.agent.host import (
-    ApprovalAnswer,
-    ApprovalQuestion,
     ClientToolAnswer,
     HostCapabilities,
     host_blocks,
@@ -121,18 +119,10 @@ class JsonRpcHost:
 
     # --- the Host interface -----------------------------------------------------------------
 
-    async def request_approval(self, question: ApprovalQuestion) -> ApprovalAnswer | None:
-        params = h.ApprovalRequestParams(
-            toolCallId=question.tool_call_id,
-            toolName=question.tool_name,
-            arguments=question.arguments,
-            preview=question.preview,
-            sandbox=question.sandbox,
+    async def request_approval(self, question: h.ApprovalRequestParams) -> h.ApprovalResult | None:
+        return await self._ask(
+            "approval/request", question, h.ApprovalResult, self.timeouts.approval, "denied"
         )
-        answer = await self._ask(
-            "approval/request", params, h.ApprovalResult, self.timeouts.approval, "denied"
-        )
-        return None if answer is None else ApprovalAnswer(answer.decision, answer.message)
 
     async def run_hook(self, name: str, event: Mapping[str, Any]) -> BaseModel | None:
         model = h.HOOK_RESULTS.get(name)
