@@ -141,7 +141,7 @@ HOST_OVERRIDES = (
         choices=("allow", "deny"),
     ),
 )
-"""The flags that override the settings files, by help section (``settings_from`` applies them)."""
+"""The flags that override the settings files, by help section (``overrides_from`` reads them)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
