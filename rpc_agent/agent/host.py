@@ -16,7 +16,6 @@ from typing import Any, Protocol, get_args
 from pydantic import BaseModel
 
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.protocol.host import ApprovalPreview as ApprovalPreview
 from rpc_agent.protocol.host import ApprovalRequestParams, ApprovalResult, HookName, ImageBlock, TextBlock
 from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.shapes import BlockDict
