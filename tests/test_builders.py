@@ -1,6 +1,7 @@
-"""``protocol.builders`` skips validation: what each builder makes must be what validating the
-same data makes, its output must pass its own schema, and mypy must reject a wrong field or
-type at a call site (the reason the builders exist instead of ``model_construct(**Any)``)."""
+"""``protocol.builders``: what each builder makes must be what validating the same data makes
+(most skip validation), its output must pass its own schema, the flat events are checked at
+run time, and mypy must reject a wrong field or type at a call site (the reason the builders
+exist instead of ``model_construct(**Any)``)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from rpc_agent.protocol import builders as build
 from rpc_agent.protocol import events as ev
@@ -328,6 +329,24 @@ def test_every_message_role_travels_in_events_as_validation_would_have_it(messag
         assert _wire(built)["message"] == message
         carried: object = built.message  # annotated as the model, holds the stored dict
         assert carried is message
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: build.assistant_delta(cast(Any, "text_deltaa")),
+        lambda: build.assistant_delta("text_delta", delta=cast(Any, 3)),
+        lambda: build.tool_result(cast(Any, ["not a block"])),
+        lambda: build.tool_execution_start("t1", "ls", cast(Any, ["path"])),
+        lambda: build.tool_execution_update("t1", "ls", {}, cast(Any, "partial")),
+        lambda: build.tool_execution_end("t1", "ls", build.tool_result([]), cast(Any, "maybe")),
+    ],
+    ids=["delta type", "delta text", "result block", "start args", "update partial", "end isError"],
+)
+def test_the_flat_events_are_validated_at_run_time_too(bad: Callable[[], BaseModel]) -> None:
+    """What mypy would reject, coming through ``Any``, is refused where the event is built."""
+    with pytest.raises(ValidationError):
+        bad()
 
 
 def test_the_cases_cover_every_builder() -> None:

@@ -1,19 +1,22 @@
-"""Events and results built from data that is already in its wire shape, without validating it.
+"""The events and results the agent builds on its busy paths, with typed signatures.
 
-The agent emits a ``message_update`` per streamed token and a ``message_end`` per stored
-message, each carrying the message as the store holds it (a ``MessageDict``, checked when it
-was appended); ``get_state`` is polled. Validating those again with pydantic would cost more
-than the rest of their path, so they are built with ``model_construct``.
+The agent emits a ``message_update`` per streamed delta and a ``message_start``/``message_end``
+per message, each carrying the message as the store holds it (a ``MessageDict``, checked when
+it was appended); ``get_state`` is polled. Validating a stored message again would turn every
+dict into models and cost more than the rest of the event's path, so the builders of events
+and results that carry stored messages, a usage or the state take the data as it is: the
+fields then hold the dicts, not the models their annotations name, and are dumped with
+``model_dump(mode="json", warnings=False)`` (as the fronts do). ``_unchecked`` is the only place
+where a protocol model is built without validation.
 
-``model_construct`` checks nothing, and the fields of these models name the pydantic models
-that describe the data (``AgentMessage``, ``Usage``) where the code holds typed dicts, so it
-cannot be called on them with types mypy would accept. Each builder here takes the typed
-shapes the code holds (``MessageDict``, ``UsageDict``, ``StateDict``) and the model's own
-field types, so that mypy rejects a misspelt field, a missing one or a wrong type at every call
-site; ``_unchecked`` is the only place where a protocol model is built without validation.
-What a builder produces equals what validation makes of the same data (tests/
-test_builders.py); dump it with ``model_dump(mode="json", warnings=False)``, as the fronts do:
-the fields hold the dicts, not the models their annotations name.
+Flat events (a delta, a tool call's start, update and end) are validated: pydantic's validation
+of a few plain fields costs less than ``model_construct`` (``bench.events``), and checks them.
+
+Each builder takes the typed shapes the code holds (``MessageDict``, ``UsageDict``,
+``StateDict``) and the model's own field types, so mypy rejects a misspelt field, a missing one
+or a wrong type at every call site (``model_construct`` cannot be called with those dicts
+where its fields name the models). What an unchecked builder produces equals what validation
+makes of the same data (tests/test_builders.py).
 """
 
 from __future__ import annotations
@@ -33,11 +36,11 @@ _ModelT = TypeVar("_ModelT", bound=BaseModel)
 
 
 def _unchecked(cls: type[_ModelT], /, **fields: Any) -> _ModelT:
-    """The model holding ``fields`` as given: the callers' signatures are the only check."""
+    """The model holding ``fields`` as given: the builders' signatures are the only check."""
     return cls.model_construct(**fields)
 
 
-# --- the run's events -----------------------------------------------------------------------
+# --- carrying stored messages, a usage or the state: unchecked ---------------------------
 
 
 def agent_end(messages: list[MessageDict]) -> ev.AgentEndEvent:
@@ -57,65 +60,8 @@ def message_end(message: MessageDict, entry_id: str | None = None) -> ev.Message
     return _unchecked(ev.MessageEndEvent, message=message, entryId=entry_id)
 
 
-def assistant_delta(
-    type: ev.AssistantEventType,
-    *,
-    content_index: int | None = None,
-    delta: str | None = None,
-    content: str | None = None,
-    tool_call: BlockDict | None = None,
-    reason: str | None = None,
-    tool_call_id: str | None = None,
-    tool_name: str | None = None,
-) -> ev.AssistantMessageDelta:
-    return _unchecked(
-        ev.AssistantMessageDelta,
-        type=type,
-        contentIndex=content_index,
-        delta=delta,
-        content=content,
-        toolCall=tool_call,
-        reason=reason,
-        id=tool_call_id,
-        toolName=tool_name,
-    )
-
-
 def message_update(delta: ev.AssistantMessageDelta, usage: UsageDict | None) -> ev.MessageUpdateEvent:
     return _unchecked(ev.MessageUpdateEvent, assistantMessageEvent=delta, usage=usage)
-
-
-def tool_result(content: list[BlockDict], details: Any = None) -> ev.ToolResultPayload:
-    return _unchecked(ev.ToolResultPayload, content=content, details=details)
-
-
-def tool_execution_start(call_id: str, name: str, args: JsonDict) -> ev.ToolExecutionStartEvent:
-    return _unchecked(ev.ToolExecutionStartEvent, toolCallId=call_id, toolName=name, args=args)
-
-
-def tool_execution_update(
-    call_id: str, name: str, args: JsonDict, partial: ev.ToolResultPayload
-) -> ev.ToolExecutionUpdateEvent:
-    return _unchecked(
-        ev.ToolExecutionUpdateEvent, toolCallId=call_id, toolName=name, args=args, partialResult=partial
-    )
-
-
-def tool_execution_end(
-    call_id: str, name: str, result: ev.ToolResultPayload, is_error: bool, duration_ms: int | None = None
-) -> ev.ToolExecutionEndEvent:
-    """``duration_ms`` is None when the tool did not run."""
-    return _unchecked(
-        ev.ToolExecutionEndEvent,
-        toolCallId=call_id,
-        toolName=name,
-        result=result,
-        isError=is_error,
-        durationMs=duration_ms,
-    )
-
-
-# --- results --------------------------------------------------------------------------------
 
 
 def prompt_result(
@@ -138,3 +84,56 @@ def usage(counts: UsageDict) -> Usage:
 
 def state(fields: StateDict) -> State:
     return _unchecked(State, **fields)
+
+
+# --- flat events: validated ----------------------------------------------------------------
+
+
+def assistant_delta(
+    type: ev.AssistantEventType,
+    *,
+    content_index: int | None = None,
+    delta: str | None = None,
+    content: str | None = None,
+    tool_call: BlockDict | None = None,
+    reason: str | None = None,
+    tool_call_id: str | None = None,
+    tool_name: str | None = None,
+) -> ev.AssistantMessageDelta:
+    return ev.AssistantMessageDelta(
+        type=type,
+        contentIndex=content_index,
+        delta=delta,
+        content=content,
+        toolCall=tool_call,
+        reason=reason,
+        id=tool_call_id,
+        toolName=tool_name,
+    )
+
+
+def tool_result(content: list[BlockDict], details: Any = None) -> ev.ToolResultPayload:
+    return ev.ToolResultPayload(content=content, details=details)
+
+
+def tool_execution_start(call_id: str, name: str, args: JsonDict) -> ev.ToolExecutionStartEvent:
+    return ev.ToolExecutionStartEvent(toolCallId=call_id, toolName=name, args=args)
+
+
+def tool_execution_update(
+    call_id: str, name: str, args: JsonDict, partial: ev.ToolResultPayload
+) -> ev.ToolExecutionUpdateEvent:
+    return ev.ToolExecutionUpdateEvent(toolCallId=call_id, toolName=name, args=args, partialResult=partial)
+
+
+def tool_execution_end(
+    call_id: str, name: str, result: ev.ToolResultPayload, is_error: bool, duration_ms: int | None = None
+) -> ev.ToolExecutionEndEvent:
+    """``duration_ms`` is None when the tool did not run."""
+    return ev.ToolExecutionEndEvent(
+        toolCallId=call_id,
+        toolName=name,
+        result=result,
+        isError=is_error,
+        durationMs=duration_ms,
+    )
