@@ -5,6 +5,7 @@ exist instead of ``model_construct(**Any)``)."""
 
 from __future__ import annotations
 
+import ast
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -347,6 +348,35 @@ def test_the_flat_events_are_validated_at_run_time_too(bad: Callable[[], BaseMod
     """What mypy would reject, coming through ``Any``, is refused where the event is built."""
     with pytest.raises(ValidationError):
         bad()
+
+
+class _Construct(ast.NodeVisitor):
+    """Notes ``<file>:<function>`` for each ``.model_construct`` (or v1 ``.construct``) in it."""
+
+    def __init__(self, where: str, found: list[str]) -> None:
+        self.where, self.found, self.function = where, found, "<module>"
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        outer, self.function = self.function, node.name
+        self.generic_visit(node)
+        self.function = outer
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in ("model_construct", "construct"):
+            self.found.append(f"{self.where}:{self.function}")
+        self.generic_visit(node)
+
+
+def test_model_construct_is_called_in_one_place() -> None:
+    """Unchecked construction stays in ``builders._unchecked``: anywhere else in the package it
+    would take ``**Any`` again (or a model where the code holds dicts) and go out unvalidated."""
+    package = Path(build.__file__).parents[1]
+    callers: list[str] = []
+    for path in sorted(package.rglob("*.py")):
+        _Construct(f"{path.relative_to(package)}", callers).visit(ast.parse(path.read_text(), str(path)))
+    assert callers == ["protocol/builders.py:_unchecked"]
 
 
 def test_the_cases_cover_every_builder() -> None:
