@@ -2,15 +2,18 @@
 
 The agent emits a ``message_update`` per streamed delta and a ``message_start``/``message_end``
 per message, each carrying the message as the store holds it (a ``MessageDict``, checked when
-it was appended); ``get_state`` is polled. Validating a stored message again would turn every
-dict into models and cost more than the rest of the event's path, so the builders of events
-and results that carry stored messages, a usage or the state take the data as it is: the
+it was appended). Validating a stored message again would turn every dict into models and cost
+more than the rest of the event's path, and a ``message_update`` validated would turn the usage
+it carries into models that cost more to send (``bench.events``). So the builders of the events
+and results that carry stored messages or a streamed usage take the data as it is, and so does
+the state that answers ``initialize`` (its models are built on the start-up path): their
 fields then hold the dicts, not the models their annotations name, and are dumped with
 ``model_dump(mode="json", warnings=False)`` (as the fronts do). ``_unchecked`` is the only place
 where a protocol model is built without validation.
 
-Flat events (a delta, a tool call's start, update and end) are validated: pydantic's validation
-of a few plain fields costs less than ``model_construct`` (``bench.events``), and checks them.
+The other builders validate: pydantic's validation of a few plain fields (a delta, a tool
+call's start, update and end) costs less than ``model_construct`` (``bench.events``), and a
+compaction's usage is built once per compaction.
 
 Each builder takes the typed shapes the code holds (``MessageDict``, ``UsageDict``,
 ``StateDict``) and the model's own field types, so mypy rejects a misspelt field, a missing one
@@ -40,7 +43,7 @@ def _unchecked(cls: type[_ModelT], /, **fields: Any) -> _ModelT:
     return cls.model_construct(**fields)
 
 
-# --- carrying stored messages, a usage or the state: unchecked ---------------------------
+# --- carrying stored messages, a streamed usage or the state: unchecked -------------------
 
 
 def agent_end(messages: list[MessageDict]) -> ev.AgentEndEvent:
@@ -78,15 +81,11 @@ def prompt_result(
     )
 
 
-def usage(counts: UsageDict) -> Usage:
-    return _unchecked(Usage, **counts)
-
-
 def state(fields: StateDict) -> State:
     return _unchecked(State, **fields)
 
 
-# --- flat events: validated ----------------------------------------------------------------
+# --- validated ------------------------------------------------------------------------------
 
 
 def assistant_delta(
@@ -137,3 +136,7 @@ def tool_execution_end(
         isError=is_error,
         durationMs=duration_ms,
     )
+
+
+def usage(counts: UsageDict) -> Usage:
+    return Usage.model_validate(counts)
