@@ -17,7 +17,7 @@ from rpc_agent import __version__
 from rpc_agent.argtypes import positive_float, positive_int
 
 if TYPE_CHECKING:
-    from rpc_agent.agent.settings import AgentSettings
+    from rpc_agent.agent.settings import AgentSettings, SettingsFile
     from rpc_agent.protocol.json_schema import JsonSchema
 
 DESCRIPTION = """\
@@ -199,40 +199,56 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSettings:
-    from rpc_agent.agent.settings import (
-        CheckpointsFile,
-        CompactionFile,
-        RetryFile,
-        SandboxFile,
-        SettingsFile,
-        load_settings,
-        settings_paths,
+    from rpc_agent.agent.sandboxing import require_available
+    from rpc_agent.agent.settings import load_settings, settings_paths
+
+    settings = load_settings(settings_paths(home, cwd), flag_overrides(args))
+    require_available(settings.sandbox)  # never a silent run without the sandbox asked for
+    return settings
+
+
+def flag_overrides(args: argparse.Namespace) -> SettingsFile | None:
+    """The settings the flags give, checked as a settings file would be, or None when no flag
+    gives one: applying an empty SettingsFile changes nothing, and building it would be the
+    first pydantic model a plain start builds, which loads pydantic's schema machinery before
+    the first answer."""
+    no_compaction = False if args.no_auto_compaction else None
+    no_retry = False if args.no_auto_retry else None
+    no_checkpoints = False if getattr(args, "no_checkpoints", False) else None
+    approval = getattr(args, "approval", None)
+    max_turns, max_budget = getattr(args, "max_turns", None), getattr(args, "max_budget_usd", None)
+    mode, network = getattr(args, "sandbox", None), getattr(args, "sandbox_network", None)
+    given = (
+        no_compaction,
+        args.reserve_tokens,
+        args.keep_recent_tokens,
+        no_retry,
+        args.max_retries,
+        args.retry_base_delay_ms,
+        no_checkpoints,
+        approval,
+        max_turns,
+        max_budget,
+        mode,
+        network,
     )
+    if all(value is None for value in given):
+        return None
+    from rpc_agent.agent.settings import CheckpointsFile, CompactionFile, RetryFile, SandboxFile, SettingsFile
 
     overrides = SettingsFile(
         compaction=CompactionFile(
-            enabled=False if args.no_auto_compaction else None,
-            reserveTokens=args.reserve_tokens,
-            keepRecentTokens=args.keep_recent_tokens,
+            enabled=no_compaction, reserveTokens=args.reserve_tokens, keepRecentTokens=args.keep_recent_tokens
         ),
-        retry=RetryFile(
-            enabled=False if args.no_auto_retry else None,
-            maxRetries=args.max_retries,
-            baseDelayMs=args.retry_base_delay_ms,
-        ),
-        checkpoints=CheckpointsFile(enabled=False if getattr(args, "no_checkpoints", False) else None),
-        approval=getattr(args, "approval", None),
-        maxTurns=getattr(args, "max_turns", None),
-        maxBudgetUsd=getattr(args, "max_budget_usd", None),
+        retry=RetryFile(enabled=no_retry, maxRetries=args.max_retries, baseDelayMs=args.retry_base_delay_ms),
+        checkpoints=CheckpointsFile(enabled=no_checkpoints),
+        approval=approval,
+        maxTurns=max_turns,
+        maxBudgetUsd=max_budget,
     )
-    mode, network = getattr(args, "sandbox", None), getattr(args, "sandbox_network", None)
     if mode is not None or network is not None:
         overrides.sandbox = SandboxFile(mode=mode, network=network)
-    settings = load_settings(settings_paths(home, cwd), overrides)
-    from rpc_agent.agent.sandboxing import require_available
-
-    require_available(settings.sandbox)  # never a silent run without the sandbox asked for
-    return settings
+    return overrides
 
 
 def command() -> int:
