@@ -19,11 +19,17 @@ from rpc_agent.agent import deletion
 from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.agent.workspace import check_directories
 from rpc_agent.mcp import McpManager, from_wire
-from rpc_agent.methods.answers import EntriesAnswer, MessagesAnswer, ServersAnswer, TreeAnswer
+from rpc_agent.methods.answers import (
+    EntriesAnswer,
+    InitializeAnswer,
+    MessagesAnswer,
+    ServersAnswer,
+    TreeAnswer,
+)
 from rpc_agent.methods.deferred import Deferred
 from rpc_agent.methods.host_methods import configure, set_client_tools
 from rpc_agent.methods.raw_json import RawJson
-from rpc_agent.methods.registry import MethodRegistry
+from rpc_agent.methods.registry import MethodRegistry, dump_result
 from rpc_agent.methods.request_id import CURRENT_REQUEST_ID
 from rpc_agent.protocol import PROTOCOL_VERSION
 from rpc_agent.protocol import checkpoints as c
@@ -141,7 +147,9 @@ class Methods:
     def _roots(self, paths: list[str] | None) -> list[str] | None:
         return None if paths is None else check_directories(paths, self.agent.manager.cwd)
 
-    def initialize(self, params: m.InitializeParams | None) -> m.InitializeResult:
+    def initialize(self, params: m.InitializeParams | None) -> InitializeAnswer:
+        """Answered in wire shape (``methods/answers.py``), as ``get_state`` is: the first
+        answer of most sessions builds no result model."""
         roots = self._roots(params.additionalDirectories if params else None)
         if params is not None and params.sandbox is not None:  # may refuse: before any change
             self.agent.set_sandbox(params.sandbox.mode, params.sandbox.network)
@@ -149,22 +157,26 @@ class Methods:
             self.agent.settings.additional_directories = roots
         if params is not None and params.mcpServers is not None and self.mcp is not None:
             self.mcp.update_client_servers(from_wire(params.mcpServers))
-        return m.InitializeResult(
-            protocolVersion=PROTOCOL_VERSION,
-            serverInfo=m.ServerInfo(name="rpc-agent", version=__version__),
-            capabilities=m.Capabilities(
-                compaction=True,
-                providers=self.providers,
-                errorCodes={name: code for name, (code, _desc) in ERROR_CODES.items()},
-            ),
-            methods=[spec.name for spec in self.registry.methods],
-            state=self.agent.state(),
-            client=(
-                self.on_capabilities(params.capabilities)
-                if params is not None and params.capabilities is not None and self.on_capabilities is not None
-                else None
-            ),
+        accepted = (
+            self.on_capabilities(params.capabilities)
+            if params is not None and params.capabilities is not None and self.on_capabilities is not None
+            else None
         )
+        return {
+            "protocolVersion": PROTOCOL_VERSION,
+            "serverInfo": {"name": "rpc-agent", "version": __version__},
+            "capabilities": {
+                "tree": True,
+                "fork": True,
+                "compaction": True,
+                "images": True,
+                "providers": self.providers,
+                "errorCodes": {name: code for name, (code, _desc) in ERROR_CODES.items()},
+            },
+            "methods": [spec.name for spec in self.registry.methods],
+            "state": self.agent.state_json(),
+            "client": dump_result("initialize", accepted) if accepted is not None else None,
+        }
 
     def set_client_tools(self, p: h.SetClientToolsParams) -> h.SetClientToolsResult:
         return set_client_tools(self.agent, self.host_bridge, p)
