@@ -26,6 +26,9 @@ LAZY = (
     "rpc_agent.store.search",  # the session scanner: the first search_sessions
     "rpc_agent.store.deleting",  # removing a session file and its blobs: the first delete_session
     "rpc_agent.checkpoints",  # the snapshot engine: the first snapshot, restore or deleted session
+    "rpc_agent.methods.session_files",  # search_sessions and delete_session: the first of them
+    "rpc_agent.agent.deletion",
+    "rpc_agent.protocol.finding",  # their params and results (the table names its models)
 )
 
 
