@@ -34,6 +34,7 @@ class MethodSpec:
     """One method: its handler and the models a protocol generator publishes for it."""
 
     __slots__ = (
+        "_defaults_only",
         "_params",
         "_positional",
         "_result",
@@ -64,6 +65,7 @@ class MethodSpec:
         self._params = params
         self._result = result
         self._positional: tuple[str, ...] | None = None
+        self._defaults_only: bool | None = None
 
     def __repr__(self) -> str:
         return f"MethodSpec(name={self.name!r}, inline={self.inline!r})"
@@ -92,6 +94,11 @@ class MethodSpec:
             self._positional = tuple(info.alias or key for key, info in fields)
         return self._positional
 
+    def _takes_defaults_only(self, model: type[BaseModel]) -> bool:
+        if self._defaults_only is None:
+            self._defaults_only = not any(info.is_required() for info in model.model_fields.values())
+        return self._defaults_only
+
     def parse_params(self, raw: Any) -> BaseModel | None:
         """Validated params (``raw`` is the request's params member, or absent); RpcError(-32602)."""
         model = self.params
@@ -102,6 +109,8 @@ class MethodSpec:
                 raise RpcError(INVALID_PARAMS, f"Invalid params: {self.name} takes no params")
             raise RpcError(INVALID_PARAMS, _params_type_message(raw))
         if raw is MISSING:
+            if self._takes_defaults_only(model):
+                return _defaults(model)
             raw = {}
         elif type(raw) is list:
             if len(raw) > len(self.positional):
@@ -131,6 +140,16 @@ class MethodSpec:
         if inspect.isawaitable(value):
             value = await value
         return dump_result(self.name, value)
+
+
+def _defaults(model: type[BaseModel]) -> BaseModel:
+    """The params of a request without a params member, for a model whose every field has a
+    default: the defaults, as validating ``{}`` gives them, without building the model's
+    validator. The protocol's params models have no validators of their own (a test holds the
+    two equal for every method of the table), and a start's first request is often such a
+    request (``initialize``): no validator built means no pydantic schema machinery loaded
+    before the first answer."""
+    return model.model_construct()
 
 
 _JSON_KINDS = {str: "a string", int: "a number", float: "a number", bool: "a boolean", type(None): "null"}

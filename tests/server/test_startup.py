@@ -29,6 +29,12 @@ LAZY = (
     "rpc_agent.methods.session_files",  # search_sessions and delete_session: the first of them
     "rpc_agent.agent.deletion",
     "rpc_agent.protocol.finding",  # their params and results (the table names its models)
+    # No pydantic model is built before the first answer (no flag gives settings, initialize
+    # without params gets its defaults and is answered in wire shape): the first build imports
+    # pydantic's plugin loader, which imports importlib.metadata and scans every installed
+    # package's entry points.
+    "pydantic.plugin._loader",
+    "importlib.metadata",
 )
 
 
