@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 
 from rpc_agent.agent.settings import CompactionFile, RetryFile, SettingsFile, load_settings, settings_paths
-from rpc_agent.cli import build_parser, flag_overrides, settings_from
+from rpc_agent.cli import (
+    HOST_OVERRIDES,
+    TUNING_OVERRIDES,
+    SettingsOverride,
+    build_parser,
+    overrides_from,
+    settings_from,
+    settings_given,
+)
 from rpc_agent.errors import SettingsError
 
 
@@ -44,6 +52,28 @@ def test_invalid_settings_file_names_the_file_and_the_field(tmp_path: Path) -> N
         load_settings([tmp_path / "settings.json"])
 
 
+@pytest.mark.parametrize("override", [*TUNING_OVERRIDES, *HOST_OVERRIDES], ids=lambda o: o.flag)
+def test_each_settings_flag_sets_the_key_it_names(override: SettingsOverride) -> None:
+    """Settings files ignore unknown keys, so a misspelt key in the flag table would be a flag
+    that silently does nothing; each flag is given and its value looked up under its key."""
+    expected: object
+    if override.value is None:
+        argv, expected = [override.flag], False
+    elif override.choices is not None:
+        argv, expected = [override.flag, override.choices[-1]], override.choices[-1]
+    else:
+        argv, expected = [override.flag, "7"], 7
+    found: object = overrides_from(build_parser().parse_args(argv))
+    for name in override.key.split("."):
+        found = getattr(found, name)
+    assert found == expected
+
+
+def test_no_settings_flag_overrides_nothing() -> None:
+    overrides = overrides_from(build_parser().parse_args([]))
+    assert overrides.model_dump(exclude_none=True) == {"compaction": {}, "checkpoints": {}, "retry": {}}
+
+
 def test_cli_flags_reach_the_settings(tmp_path: Path) -> None:
     args = build_parser().parse_args(
         [
@@ -64,53 +94,21 @@ def test_cli_flags_reach_the_settings(tmp_path: Path) -> None:
     assert (settings.compaction.keep_recent_tokens, settings.compaction.reserve_tokens) == (123, 7)
 
 
-SETTINGS_FLAGS = {
-    "--no-auto-compaction": [],
-    "--no-checkpoints": [],
-    "--reserve-tokens": ["7"],
-    "--keep-recent-tokens": ["123"],
-    "--no-auto-retry": [],
-    "--max-retries": ["4"],
-    "--retry-base-delay-ms": ["10"],
-    "--approval": ["all"],
-    "--max-turns": ["3"],
-    "--max-budget-usd": ["0.5"],
-    "--sandbox": ["read-only"],
-    "--sandbox-network": ["allow"],
-}
-"""Every flag that overrides a settings file's key, with a value."""
+@pytest.mark.parametrize("override", [*TUNING_OVERRIDES, *HOST_OVERRIDES], ids=lambda o: o.flag)
+def test_each_settings_flag_counts_as_given(override: SettingsOverride) -> None:
+    argv = [override.flag] if override.value is None else [override.flag, (override.choices or ("7",))[-1]]
+    assert settings_given(build_parser().parse_args(argv))
 
 
-def test_every_settings_flag_alone_gives_overrides() -> None:
-    parser = build_parser()
-    for flag, value in SETTINGS_FLAGS.items():
-        overrides = flag_overrides(parser.parse_args([flag, *value]))
-        assert overrides is not None, flag
-        assert overrides != SettingsFile(), flag
-
-
-def test_the_settings_flags_are_all_known_to_the_overrides() -> None:
-    """A new flag in the settings groups is either in SETTINGS_FLAGS or not a settings key."""
-    not_settings = {"--system-prompt", "--append-system-prompt", "--tools"}
-    grouped = {
-        option
-        for group in build_parser()._action_groups
-        if group.title in ("compaction and retries", "governing the agent")
-        for action in group._group_actions
-        for option in action.option_strings
-    }
-    assert grouped - not_settings == set(SETTINGS_FLAGS)
-
-
-def test_no_settings_flag_gives_no_overrides_and_the_same_settings(tmp_path: Path) -> None:
-    """A plain start builds no settings model; an empty SettingsFile would have changed nothing."""
+def test_without_settings_flags_the_settings_are_those_of_empty_overrides(tmp_path: Path) -> None:
+    """A start without settings flags skips the overrides (no model built): the same settings."""
     args = build_parser().parse_args(["--provider", "faux", "--no-session", "--model", "faux-1"])
-    assert flag_overrides(args) is None
+    assert not settings_given(args)
     home, project = tmp_path / "home", tmp_path / "proj"
     home.mkdir()
     (home / "settings.json").write_text(
         '{"retry": {"baseDelayMs": 50}, "allow": ["read"], "steeringMode": "all"}'
     )
     paths = settings_paths(home, project)
-    assert settings_from(args, home, project) == load_settings(paths, SettingsFile())
+    assert settings_from(args, home, project) == load_settings(paths, overrides_from(args))
     assert load_settings(paths) == load_settings(paths, SettingsFile())
