@@ -4,6 +4,7 @@ model would have sent."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, get_type_hints
 
 from pydantic import BaseModel
@@ -22,12 +23,17 @@ from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
 from rpc_agent.providers.faux import FauxProvider
 from rpc_agent.store import SessionManager
+from rpc_agent.tools import default_tools
+from rpc_agent.tools.base import Tool
 
 
-def _methods() -> Methods:
+def _methods(tools: Callable[[], list[Tool]] | None = None) -> Methods:
     events: list[BaseModel] = []
     agent = AgentSession(
-        manager=SessionManager.in_memory("/project"), provider=FauxProvider([]), emit=events.append
+        manager=SessionManager.in_memory("/project"),
+        provider=FauxProvider([]),
+        emit=events.append,
+        tools=tools,
     )
     return Methods(agent, providers=["faux"], on_shutdown=lambda: None)
 
@@ -69,3 +75,27 @@ def test_the_answer_with_declared_capabilities_carries_what_was_accepted() -> No
     assert len(client["rejected"]) == 1
     assert "no_such_hook" in client["rejected"][0]
     assert _as_the_model_sends_it(answer) == answer
+
+
+def test_capabilities_without_tools_leave_the_builtin_tools_unbuilt_until_a_client_tool_is_checked() -> None:
+    """The built-in tools are built (their modules imported) to check a client tool's name
+    against theirs: a client that declares approvals and hooks only does not build them."""
+    built: list[int] = []
+
+    def tools() -> list[Tool]:
+        built.append(1)
+        return default_tools()
+
+    methods = _methods(tools)
+    bridge = NoHost()
+    methods.on_capabilities = lambda declared: configure(methods.agent, bridge, declared)
+    answer = methods.initialize(m.InitializeParams.model_validate({"capabilities": {"approvals": True}}))
+    assert answer["client"] is not None
+    assert built == []
+    declared = {"name": "read", "description": "mine", "parameters": {"type": "object"}}
+    answer = methods.initialize(m.InitializeParams.model_validate({"capabilities": {"tools": [declared]}}))
+    assert built == [1]
+    client = answer["client"]
+    assert client is not None
+    assert client["tools"] == []
+    assert client["rejected"] == ["tool read: the name is already taken"]
