@@ -11,6 +11,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from rpc_agent.methods.errors import RpcError
+from rpc_agent.protocol import builders as build
 from rpc_agent.protocol.errors import INVALID_PARAMS
 from rpc_agent.quoting import bound
 
@@ -110,7 +111,7 @@ class MethodSpec:
             raise RpcError(INVALID_PARAMS, _params_type_message(raw))
         if raw is MISSING:
             if self._takes_defaults_only(model):
-                return _defaults(model)
+                return build.defaults(model)
             raw = {}
         elif type(raw) is list:
             if len(raw) > len(self.positional):
@@ -140,16 +141,6 @@ class MethodSpec:
         if inspect.isawaitable(value):
             value = await value
         return dump_result(self.name, value)
-
-
-def _defaults(model: type[BaseModel]) -> BaseModel:
-    """The params of a request without a params member, for a model whose every field has a
-    default: the defaults, as validating ``{}`` gives them, without building the model's
-    validator. The protocol's params models have no validators of their own (a test holds the
-    two equal for every method of the table), and a start's first request is often such a
-    request (``initialize``): no validator built means no pydantic schema machinery loaded
-    before the first answer."""
-    return model.model_construct()
 
 
 _JSON_KINDS = {str: "a string", int: "a number", float: "a number", bool: "a boolean", type(None): "null"}
