@@ -22,7 +22,6 @@ from typing import Any, TextIO
 from rpc_agent import cli
 from rpc_agent.batch import command
 from rpc_agent.batch.worker import ChildExit, Children
-from rpc_agent.tools import bash as bash_tool
 
 JsonDict = dict[str, Any]
 
@@ -86,10 +85,6 @@ class Batch:
 
     def run_in_process(self, *extra: str, replies: list[JsonDict] | None = None) -> tuple[int, str]:
         """``rpc-agent batch`` in this process, each task's run too (:func:`run_in_thread`)."""
-        # The bash tool's reaper is one per process, started by the first command and without a
-        # lock: two runs whose first commands start at once in two threads would start one each
-        # (and the one dropped warns when it is collected). So it is started before the threads.
-        bash_tool._REAPER.start()
         stderr = io.StringIO()
         with contextlib.redirect_stderr(stderr), _per_thread_stdio():
             code = command.main(self.argv(*extra, replies=replies)[1:], launch=run_in_thread)
