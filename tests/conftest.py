@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import compileall
+import os
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,7 +37,16 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         return
     for folder in COMPILED:
-        compileall.compile_dir(ROOT / folder, quiet=2, rx=NOT_COMPILED)
+        for path in _modules(ROOT / folder):
+            compileall.compile_file(path, quiet=2, rx=NOT_COMPILED)
+
+
+def _modules(folder: Path) -> Iterator[Path]:
+    """The ``.py`` files under ``folder``; the npm folders of the node tests (tens of thousands
+    of entries, no Python module the suite imports) are not walked."""
+    for parent, folders, names in os.walk(folder):
+        folders[:] = [name for name in folders if name not in ("node_modules", "__pycache__")]
+        yield from (Path(parent, name) for name in names if name.endswith(".py"))
 
 
 @pytest.fixture

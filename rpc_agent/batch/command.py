@@ -24,7 +24,7 @@ from rpc_agent.batch.tasks import (
     load_tasks,
     read_results,
 )
-from rpc_agent.batch.worker import WorkerOptions
+from rpc_agent.batch.worker import Launch, WorkerOptions
 from rpc_agent.errors import InvalidRequestError
 
 EPILOG = """\
@@ -107,7 +107,9 @@ def _check_schemas(tasks: list[BatchTask]) -> None:
                 raise BatchInputError(f"task {task.id!r}: {exc}") from None
 
 
-def main(argv: Sequence[str]) -> int:
+def main(argv: Sequence[str], *, launch: Launch | None = None) -> int:
+    """The batch command; ``launch`` carries out each local task's command line (None: a child
+    process, see :data:`rpc_agent.batch.worker.Launch`)."""
     args = build_parser().parse_args(argv)
     if args.ray is not None:
         try:
@@ -141,7 +143,7 @@ def main(argv: Sequence[str]) -> int:
     )
     jobs = args.jobs or (None if args.ray is not None else 4)
     progress = Progress(len(todo), jobs, sys.stderr, skipped=len(tasks) - len(todo))
-    return _run(args, todo, options, jobs, progress, output)
+    return _run(args, todo, options, jobs, progress, output, launch)
 
 
 def _run(
@@ -151,12 +153,13 @@ def _run(
     jobs: int | None,
     progress: Progress,
     output: ResultsFile,
+    launch: Launch | None,
 ) -> int:
     started = time.monotonic()
     interrupted = False
     try:
         progress.start()
-        with contextlib.closing(_results(args, todo, options, jobs, progress)) as results:
+        with contextlib.closing(_results(args, todo, options, jobs, progress, launch)) as results:
             for line in results:
                 output.append(line)
                 progress.add(line)
@@ -176,6 +179,7 @@ def _results(
     options: WorkerOptions,
     jobs: int | None,
     progress: Progress,
+    launch: Launch | None,
 ) -> Generator[ResultLine]:
     from rpc_agent.batch.runners import run_local, run_on_ray
 
@@ -184,4 +188,4 @@ def _results(
     if args.ray is not None:
         yield from run_on_ray(todo, options, args.ray or None, jobs, progress.set_window)
     else:
-        yield from run_local(todo, options, jobs or 4)
+        yield from run_local(todo, options, jobs or 4, launch)

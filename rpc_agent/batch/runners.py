@@ -15,7 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from rpc_agent.batch.tasks import BatchTask, ResultLine
-from rpc_agent.batch.worker import STOP_GRACE, Children, WorkerOptions, run_task
+from rpc_agent.batch.worker import STOP_GRACE, Children, Launch, WorkerOptions, run_task
 
 RAY_POLL = 0.5
 """Seconds between checks of the Ray tasks in flight (so that an interrupt is seen soon)."""
@@ -33,13 +33,16 @@ def _worker_failed(task: BatchTask, exc: BaseException) -> ResultLine:
     }
 
 
-def run_local(tasks: list[BatchTask], options: WorkerOptions, jobs: int) -> Iterator[ResultLine]:
-    """Each task in one of ``jobs`` threads, each thread waiting on its child process."""
+def run_local(
+    tasks: list[BatchTask], options: WorkerOptions, jobs: int, launch: Launch | None = None
+) -> Iterator[ResultLine]:
+    """Each task in one of ``jobs`` threads, each thread waiting on its child process (or on
+    ``launch``, which carries out the task's command line in its stead)."""
     children = Children()
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="rpc-agent-batch")
     running: dict[Future[ResultLine], BatchTask] = {}
     try:
-        running = {pool.submit(run_task, task, options, children): task for task in tasks}
+        running = {pool.submit(run_task, task, options, children, launch): task for task in tasks}
         while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:

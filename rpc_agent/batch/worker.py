@@ -22,9 +22,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import orjson
 
@@ -58,6 +59,16 @@ class WorkerOptions:
     """The interpreter that runs ``-m rpc_agent`` (None: the one running this code)."""
 
 
+class ChildExit(NamedTuple):
+    """How a task's run ended: its exit code, its stdout and stderr, and whether it was stopped
+    for its time limit."""
+
+    code: int
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+
+
 class Children:
     """The children running now in this process, so that an interrupt can stop them all."""
 
@@ -83,6 +94,12 @@ class Children:
             running = list(self._running)
         for child in running:
             _signal_group(child, signal.SIGINT)
+
+
+Launch = Callable[[list[str], Path, float | None, Children | None], ChildExit]
+"""What carries out a task's ``rpc-agent -p`` command line (``argv``, the prompt file for its
+stdin, the time limit, the batch's children): :func:`run_child`, a process of its own. Everything
+around it (checkout, session path, judging the outcome) is :func:`run_task`'s, whatever runs it."""
 
 
 def _signal_group(child: subprocess.Popen[bytes], sig: signal.Signals) -> None:
@@ -133,8 +150,11 @@ def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:40] or "task"
 
 
-def run_task(task: BatchTask, options: WorkerOptions, children: Children | None = None) -> ResultLine:
-    """Run one task to its result line (never raises for the task's own failures)."""
+def run_task(
+    task: BatchTask, options: WorkerOptions, children: Children | None = None, launch: Launch | None = None
+) -> ResultLine:
+    """Run one task to its result line (never raises for the task's own failures); ``launch``
+    carries out its command line (None: :func:`run_child`)."""
     started = time.monotonic()
     scratch = Path(tempfile.mkdtemp(prefix=f"rpc-agent-batch-{_safe(task.id)}-", dir=options.checkouts_dir))
     kept: Path | None = None
@@ -157,7 +177,9 @@ def run_task(task: BatchTask, options: WorkerOptions, children: Children | None 
         argv = child_argv(task, options, cwd, session, schema)
         prompt = scratch / "prompt.txt"  # the child's stdin: a file, not a pipe kept fed
         prompt.write_bytes(task.prompt.encode())
-        line = {**line, **_run_child(argv, prompt, task, options, children)}
+        timeout = task.timeoutSeconds or options.timeout
+        ended = (launch or run_child)(argv, prompt, timeout, children)
+        line = {**line, **_judge(ended, timeout)}
         line["sessionFile"] = str(session) if session.is_file() else None
         if kept is not None:
             line["checkout"] = str(cwd)
@@ -197,10 +219,8 @@ def _spawn(argv: list[str], prompt: Path) -> subprocess.Popen[bytes]:
             signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
 
 
-def _run_child(
-    argv: list[str], prompt: Path, task: BatchTask, options: WorkerOptions, children: Children | None
-) -> Outcome:
-    timeout = task.timeoutSeconds or options.timeout
+def run_child(argv: list[str], prompt: Path, timeout: float | None, children: Children | None) -> ChildExit:
+    """The task's run as a child process, stopped (with what it started) at ``timeout``."""
     child = _spawn(argv, prompt)
     if children is not None:
         children.add(child)
@@ -228,13 +248,14 @@ def _run_child(
         if children is not None:
             children.discard(child)
         _signal_group(child, signal.SIGKILL)  # what the run left behind in its group
-    return _judge(child.returncode, stdout, stderr, timed_out, timeout)
+    return ChildExit(child.returncode, stdout, stderr, timed_out)
 
 
-def _judge(code: int, stdout: bytes, stderr: bytes, timed_out: bool, timeout: float | None) -> Outcome:
-    result = _result_of(stdout)
-    said = stderr.decode(errors="replace").strip()[-STDERR_TAIL:]
-    if timed_out:
+def _judge(ended: ChildExit, timeout: float | None) -> Outcome:
+    code = ended.code
+    result = _result_of(ended.stdout)
+    said = ended.stderr.decode(errors="replace").strip()[-STDERR_TAIL:]
+    if ended.timed_out:
         reason: str | None = f"timed out after {timeout:g} s"
     elif code == 0 and result is not None:
         return {"status": "done", "reason": None, "exitCode": 0, "result": result}

@@ -1,8 +1,10 @@
 """``rpc-agent batch`` on local processes: many faux runs, and every way a task can fail.
 
-The command runs in the test's process; each task is a real ``rpc-agent -p`` child, scripted
-with ``--faux-script``. What a task does depends on its folder (``batch_testlib.script``), so
-one script makes a batch where one task crashes, one hangs past its timeout, and others work.
+The command runs in the test's process; each task is an ``rpc-agent -p`` command line scripted
+with ``--faux-script``, a real child process where the process is the point (a crash, a timeout,
+Ctrl-C) and run in the batch's thread where the batch's own logic is (``Batch.run_in_process``).
+What a task does depends on its folder (``batch_testlib.script``), so one script makes a batch
+where one task crashes, one hangs past its timeout, and others work.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def batch(tmp_path: Path, agent_home: Path) -> Batch:
 def test_twenty_tasks_on_two_jobs_all_finish_with_their_sessions(batch: Batch) -> None:
     folder = batch.folder("work")
     batch.write_tasks([{"id": f"t{n:02d}", "prompt": f"task number {n}", "cwd": "work"} for n in range(20)])
-    code, stderr = batch.run("--jobs", "2")
+    code, stderr = batch.run_in_process("--jobs", "2")
     assert code == 0, stderr
     results = batch.by_id()
     assert sorted(results) == [f"t{n:02d}" for n in range(20)]
@@ -104,7 +106,7 @@ def test_a_rerun_skips_what_is_done_and_drops_a_line_cut_short(batch: Batch) -> 
     batch.folder("w")
     first: list[JsonDict] = [{"id": f"a{n}", "prompt": f"first {n}", "cwd": "w"} for n in range(3)]
     batch.write_tasks(first)
-    assert batch.run("--jobs", "2")[0] == 0
+    assert batch.run_in_process("--jobs", "2")[0] == 0
     with batch.results_file.open("ab") as out:
         out.write(b'{"id": "b0", "status": "do')  # a hard stop in the middle of a line
     batch.write_tasks(
@@ -114,13 +116,13 @@ def test_a_rerun_skips_what_is_done_and_drops_a_line_cut_short(batch: Batch) -> 
             {"id": "b1", "prompt": "second 1", "cwd": "w"},
         ]
     )
-    code, stderr = batch.run("--jobs", "2")
+    code, stderr = batch.run_in_process("--jobs", "2")
     assert code == 0, stderr
     ids = [result["id"] for result in batch.results()]
     assert sorted(ids[:3]) == ["a0", "a1", "a2"]
     assert sorted(ids[3:]) == ["b0", "b1"]
     assert "3 task(s) already in the results, skipped" in stderr
-    again = batch.run("--jobs", "2")
+    again = batch.run_in_process("--jobs", "2")
     assert again[0] == 0
     assert len(batch.results()) == 5  # nothing left to run
     assert len(list(batch.sessions.glob("*.jsonl"))) == 5
@@ -128,15 +130,14 @@ def test_a_rerun_skips_what_is_done_and_drops_a_line_cut_short(batch: Batch) -> 
 
 def test_retry_failed_runs_only_the_failed_tasks_again(batch: Batch) -> None:
     batch.folder("w")
-    flaky = batch.folder("flaky", "crash-here")
     batch.write_tasks(
         [{"id": "ok", "prompt": "go", "cwd": "w"}, {"id": "flaky", "prompt": "go", "cwd": "flaky"}]
     )
-    assert batch.run(replies=script())[0] == 1
-    (flaky / "crash-here").unlink()
-    assert batch.run(replies=script())[0] == 0  # the failure has a result: skipped too
+    assert batch.run_in_process(replies=script())[0] == 1  # no folder "flaky" yet: that run fails
+    batch.folder("flaky")
+    assert batch.run_in_process(replies=script())[0] == 0  # the failure has a result: skipped too
     assert len(batch.results()) == 2
-    code, stderr = batch.run("--retry-failed", replies=script())
+    code, stderr = batch.run_in_process("--retry-failed", replies=script())
     assert code == 0, stderr
     assert [(r["id"], r["status"]) for r in batch.results()] == [
         *[(r["id"], r["status"]) for r in batch.results()[:2]],
@@ -183,7 +184,7 @@ def test_a_second_batch_on_the_same_results_file_is_refused(batch: Batch) -> Non
     assert code == 2
     assert "another rpc-agent batch is writing it" in stderr
     assert batch.results_file.read_text() == ""
-    assert batch.run()[0] == 0  # once it is free
+    assert batch.run_in_process()[0] == 0  # once it is free
 
 
 def test_tasks_carry_their_limits_and_output_schema_to_the_run(batch: Batch) -> None:
@@ -196,7 +197,7 @@ def test_tasks_carry_their_limits_and_output_schema_to_the_run(batch: Batch) -> 
             {"id": "limited", "prompt": "n?", "cwd": "w", "maxTurns": 1, "outputSchema": {"type": "string"}},
         ]
     )
-    code, _stderr = batch.run(replies=replies)
+    code, _stderr = batch.run_in_process(replies=replies)
     assert code == 1
     results = batch.by_id()
     assert results["schema"]["result"]["structuredOutput"] == {"n": 7}
@@ -245,7 +246,9 @@ def test_a_kept_checkout_is_the_ref_and_the_run_worked_in_it(batch: Batch) -> No
     big = "x" * 200_000  # more than one argv string may hold: the prompt goes over stdin
     batch.write_tasks([{"id": "kept", "prompt": big, "repo": "repo", "ref": "feature"}])
     checkouts = batch.root / "checkouts"
-    code, stderr = batch.run("--keep-checkouts", "--checkouts-dir", str(checkouts), replies=script())
+    code, stderr = batch.run_in_process(
+        "--keep-checkouts", "--checkouts-dir", str(checkouts), replies=script()
+    )
     assert code == 0, stderr
     (line,) = batch.results()
     folder = Path(line["checkout"])
@@ -269,7 +272,7 @@ def test_a_task_s_sandbox_applies_to_its_run(batch: Batch) -> None:
             {"id": "free", "prompt": "go", "cwd": "free"},
         ]
     )
-    code, stderr = batch.run(replies=script())
+    code, stderr = batch.run_in_process(replies=script())
     assert code == 0, stderr
     assert not (boxed / "out.txt").exists()  # the run's bash could not write its folder
     assert (free / "out.txt").read_text() == "worked\n"

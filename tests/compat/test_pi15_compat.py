@@ -21,11 +21,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from node_reader import NodeReader
 from pi_lines import run_node_lines
 from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store import SessionManager, build_session_context
@@ -56,14 +58,27 @@ def pi_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("pi15-home")
 
 
-def run_pi15(node: str, home: Path, script: str, *args: str) -> list[JsonDict]:
-    env = {
+def pi15_env(home: Path) -> dict[str, str]:
+    return {
         **os.environ,
         "HOME": str(home),
         "PI_CODING_AGENT_DIR": str(home / "agent"),
         "PI_OFFLINE": "1",
     }
-    return run_node_lines(node, PI15_DIR, script, *args, env=env, timeout=120)
+
+
+def run_pi15(node: str, home: Path, script: str, *args: str) -> list[JsonDict]:
+    return run_node_lines(node, PI15_DIR, script, *args, env=pi15_env(home), timeout=120)
+
+
+@pytest.fixture(scope="module")
+def pi15_reader(node22: str, pi_home: Path) -> Iterator[NodeReader]:
+    """What pi 1.5.2 makes of a session file (``pi15_context.mjs``), one node start for the module."""
+    reader = NodeReader(node22, PI15_DIR, "pi15_context.mjs", env=pi15_env(pi_home))
+    try:
+        yield reader
+    finally:
+        reader.close()
 
 
 def context_json(entries: list[EntryDict], leaf: str) -> JsonDict:
@@ -125,7 +140,7 @@ def test_our_store_builds_pi_s_context_at_every_entry(pi_written: JsonDict, tmp_
 
 
 async def test_get_messages_after_navigation_is_pi_s_context_and_pi_reopens_our_append(
-    pi_written: JsonDict, node22: str, pi_home: Path, tmp_path: Path
+    pi_written: JsonDict, pi15_reader: NodeReader, tmp_path: Path
 ) -> None:
     path = tmp_path / "pi-session.jsonl"
     shutil.copyfile(pi_written["file"], path)
@@ -150,9 +165,9 @@ async def test_get_messages_after_navigation_is_pi_s_context_and_pi_reopens_our_
         await client.navigate_tree(pi_written["leafId"])
         await client.prompt("from rpc-agent")
         ours = (await client.call("get_messages"))["messages"]
-    [before] = run_pi15(node22, pi_home, "pi15_context.mjs", pi_written["file"])
+    [before] = pi15_reader.read(pi_written["file"])
     assert pi_stats(stats) == rounded(before["stats"])  # pi's own count of pi's file
-    [seen] = run_pi15(node22, pi_home, "pi15_context.mjs", str(path))
+    [seen] = pi15_reader.read(path)
     assert seen["last"]["messages"] == ours
     assert ours[-2]["content"] == "from rpc-agent"
     assert seen["unchangedByOpen"] is True
@@ -226,7 +241,7 @@ async def write_ours(folder: Path) -> tuple[list[Path], dict[str, JsonDict]]:
 
 
 async def test_our_sessions_open_in_pi_with_the_same_context_and_nothing_appended(
-    tmp_path: Path, node22: str, pi_home: Path
+    tmp_path: Path, pi15_reader: NodeReader
 ) -> None:
     files, seen = await write_ours(tmp_path / "ours")
     written = [json.loads(line) for line in files[0].read_text().splitlines()]
@@ -234,7 +249,7 @@ async def test_our_sessions_open_in_pi_with_the_same_context_and_nothing_appende
     assert {"compaction", "branch_summary", "label", "session_info"} <= set(kinds)
     assert kinds[1:3] == ["model_change", "thinking_level_change"]  # a new session's start
     before = {path: path.read_bytes() for path in files}
-    results = run_pi15(node22, pi_home, "pi15_context.mjs", *map(str, files))
+    results = pi15_reader.read(*files)
     for path, result in zip(files, results, strict=True):
         assert result["last"]["messages"] == seen[str(path)]["messages"], path
         assert result["last"]["thinkingLevel"] == seen[str(path)]["thinkingLevel"], path

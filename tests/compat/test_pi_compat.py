@@ -17,13 +17,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from node_reader import NodeReader
 from pi_lines import BASE_MS, USAGE, run_node_lines
 from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.store import PendingAppend, SessionManager
@@ -32,33 +32,15 @@ from rpc_agent.store.context import SessionContext
 JsonDict = dict[str, Any]
 
 COMPAT_DIR = Path(__file__).resolve().parent
-PI_PACKAGE_DIR = COMPAT_DIR / "node_modules" / "@mariozechner" / "pi-coding-agent"
 
 
 # --- running pi ----------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def node() -> str:
-    """The node binary, once the reference implementation is installed (else the test skips)."""
-    if not PI_PACKAGE_DIR.is_dir():
-        pytest.skip(
-            "the pi coding agent is not installed: run `npm ci` in tests/compat "
-            "(cd tests/compat && npm ci --no-audit --no-fund)"
-        )
-    found = shutil.which("node")
-    if found is None:
-        pytest.skip("node is not on PATH; the pi compatibility tests need node >= 20")
-    return found
-
-
 def run_pi(node: str, script: str, *args: str) -> JsonDict:
-    return run_pi_lines(node, script, *args)[0]
-
-
-def run_pi_lines(node: str, script: str, *args: str) -> list[JsonDict]:
-    """Every JSON line a pi script printed (``pi_context.mjs`` prints one per file)."""
-    return run_node_lines(node, COMPAT_DIR, script, *args, timeout=60)
+    """The JSON line a pi script printed (pi's context of a file comes from the ``pi_reader``
+    fixture, one node start for every test)."""
+    return run_node_lines(node, COMPAT_DIR, script, *args, timeout=60)[0]
 
 
 def as_json(value: Any) -> Any:
@@ -298,11 +280,13 @@ def write_ours(tmp_path: Path, shape: Callable[[SessionManager, Clock], None]) -
 
 
 @pytest.fixture(scope="session")
-def pi_on_our_shapes(node: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, JsonDict]]:
-    """Every shape written by our store, and what pi read from it: one node run for all."""
+def pi_on_our_shapes(
+    pi_reader: NodeReader, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, tuple[Path, JsonDict]]:
+    """Every shape written by our store, and what pi read from it."""
     folder = tmp_path_factory.mktemp("shapes")
     paths = {name: write_ours(folder / name, shape) for name, shape in SHAPES.items()}
-    views = run_pi_lines(node, "pi_context.mjs", *map(str, paths.values()))
+    views = pi_reader.read(*paths.values())
     assert len(views) == len(paths)
     return {name: (path, view) for (name, path), view in zip(paths.items(), views, strict=True)}
 
@@ -346,7 +330,7 @@ def _text(message: JsonDict) -> str:
     return "".join(block.get("text", "") for block in content or [] if isinstance(block, dict))
 
 
-def test_pi_reads_our_images_as_blob_references(node: str, tmp_path: Path) -> None:
+def test_pi_reads_our_images_as_blob_references(pi_reader: NodeReader, tmp_path: Path) -> None:
     """Large images: the one known difference, by design of our blob store.
 
     Our store writes the base64 of an image of 1,024 characters or more to ``blobs/<sha256>``
@@ -378,7 +362,7 @@ def test_pi_reads_our_images_as_blob_references(node: str, tmp_path: Path) -> No
     with SessionManager.open(path) as ours:
         expected = context_json(ours.build_session_context())
 
-    pi = run_pi(node, "pi_context.mjs", str(path))
+    [pi] = pi_reader.read(path)
 
     ours_blocks = expected["messages"][0]["content"]
     pi_blocks = pi["messages"][0]["content"]
@@ -395,7 +379,9 @@ def test_pi_reads_our_images_as_blob_references(node: str, tmp_path: Path) -> No
 # --- pi -> ours --------------------------------------------------------------------------------
 
 
-def test_we_read_a_session_pi_wrote_and_pi_reads_it_after_we_append(node: str, tmp_path: Path) -> None:
+def test_we_read_a_session_pi_wrote_and_pi_reads_it_after_we_append(
+    node: str, pi_reader: NodeReader, tmp_path: Path
+) -> None:
     folder = tmp_path / "pi-sessions"
     folder.mkdir()
     written = run_pi(node, "pi_write.mjs", str(folder))
@@ -433,7 +419,7 @@ def test_we_read_a_session_pi_wrote_and_pi_reads_it_after_we_append(node: str, t
         new_message = user(Clock(), "One more question, from rpc-agent")
         new_id = eid(ours.append_message(new_message))
 
-    again = run_pi(node, "pi_context.mjs", str(path))
+    [again] = pi_reader.read(path)
     assert again["messages"] == [*written["context"]["messages"], new_message]
     assert again["leafId"] == new_id
     assert again["thinkingLevel"] == written["context"]["thinkingLevel"]

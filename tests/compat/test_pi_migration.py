@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_pi_compat import context_json, node, run_pi, run_pi_lines
+from test_pi_compat import context_json
 
+from node_reader import NodeReader
 from pi_lines import (
     as_v2,
     assistant_message,
@@ -38,8 +39,6 @@ from pi_lines import (
 from rpc_agent.store import SessionManager
 
 JsonDict = dict[str, Any]
-
-__all__ = ["node"]  # the fixture, shared with test_pi_compat
 
 
 def old_session(version: int | None) -> list[JsonDict]:
@@ -64,7 +63,7 @@ def old_session(version: int | None) -> list[JsonDict]:
     return as_v2(lines) if version == 2 else lines
 
 
-def assert_pi_reads_the_same_after_we_migrate(node: str, source: Path, work: Path) -> JsonDict:
+def assert_pi_reads_the_same_after_we_migrate(pi_reader: NodeReader, source: Path, work: Path) -> JsonDict:
     """pi's context of ``source`` as it is, and of a copy our store migrated: equal."""
     work.mkdir(parents=True, exist_ok=True)
     as_is = work / "as-is.jsonl"
@@ -75,9 +74,8 @@ def assert_pi_reads_the_same_after_we_migrate(node: str, source: Path, work: Pat
     with SessionManager.open(ours) as manager:
         assert manager.load_report.migrated_from is not None
     assert json.loads(ours.read_text().split("\n", 1)[0])["version"] == 3
-    # One node run reads both copies: the untouched one (pi migrates it in memory, and its
-    # copy) and ours.
-    before, after = run_pi_lines(node, "pi_context.mjs", str(as_is), str(ours))
+    # pi reads both copies: the untouched one (pi migrates it in memory, and its copy) and ours.
+    before, after = pi_reader.read(as_is, ours)
 
     assert after["messages"] == before["messages"]
     assert after["thinkingLevel"] == before["thinkingLevel"]
@@ -87,11 +85,11 @@ def assert_pi_reads_the_same_after_we_migrate(node: str, source: Path, work: Pat
 
 @pytest.mark.parametrize("version", [None, 2], ids=["v1", "v2"])
 def test_pi_builds_the_same_context_before_and_after_our_migration(
-    node: str, tmp_path: Path, version: int | None
+    pi_reader: NodeReader, tmp_path: Path, version: int | None
 ) -> None:
     source = tmp_path / "old.jsonl"
     write_jsonl(source, old_session(version))
-    after = assert_pi_reads_the_same_after_we_migrate(node, source, tmp_path / "work")
+    after = assert_pi_reads_the_same_after_we_migrate(pi_reader, source, tmp_path / "work")
     # Not a trivial comparison: the tool call kept its partialJson, the compaction applies.
     roles = [m["role"] for m in after["messages"]]
     assert roles == ["compactionSummary", "assistant", "toolResult", "custom", "assistant"]
@@ -107,12 +105,12 @@ def _external_fixtures() -> list[Path]:
 @pytest.mark.skipif(not _external_fixtures(), reason="PI_SESSION_FIXTURES names no folder of session files")
 @pytest.mark.parametrize("fixture", _external_fixtures(), ids=lambda p: p.name)
 def test_pi_fixture_sessions_give_the_same_context_after_our_migration(
-    node: str, tmp_path: Path, fixture: Path
+    pi_reader: NodeReader, tmp_path: Path, fixture: Path
 ) -> None:
-    assert_pi_reads_the_same_after_we_migrate(node, fixture, tmp_path)
+    assert_pi_reads_the_same_after_we_migrate(pi_reader, fixture, tmp_path)
 
 
-def test_fields_a_file_leaves_out_stay_out_of_the_context(node: str, tmp_path: Path) -> None:
+def test_fields_a_file_leaves_out_stay_out_of_the_context(pi_reader: NodeReader, tmp_path: Path) -> None:
     """A custom message without ``display`` and a compaction without ``tokensBefore``: neither
     pi nor we invent them, and what the store reports is the line as stored."""
     lines: list[JsonDict] = [
@@ -155,7 +153,7 @@ def test_fields_a_file_leaves_out_stay_out_of_the_context(node: str, tmp_path: P
         assert manager.get_entry("00000003") == lines[3]
         assert manager.get_entry("00000004") == lines[4]
         assert manager.entries == lines[1:]
-    pi = run_pi(node, "pi_context.mjs", str(path))
+    [pi] = pi_reader.read(path)
     assert ours["messages"] == pi["messages"]
     assert "tokensBefore" not in ours["messages"][0]
     assert "display" not in ours["messages"][-1]

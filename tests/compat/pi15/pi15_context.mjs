@@ -1,6 +1,8 @@
 // Prints the context pi 1.5.2 builds for session files, and whether opening them changes them.
 //
 //   node tests/compat/pi15/pi15_context.mjs <session.jsonl>...
+//   node tests/compat/pi15/pi15_context.mjs -     (paths on stdin, one a line, answered as they
+//                                                  come; {error} for a file it cannot read)
 //
 // One JSON line per file: {leafId, last, contexts, sessionName, labels, unchangedByOpen,
 // appendedByAgent}. ``last`` is SessionManager.open(path).buildSessionContext() (checked
@@ -14,6 +16,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import {
 	buildSessionContext,
 	createAgentSession,
@@ -30,9 +33,21 @@ if (paths.length === 0) {
 	process.exit(2);
 }
 
-for (const path of paths) {
-	const line = `${JSON.stringify(await readSession(path))}\n`;
-	await new Promise((resolve) => process.stdout.write(line, resolve));
+if (paths.length === 1 && paths[0] === "-") {
+	for await (const path of createInterface({ input: process.stdin })) {
+		let answer;
+		try {
+			answer = await readSession(path);
+		} catch (error) {
+			answer = { error: String(error?.stack ?? error) };
+		}
+		await new Promise((resolve) => process.stdout.write(`${JSON.stringify(answer)}\n`, resolve));
+	}
+} else {
+	for (const path of paths) {
+		const line = `${JSON.stringify(await readSession(path))}\n`;
+		await new Promise((resolve) => process.stdout.write(line, resolve));
+	}
 }
 // pi's agent session leaves timers behind; the lines above are written out by now.
 process.exit(0);
@@ -47,8 +62,7 @@ async function readSession(path) {
 	const manager = SessionManager.open(path);
 	const last = manager.buildSessionContext();
 	if (JSON.stringify(contextOf(last)) !== JSON.stringify(contextOf(viaHelpers))) {
-		process.stderr.write(`${path}: SessionManager.open().buildSessionContext() and buildSessionContext(entries) disagree\n`);
-		process.exit(1);
+		throw new Error(`${path}: SessionManager.open().buildSessionContext() and buildSessionContext(entries) disagree`);
 	}
 	const unchangedByOpen = Buffer.compare(before, readFileSync(path)) === 0;
 
