@@ -273,7 +273,8 @@ class SessionView:
         containers: list[dict[Any, Any]] = [
             index.by_id,
             index.position,
-            index.children,
+            index.children.single,
+            index.children.several,
             index.stored.lines,
             index.stored.messages,
             index.labels,
