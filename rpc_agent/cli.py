@@ -11,13 +11,13 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from rpc_agent import __version__
 from rpc_agent.argtypes import positive_float, positive_int
 
 if TYPE_CHECKING:
-    from rpc_agent.agent.settings import AgentSettings
+    from rpc_agent.agent.settings import AgentSettings, SettingsFile
     from rpc_agent.protocol.json_schema import JsonSchema
 
 DESCRIPTION = """\
@@ -63,6 +63,85 @@ _FLAGS_AS_GIVEN = (
     "append_system_prompt",
 )
 """The flags the server's configuration takes as they are, under their own names."""
+
+
+class SettingsOverride(NamedTuple):
+    """A flag that overrides one key of the settings files: ``section.key`` or ``key`` of
+    ``settings.json``, so that the flag and the setting it stands for are written together."""
+
+    flag: str
+    key: str
+    help: str
+    value: Callable[[str], object] | None = None
+    """How the flag's argument is read; None: a switch that turns the setting off."""
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+
+    def add_to(self, group: argparse._ActionsContainer) -> None:
+        if self.value is None:
+            group.add_argument(self.flag, action="store_true", help=self.help)
+        else:
+            group.add_argument(
+                self.flag, type=self.value, metavar=self.metavar, choices=self.choices, help=self.help
+            )
+
+    def given(self, args: argparse.Namespace) -> object | None:
+        """The setting's value from the parsed flags (None: the flag was not given)."""
+        value = getattr(args, self.flag.removeprefix("--").replace("-", "_"), None)
+        if self.value is None:
+            return False if value else None
+        return value
+
+
+TUNING_OVERRIDES = (
+    SettingsOverride("--no-auto-compaction", "compaction.enabled", "never compact on its own"),
+    SettingsOverride(
+        "--no-checkpoints",
+        "checkpoints.enabled",
+        "do not snapshot the working directory per entry (settings: checkpoints.enabled)",
+    ),
+    SettingsOverride(
+        "--reserve-tokens", "compaction.reserveTokens", "compact when context > window - N (16384)", int, "N"
+    ),
+    SettingsOverride(
+        "--keep-recent-tokens", "compaction.keepRecentTokens", "keep about N recent tokens (20000)", int, "N"
+    ),
+    SettingsOverride("--no-auto-retry", "retry.enabled", "do not retry overloaded/5xx/dropped calls"),
+    SettingsOverride("--max-retries", "retry.maxRetries", "retries of a transient failure (3)", int, "N"),
+    SettingsOverride(
+        "--retry-base-delay-ms", "retry.baseDelayMs", "first retry delay, doubling (2000)", int, "MS"
+    ),
+)
+HOST_OVERRIDES = (
+    SettingsOverride(
+        "--approval",
+        "approval",
+        "which tool calls need approval (default: writes when the client declared approvals, else never)",
+        str,
+        choices=("never", "writes", "all"),
+    ),
+    SettingsOverride("--max-turns", "maxTurns", "stop a prompt's run after N model calls", positive_int, "N"),
+    SettingsOverride(
+        "--max-budget-usd", "maxBudgetUsd", "stop a prompt's run once it cost $X", positive_float, "X"
+    ),
+    SettingsOverride(
+        "--sandbox",
+        "sandbox.mode",
+        "run the agent's commands (bash, rg) in a bubblewrap sandbox: read-only writes only "
+        "their own temp folder, workspace-write also the cwd; $RPC_AGENT_HOME and ~/.ssh, ~/.aws, "
+        '~/.config/gcloud, ~/.netrc are hidden (default: off, or the settings\' "sandbox")',
+        str,
+        choices=("off", "read-only", "workspace-write"),
+    ),
+    SettingsOverride(
+        "--sandbox-network",
+        "sandbox.network",
+        "network for sandboxed commands (default: deny once a sandbox mode is on)",
+        str,
+        choices=("allow", "deny"),
+    ),
+)
+"""The flags that override the settings files, by help section (``overrides_from`` reads them)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -120,54 +199,16 @@ def build_parser() -> argparse.ArgumentParser:
         '(e.g. {"compaction": {"reserveTokens": 16384, "keepRecentTokens": 20000}, '
         '"retry": {"maxRetries": 3, "baseDelayMs": 2000}}); these flags override both',
     )
-    tuning.add_argument("--no-auto-compaction", action="store_true", help="never compact on its own")
-    tuning.add_argument(
-        "--no-checkpoints",
-        action="store_true",
-        help="do not snapshot the working directory per entry (settings: checkpoints.enabled)",
-    )
-    tuning.add_argument(
-        "--reserve-tokens", type=int, metavar="N", help="compact when context > window - N (16384)"
-    )
-    tuning.add_argument(
-        "--keep-recent-tokens", type=int, metavar="N", help="keep about N recent tokens (20000)"
-    )
-    tuning.add_argument(
-        "--no-auto-retry", action="store_true", help="do not retry overloaded/5xx/dropped calls"
-    )
-    tuning.add_argument("--max-retries", type=int, metavar="N", help="retries of a transient failure (3)")
-    tuning.add_argument(
-        "--retry-base-delay-ms", type=int, metavar="MS", help="first retry delay, doubling (2000)"
-    )
+    for override in TUNING_OVERRIDES:
+        override.add_to(tuning)
     host = parser.add_argument_group(
         "governing the agent",
         "approvals are asked of a client that declared them (JSON-RPC), or denied in --print mode; "
         'settings files may hold "approval", "allow"/"deny" rules such as "bash(npm test*)", "read", '
         '"edit(src/**)", "maxTurns", "maxBudgetUsd", "hookTimeoutSeconds", "approvalTimeoutSeconds"',
     )
-    host.add_argument(
-        "--approval",
-        choices=["never", "writes", "all"],
-        help="which tool calls need approval (default: writes when the client declared approvals, else never)",
-    )
-    host.add_argument(
-        "--max-turns", type=positive_int, metavar="N", help="stop a prompt's run after N model calls"
-    )
-    host.add_argument(
-        "--max-budget-usd", type=positive_float, metavar="X", help="stop a prompt's run once it cost $X"
-    )
-    host.add_argument(
-        "--sandbox",
-        choices=["off", "read-only", "workspace-write"],
-        help="run the agent's commands (bash, rg) in a bubblewrap sandbox: read-only writes only "
-        "their own temp folder, workspace-write also the cwd; $RPC_AGENT_HOME and ~/.ssh, ~/.aws, "
-        '~/.config/gcloud, ~/.netrc are hidden (default: off, or the settings\' "sandbox")',
-    )
-    host.add_argument(
-        "--sandbox-network",
-        choices=["allow", "deny"],
-        help="network for sandboxed commands (default: deny once a sandbox mode is on)",
-    )
+    for override in HOST_OVERRIDES:
+        override.add_to(host)
     host.add_argument("--system-prompt", metavar="TEXT", help="replace the system prompt")
     host.add_argument("--append-system-prompt", metavar="TEXT", help="add to the system prompt")
     host.add_argument("--tools", metavar="LIST", help="the built-in tools to offer, e.g. read,grep,find,ls")
@@ -198,37 +239,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSettings:
-    from rpc_agent.agent.settings import (
-        CheckpointsFile,
-        CompactionFile,
-        RetryFile,
-        SandboxFile,
-        SettingsFile,
-        load_settings,
-        settings_paths,
-    )
+def overrides_from(args: argparse.Namespace) -> SettingsFile:
+    """The settings the flags override, as a settings file would hold them."""
+    from rpc_agent.agent.settings import SettingsFile
 
-    overrides = SettingsFile(
-        compaction=CompactionFile(
-            enabled=False if args.no_auto_compaction else None,
-            reserveTokens=args.reserve_tokens,
-            keepRecentTokens=args.keep_recent_tokens,
-        ),
-        retry=RetryFile(
-            enabled=False if args.no_auto_retry else None,
-            maxRetries=args.max_retries,
-            baseDelayMs=args.retry_base_delay_ms,
-        ),
-        checkpoints=CheckpointsFile(enabled=False if getattr(args, "no_checkpoints", False) else None),
-        approval=getattr(args, "approval", None),
-        maxTurns=getattr(args, "max_turns", None),
-        maxBudgetUsd=getattr(args, "max_budget_usd", None),
-    )
-    mode, network = getattr(args, "sandbox", None), getattr(args, "sandbox_network", None)
-    if mode is not None or network is not None:
-        overrides.sandbox = SandboxFile(mode=mode, network=network)
-    settings = load_settings(settings_paths(home, cwd), overrides)
+    given: dict[str, Any] = {}
+    for override in (*TUNING_OVERRIDES, *HOST_OVERRIDES):
+        value = override.given(args)
+        if value is not None:
+            *sections, key = override.key.split(".")
+            section = given
+            for name in sections:
+                section = section.setdefault(name, {})
+            section[key] = value
+    return SettingsFile.model_validate(given)
+
+
+def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSettings:
+    from rpc_agent.agent.settings import load_settings, settings_paths
+
+    settings = load_settings(settings_paths(home, cwd), overrides_from(args))
     from rpc_agent.agent.sandboxing import require_available
 
     require_available(settings.sandbox)  # never a silent run without the sandbox asked for

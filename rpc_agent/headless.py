@@ -97,6 +97,7 @@ async def run_prompt(
         result = await agent.prompt(prompt, output_schema=output_schema)
     finally:
         await agent.shutdown()
+        runtime.close()
     messages = [dict(m) for m in result.messages]
     final = next((m for m in reversed(messages) if m.get("role") == "assistant"), None)
     text = message_text(final.get("content")) if final else ""

@@ -24,6 +24,7 @@ from rpc_agent.providers.base import Provider
 from rpc_agent.providers.faux import FauxProvider, load_script
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import Tool
+from rpc_agent.tools.reaper import Reaper
 
 __all__ = ["Runtime", "ServerConfig"]
 
@@ -54,6 +55,12 @@ class Runtime:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.provider = make_provider(config)
+        self.reaper = Reaper()
+        """Shared by every session's commands; started by the first, ended by ``close``."""
+
+    def close(self) -> None:
+        """When the front is done: nothing the tools started outlives the process."""
+        self.reaper.close()
 
     def open_session(self) -> SessionManager:
         """The session the flags name (``--session``, ``--continue``, ``--no-session``), else a
@@ -103,6 +110,7 @@ class Runtime:
         agent.system_prompt_override = config.system_prompt
         agent.append_system_prompt = config.append_system_prompt
         agent.background = background
+        agent.reaper = self.reaper
         return agent
 
 

@@ -4,8 +4,10 @@ the dict the agent really builds has those keys and validates as the ``State`` m
 
 from __future__ import annotations
 
-from typing import get_type_hints
+import types
+from typing import Any, Literal, NotRequired, Union, get_args, get_origin, get_type_hints
 
+import pytest
 from pydantic import BaseModel
 
 from rpc_agent.agent.agent_session import AgentSession
@@ -30,6 +32,51 @@ def test_the_state_shapes_keep_the_fields_of_their_models() -> None:
     assert _keys(ModelDescriptionDict) == set(m.ModelDescription.model_fields)
     assert _keys(McpServerStateDict) == set(m.McpServerState.model_fields)
     assert _keys(SandboxStateDict) == set(SandboxState.model_fields)
+
+
+SHAPES: dict[type[BaseModel], type] = {
+    m.State: StateDict,
+    m.ModelDescription: ModelDescriptionDict,
+    m.McpServerState: McpServerStateDict,
+    SandboxState: SandboxStateDict,
+}
+"""Each model of ``get_state``'s result and the typed dict the agent builds in its place."""
+
+WIDER = {(StateDict, "thinkingLevel"), (StateDict, "steeringMode"), (StateDict, "followUpMode")}
+"""Fields the agent types as plain ``str`` where the model names the allowed strings (the
+agent keeps the thinking level and the queue modes as ``str``)."""
+
+
+def _as_shape(annotation: Any) -> Any:
+    """A model's field type as the typed dict writes it: each model replaced by its shape."""
+    if annotation in SHAPES:
+        return SHAPES[annotation]
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin in (Union, types.UnionType):
+        return Union[tuple(_as_shape(arg) for arg in args)]  # noqa: UP007 (rebuilt from parts)
+    if origin in (list, dict):
+        return origin[tuple(_as_shape(arg) for arg in args)]
+    return annotation
+
+
+@pytest.mark.parametrize("model", list(SHAPES), ids=lambda model: model.__name__)
+def test_the_state_shapes_keep_the_types_of_their_models(model: type[BaseModel]) -> None:
+    """Field by field: the shape's type is the model's (a dict key that ``exclude_none``
+    leaves out is ``NotRequired`` where the model says ``X | None = None``)."""
+    shape = SHAPES[model]
+    hints = get_type_hints(shape, include_extras=True)
+    for name, field in model.model_fields.items():
+        expected = _as_shape(field.annotation)
+        written = hints[name]
+        if get_origin(written) is NotRequired:
+            assert field.default is None, name
+            written = get_args(written)[0] | None
+        if (shape, name) in WIDER:
+            assert written is str, name
+            assert {type(value) for value in get_args(expected)} == {str}, name
+            assert get_origin(expected) is Literal, name
+        else:
+            assert written == expected, name
 
 
 def test_a_server_state_as_the_manager_dumps_it_has_the_keys_of_its_shape() -> None:

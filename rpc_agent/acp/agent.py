@@ -99,7 +99,10 @@ class RpcAgentAcp:
         await self.sessions.stop_all()
 
     async def shutdown(self) -> None:
-        await self.sessions.close_all()
+        try:
+            await self.sessions.close_all()
+        finally:
+            self.runtime.close()
 
     # --- acp.Agent ----------------------------------------------------------------------
 

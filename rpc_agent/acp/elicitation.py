@@ -31,11 +31,11 @@ from rpc_agent.mcp.elicitation import (
     Elicit,
     ElicitationAnswer,
     ElicitationDone,
-    ElicitationRequest,
     asks_for_secret,
     decline,
     nobody_to_tell,
 )
+from rpc_agent.protocol.host import ElicitationRequestParams
 
 
 def editor_id(server: str, elicitation_id: str | None) -> str:
@@ -64,17 +64,17 @@ def editor_elicitation(session: AcpSession, client: Callable[[], Client], caps: 
     if not (form or url):
         return decline
 
-    async def ask(request: ElicitationRequest) -> ElicitationAnswer:
+    async def ask(request: ElicitationRequestParams) -> ElicitationAnswer:
         mode: ElicitationFormSessionMode | ElicitationUrlSessionMode
         if request.mode == "form":
-            if not form or asks_for_secret(request.requested_schema):
+            if not form or asks_for_secret(request.requestedSchema):
                 return DECLINE
             try:
-                schema = ElicitationSchema.model_validate(request.requested_schema or {})
+                schema = ElicitationSchema.model_validate(request.requestedSchema or {})
             except ValidationError:
                 return DECLINE
             mode = ElicitationFormSessionMode(
-                session_id=session.id, tool_call_id=request.tool_call_id, requested_schema=schema
+                session_id=session.id, tool_call_id=request.toolCallId, requested_schema=schema
             )
         else:
             if not url or not request.url:
@@ -82,8 +82,8 @@ def editor_elicitation(session: AcpSession, client: Callable[[], Client], caps: 
             try:
                 mode = ElicitationUrlSessionMode(
                     session_id=session.id,
-                    tool_call_id=request.tool_call_id,
-                    elicitation_id=editor_id(request.server, request.elicitation_id),
+                    tool_call_id=request.toolCallId,
+                    elicitation_id=editor_id(request.server, request.elicitationId),
                     url=request.url,  # pydantic checks it is a URL
                 )
             except ValidationError:

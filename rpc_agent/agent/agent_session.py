@@ -63,6 +63,7 @@ from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.sandbox.policy import chosen as chosen_sandbox
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import CommandRunner, FileAccess, Tool
+from rpc_agent.tools.reaper import Reaper
 from rpc_agent.tools.temp_files import TempFiles
 
 __all__ = ["THINKING_LEVELS", "AgentSession", "SessionTools"]
@@ -122,6 +123,9 @@ class AgentSession:
         self.background: Background | None = None
         """Threads for a session's tree build and for freeing a session left (the server's);
         None: no thread, the work is done when a request needs it."""
+        self.reaper: Reaper | None = None
+        """Kills the commands' process groups if the process is killed (the runtime's); None:
+        only the paths the process controls kill them."""
         self.policy = ApprovalPolicy(
             mode="never" if self.settings.approval is None else self.settings.approval,  # type: ignore[arg-type]
             allow=parse_rules(self.settings.allow_rules),

@@ -7,10 +7,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from rpc_agent.agent.host import ApprovalQuestion, Host
+from rpc_agent.agent.host import Host
 from rpc_agent.agent.policy import ApprovalPolicy, preview
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import JsonDict
+from rpc_agent.protocol.host import ApprovalRequestParams
 from rpc_agent.tools.base import Tool, ToolError
 
 
@@ -42,7 +43,12 @@ class ApprovalGate:
         answer = None
         if host.capabilities.approvals:
             answer = await host.request_approval(
-                ApprovalQuestion(call_id, tool.name, arguments, preview(tool.name, arguments, cwd))
+                ApprovalRequestParams(
+                    toolCallId=call_id,
+                    toolName=tool.name,
+                    arguments=arguments,
+                    preview=preview(tool.name, arguments, cwd),
+                )
             )
         if answer is None or not host.capabilities.approvals:
             reason = (

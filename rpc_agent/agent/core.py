@@ -27,6 +27,7 @@ from rpc_agent.protocol.state_shapes import McpServerStateDict
 from rpc_agent.providers.base import ModelInfo, Provider
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import CommandRunner, FileAccess, Tool
+from rpc_agent.tools.reaper import Reaper
 from rpc_agent.tools.temp_files import TempFiles
 
 __all__ = ["AgentCore", "SessionTools"]
@@ -62,6 +63,7 @@ class AgentCore(Protocol):
     session_dir: Path | None
     home: Path | None
     background: Background | None
+    reaper: Reaper | None
     max_turns: int | None
     max_budget_usd: float | None
     system_prompt_override: str | None

@@ -11,38 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, Protocol, get_args
 
 from pydantic import BaseModel
 
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.protocol.host import ApprovalPreview as ApprovalPreview
-from rpc_agent.protocol.host import HookName, ImageBlock, TextBlock
+from rpc_agent.protocol.host import ApprovalRequestParams, ApprovalResult, HookName, ImageBlock, TextBlock
 from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.shapes import BlockDict
 
 HOOK_NAMES: tuple[str, ...] = get_args(HookName)
 """The hook points a host may declare: pi 0.73.1's extension events of the same names."""
-
-ApprovalDecision = Literal["allow", "allow_always", "deny"]
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalQuestion:
-    """What the agent asks its host about one tool call; ``sandbox`` "escape" asks to run a
-    command the sandbox refused once outside it."""
-
-    tool_call_id: str
-    tool_name: str
-    arguments: JsonDict
-    preview: ApprovalPreview | None = None
-    sandbox: str | None = None
-
-
-@dataclass(slots=True)
-class ApprovalAnswer:
-    decision: ApprovalDecision
-    message: str | None = None
 
 
 @dataclass(slots=True)
@@ -88,8 +67,10 @@ class Host(Protocol):
 
     capabilities: HostCapabilities
 
-    async def request_approval(self, question: ApprovalQuestion) -> ApprovalAnswer | None:
-        """The host's decision, or None when it gave none (treated as a denial)."""
+    async def request_approval(self, question: ApprovalRequestParams) -> ApprovalResult | None:
+        """The host's decision, or None when it gave none (treated as a denial). The question
+        is the protocol's ``approval/request`` (``sandbox`` "escape" asks to run a command the
+        sandbox refused once outside it), so that a front that sends it has nothing to convert."""
         ...
 
     async def run_hook(self, name: str, event: Mapping[str, Any]) -> BaseModel | None:
@@ -107,8 +88,8 @@ class NoHost:
     def __init__(self) -> None:
         self.capabilities = HostCapabilities()
 
-    async def request_approval(self, question: ApprovalQuestion) -> ApprovalAnswer | None:
-        return ApprovalAnswer("deny", "no client is connected to approve this tool call")
+    async def request_approval(self, question: ApprovalRequestParams) -> ApprovalResult | None:
+        return ApprovalResult(decision="deny", message="no client is connected to approve this tool call")
 
     async def run_hook(self, name: str, event: Mapping[str, Any]) -> BaseModel | None:
         return None

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from rpc_agent.agent.host import ApprovalPreview
 from rpc_agent.errors import SettingsError
+from rpc_agent.protocol.host import ApprovalPreview
 from rpc_agent.tools.base import Tool, is_read_only
 
 ApprovalMode = Literal["never", "writes", "all"]

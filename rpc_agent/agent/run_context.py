@@ -29,6 +29,7 @@ from rpc_agent.store.blobs import stage_images
 from rpc_agent.store.durability import PendingAppend
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import CommandRunner, FileAccess, Tool
+from rpc_agent.tools.reaper import Reaper
 from rpc_agent.tools.temp_files import UNOWNED, TempFiles
 
 if TYPE_CHECKING:
@@ -83,6 +84,8 @@ class RunContext:
     """The kernel sandbox of the run's commands (None: off)."""
     temp_files: TempFiles = UNOWNED
     """Where tools register the files they leave behind (removed with the session)."""
+    reaper: Reaper | None = None
+    """Kills the commands' process groups if the process is killed; None: no such guard."""
     host: Host | None = None
     """The host's hooks (tool_call, tool_result, context); None: no hooks."""
     max_turns: int | None = None

@@ -85,6 +85,7 @@ def run_context(
         session_folders=guard.store_folders(session.home, (session.session_dir,)),
         sandbox=sandbox,
         temp_files=session.temp_files,
+        reaper=session.reaper,
         host=session.host,
         max_turns=max_turns if max_turns is not None else session.max_turns,
         max_budget_usd=max_budget_usd if max_budget_usd is not None else session.max_budget_usd,

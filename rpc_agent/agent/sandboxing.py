@@ -16,8 +16,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from rpc_agent.agent.host import ApprovalPreview, ApprovalQuestion, Host
+from rpc_agent.agent.host import Host
 from rpc_agent.protocol import events as ev
+from rpc_agent.protocol.host import ApprovalPreview, ApprovalRequestParams
 from rpc_agent.protocol.state_shapes import SandboxStateDict
 from rpc_agent.sandbox import Sandbox, SandboxPolicy, SandboxUnavailableError, bwrap
 from rpc_agent.store.files import agent_home
@@ -85,7 +86,13 @@ def escape_asker(
 
     async def ask(command: str) -> bool:
         preview: ApprovalPreview = {"command": command, "cwd": str(cwd), "sandbox": policy.describe()}
-        question = ApprovalQuestion(call_id, "bash", {"command": command}, preview, sandbox="escape")
+        question = ApprovalRequestParams(
+            toolCallId=call_id,
+            toolName="bash",
+            arguments={"command": command},
+            preview=preview,
+            sandbox="escape",
+        )
         answer = await host.request_approval(question)
         allowed = answer is not None and answer.decision in ("allow", "allow_always")
         reason = f"run outside the sandbox ({policy.describe()})"

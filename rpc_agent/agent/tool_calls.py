@@ -73,6 +73,7 @@ async def execute_tool_call(ctx: RunContext, call: BlockDict) -> MessageDict:
             commands=ctx.commands,
             env=ctx.settings.shell_environment.environ(),
             temp_files=ctx.temp_files,
+            reaper=ctx.reaper,
             sandbox=ctx.sandbox,
             escape=(
                 escape_asker(ctx.host, call_id, Path(ctx.cwd), ctx.sandbox.policy, ctx.emit)

@@ -69,6 +69,7 @@ class UserBash:
                         on_output=on_output,
                         env=session.settings.shell_environment.environ(),
                         temp_files=session.temp_files,
+                        reaper=session.reaper,
                         sandbox=session.sandbox.for_tools(
                             Path(session.manager.cwd), additional_directories(session)
                         ),

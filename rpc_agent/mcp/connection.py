@@ -299,7 +299,7 @@ class McpConnection:
             return types.ErrorData(code=types.INVALID_PARAMS, message="unknown elicitation mode")
         answer = ElicitationAnswer("cancel")
         with anyio.CancelScope() as scope:
-            asking = self._asking.setdefault(request.tool_call_id or "", set())
+            asking = self._asking.setdefault(request.toolCallId or "", set())
             asking.add(scope)
             try:
                 answer = await self.elicit(request)

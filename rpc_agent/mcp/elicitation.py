@@ -7,7 +7,8 @@ editor as ACP elicitation, the JSON-RPC front to a client that declared it as th
 answer is ``decline``, which the MCP specification gives servers to handle; the user is never
 left waiting on a question nobody shows.
 
-These types are the fronts' common ground, free of both the MCP SDK and ACP's.
+These types are the fronts' common ground, free of both the MCP SDK and ACP's; the question
+itself is the protocol's ``ElicitationRequestParams``, which the JSON-RPC front sends as it is.
 """
 
 from __future__ import annotations
@@ -17,24 +18,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from rpc_agent.protocol.host import ElicitationRequestParams
 from rpc_agent.protocol.json_schema import JsonSchema, as_json_schema
 
 ElicitationAction = Literal["accept", "decline", "cancel"]
-
-
-@dataclass(frozen=True, slots=True)
-class ElicitationRequest:
-    server: str
-    """The MCP server that asks (the user should know who wants what)."""
-    mode: Literal["form", "url"]
-    message: str
-    requested_schema: JsonSchema | None = None
-    """Form mode: a flat JSON Schema object of primitive properties."""
-    url: str | None = None
-    """URL mode: where the user goes (an OAuth page, say) outside the agent's sight."""
-    elicitation_id: str | None = None
-    tool_call_id: str | None = None
-    """The tool call during which the server asked, when there was exactly one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +33,7 @@ class ElicitationAnswer:
 
 DECLINE = ElicitationAnswer("decline")
 
-Elicit = Callable[[ElicitationRequest], Awaitable[ElicitationAnswer]]
+Elicit = Callable[[ElicitationRequestParams], Awaitable[ElicitationAnswer]]
 
 ElicitationDone = Callable[[str, str], Awaitable[None]]
 """Told (server name, elicitation id) when a server says a URL-mode elicitation finished."""
@@ -56,35 +43,33 @@ async def nobody_to_tell(server: str, elicitation_id: str) -> None:
     return None
 
 
-def elicitation_request(server: str, params: Any, tool_call_id: str | None) -> ElicitationRequest | None:
+def elicitation_request(
+    server: str, params: Any, tool_call_id: str | None
+) -> ElicitationRequestParams | None:
     """The MCP SDK's request params as ours (None for a mode we do not know)."""
     mode = getattr(params, "mode", "form")
     message = str(getattr(params, "message", ""))
     if mode == "url":
-        return ElicitationRequest(
-            server,
-            "url",
-            message,
+        return ElicitationRequestParams(
+            server=server,
+            mode="url",
+            message=message,
             url=str(getattr(params, "url", "")),
-            elicitation_id=str(getattr(params, "elicitationId", "")),
-            tool_call_id=tool_call_id,
+            elicitationId=str(getattr(params, "elicitationId", "")),
+            toolCallId=tool_call_id,
         )
     if mode == "form":
         schema = getattr(params, "requestedSchema", None)
         requested: JsonSchema = (
             as_json_schema(dict(schema)) if isinstance(schema, dict) else {"type": "object", "properties": {}}
         )
-        return ElicitationRequest(
-            server,
-            "form",
-            message,
-            requested_schema=requested,
-            tool_call_id=tool_call_id,
+        return ElicitationRequestParams(
+            server=server, mode="form", message=message, requestedSchema=requested, toolCallId=tool_call_id
         )
     return None
 
 
-async def decline(request: ElicitationRequest) -> ElicitationAnswer:
+async def decline(request: ElicitationRequestParams) -> ElicitationAnswer:
     """The answer when nobody can be asked."""
     return DECLINE
 

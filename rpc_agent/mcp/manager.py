@@ -30,12 +30,12 @@ from rpc_agent.mcp.elicitation import (
     Elicit,
     ElicitationAnswer,
     ElicitationDone,
-    ElicitationRequest,
     decline,
     nobody_to_tell,
 )
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
+from rpc_agent.protocol.host import ElicitationRequestParams
 from rpc_agent.protocol.state_shapes import McpServerStateDict
 from rpc_agent.tools.base import Tool
 
@@ -105,7 +105,7 @@ class McpManager:
         self.emit(self._event(connection))
         self.group.start_soon(connection.run, name=f"mcp server {config.name}")
 
-    async def _elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+    async def _elicit(self, request: ElicitationRequestParams) -> ElicitationAnswer:
         return await self.elicit(request)
 
     async def _elicitation_done(self, server: str, elicitation_id: str) -> None:

@@ -4,7 +4,7 @@ Clients poll ``get_state``; the agent builds its answer in wire shape without a 
 between (see ``AgentSession.state_json``). These TypedDicts give that dict a checked shape;
 the models of ``protocol.methods`` (``State``, ``ModelDescription``, ``McpServerState``) and
 ``protocol.sandbox`` (``SandboxState``) stay the truth the schema is generated from, and a test
-holds the keys of the two together.
+holds the two together, key by key and type by type (``tests/test_state_shapes.py``).
 """
 
 from __future__ import annotations

@@ -94,6 +94,7 @@ async def serve(config: ServerConfig) -> int:
             with anyio.move_on_after(DRAIN_SECONDS):
                 await router.wait_idle()
         await agent.shutdown()
+        runtime.close()
         group.cancel_scope.cancel()
     return 0
 

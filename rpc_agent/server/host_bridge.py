@@ -12,19 +12,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 from pydantic import BaseModel, ValidationError
 
 from rpc_agent.agent.host import (
-    ApprovalAnswer,
-    ApprovalQuestion,
     ClientToolAnswer,
     HostCapabilities,
     host_blocks,
 )
-from rpc_agent.mcp.elicitation import DECLINE, ElicitationAnswer, ElicitationRequest
+from rpc_agent.mcp.elicitation import DECLINE, ElicitationAnswer
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol.base import JsonDict
@@ -34,6 +32,7 @@ from rpc_agent.validation import describe
 
 logger = logging.getLogger(__name__)
 Fallback = Literal["denied", "no_change", "tool_error", "declined"]
+AnswerT = TypeVar("AnswerT", bound=BaseModel)
 
 
 @dataclass(slots=True)
@@ -62,11 +61,14 @@ class JsonRpcHost:
     async def _ask(
         self,
         method: str,
-        params: Mapping[str, Any],
-        model: type[BaseModel],
+        params: Mapping[str, Any] | BaseModel,
+        model: type[AnswerT],
         limit: float,
         fallback: Fallback,
-    ) -> BaseModel | None:
+    ) -> AnswerT | None:
+        """The client's answer as ``model``, or None after telling why there was none."""
+        if isinstance(params, BaseModel):
+            params = params.model_dump(mode="json", exclude_none=True)
         sent: list[int] = []
         try:
             try:
@@ -117,20 +119,10 @@ class JsonRpcHost:
 
     # --- the Host interface -----------------------------------------------------------------
 
-    async def request_approval(self, question: ApprovalQuestion) -> ApprovalAnswer | None:
-        params = h.ApprovalRequestParams(
-            toolCallId=question.tool_call_id,
-            toolName=question.tool_name,
-            arguments=question.arguments,
-            preview=question.preview,
-            sandbox=question.sandbox,
-        ).model_dump(mode="json", exclude_none=True)
-        answer = await self._ask(
-            "approval/request", params, h.ApprovalResult, self.timeouts.approval, "denied"
+    async def request_approval(self, question: h.ApprovalRequestParams) -> h.ApprovalResult | None:
+        return await self._ask(
+            "approval/request", question, h.ApprovalResult, self.timeouts.approval, "denied"
         )
-        if not isinstance(answer, h.ApprovalResult):
-            return None
-        return ApprovalAnswer(answer.decision, answer.message)
 
     async def run_hook(self, name: str, event: Mapping[str, Any]) -> BaseModel | None:
         model = h.HOOK_RESULTS.get(name)
@@ -138,25 +130,16 @@ class JsonRpcHost:
             return None
         return await self._ask(f"hook/{name}", event, model, self.timeouts.hook, "no_change")
 
-    async def request_elicitation(self, request: ElicitationRequest) -> ElicitationAnswer:
+    async def request_elicitation(self, request: h.ElicitationRequestParams) -> ElicitationAnswer:
         """An MCP server's question for the user, to a client that declared ``elicitation``
         (the session's MCP servers hear ``decline`` otherwise, and when no usable answer came
         within the approval timeout: a person answers it)."""
         if not self.capabilities.elicitation:
             return DECLINE
-        params = h.ElicitationRequestParams(
-            server=request.server,
-            mode=request.mode,
-            message=request.message,
-            requestedSchema=request.requested_schema,
-            url=request.url,
-            elicitationId=request.elicitation_id,
-            toolCallId=request.tool_call_id,
-        ).model_dump(mode="json", exclude_none=True)
         answer = await self._ask(
-            "elicitation/request", params, h.ElicitationResult, self.timeouts.approval, "declined"
+            "elicitation/request", request, h.ElicitationResult, self.timeouts.approval, "declined"
         )
-        if not isinstance(answer, h.ElicitationResult):
+        if answer is None:
             return DECLINE
         return ElicitationAnswer(answer.action, answer.content if answer.action == "accept" else None)
 
@@ -168,7 +151,7 @@ class JsonRpcHost:
             self.timeouts.tool,
             "tool_error",
         )
-        if not isinstance(answer, h.ToolCallResult):
+        if answer is None:
             return ClientToolAnswer(
                 [{"type": "text", "text": f"The client gave no usable result for {name}."}], True
             )

@@ -19,6 +19,7 @@ from rpc_agent.protocol.json_schema import JsonSchema, as_json_schema
 from rpc_agent.protocol.shapes import BlockDict
 from rpc_agent.sandbox import Sandbox
 from rpc_agent.tools.environment import DEFAULT_POLICY
+from rpc_agent.tools.reaper import Reaper
 from rpc_agent.tools.temp_files import UNOWNED, TempFiles
 
 
@@ -89,6 +90,9 @@ class ToolContext:
     (None: no sandbox)."""
     escape: Callable[[str], Awaitable[bool]] | None = None
     """Asks the host whether a command the sandbox refused may run once outside it."""
+    reaper: Reaper | None = None
+    """Kills the commands' process groups if the process dies without doing it (None: only
+    the paths the process controls kill them)."""
 
     def process_env(self) -> dict[str, str]:
         return dict(self.env) if self.env is not None else DEFAULT_POLICY.environ()

@@ -15,7 +15,6 @@ import contextlib
 import os
 import shutil
 import signal
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -204,59 +203,6 @@ async def kill_process_group(process: Process) -> None:
             await process.wait()
 
 
-class _Reaper:
-    """Kills the tools' process groups if the server dies without doing it (even by SIGKILL).
-
-    One small bash per server, started on first use in a session of its own, reads lines
-    ``+ pgid`` / ``- pgid`` from a pipe that only the server holds. The pipe ends when the server
-    does, however it ends; the groups still registered then are killed. A server that exits
-    normally has killed and unregistered its tools already, so the reaper just leaves.
-    """
-
-    _SCRIPT = (
-        'live=" "; while read -r op id; do case $op in "+") live="$live$id ";; '
-        '"-") live=${live/ $id / };; esac; done; for id in $live; do kill -KILL -- "-$id"; done'
-    )
-
-    def __init__(self) -> None:
-        self._process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            return
-        try:
-            self._process = subprocess.Popen(
-                [shutil.which("bash") or "/bin/bash", "-c", self._SCRIPT],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        except OSError:
-            self._process = None
-
-    def watch(self, pgid: int) -> None:
-        self._send(f"+ {pgid}\n")
-
-    def forget(self, pgid: int) -> None:
-        self._send(f"- {pgid}\n")
-
-    def _send(self, line: str) -> None:
-        process = self._process
-        if process is None or process.stdin is None:
-            return
-        try:
-            process.stdin.write(line.encode())
-            process.stdin.flush()
-        except OSError:
-            # Without a reaper the tools are still killed on every path but the server's own
-            # sudden death; a tool must not fail for it.
-            self._process = None
-
-
-_REAPER = _Reaper()
-
-
 def _report(output: _Output, ctx: ToolContext) -> None:
     output.reported = output.version
     ctx.on_update(_partial(output))
@@ -300,16 +246,20 @@ class BashTool(BuiltinTool[BashArgs]):
         argv, env = [shell, "-c", params.command], ctx.process_env()
         if sandboxed:
             argv, env = sandbox_wrap(argv, env, ctx)
-        _REAPER.start()  # before the command: the window until ``watch`` stays short
+        reaper = ctx.reaper
+        if reaper is not None:
+            reaper.start()
         try:
             process = open_process(argv, cwd=ctx.cwd, env=env)
         except OSError as exc:
             raise ToolError(f"Could not start bash: {exc}") from None
-        _REAPER.watch(process.pid)
+        if reaper is None:
+            return await self._execute(params, process, ctx)
+        reaper.watch(process.pid)
         try:
             return await self._execute(params, process, ctx)
         finally:
-            _REAPER.forget(process.pid)
+            reaper.forget(process.pid)
 
     async def _execute(self, params: BashArgs, process: Process, ctx: ToolContext) -> ToolOutput:
         output = _Output(ctx.temp_files, ctx.on_output)

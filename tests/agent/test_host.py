@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from rpc_agent.agent.agent_session import AgentSession
-from rpc_agent.agent.host import ApprovalAnswer, ApprovalQuestion, ClientToolAnswer, HostCapabilities
+from rpc_agent.agent.host import ClientToolAnswer, HostCapabilities
 from rpc_agent.agent.policy import parse_rules
 from rpc_agent.agent.settings import AgentSettings
 from rpc_agent.protocol import host as h
@@ -27,14 +27,14 @@ JsonDict = dict[str, Any]
 class ScriptedHost:
     """Answers from a table; records every question."""
 
-    def __init__(self, hooks: dict[str, JsonDict], approval: ApprovalAnswer | None) -> None:
+    def __init__(self, hooks: dict[str, JsonDict], approval: h.ApprovalResult | None) -> None:
         self.capabilities = HostCapabilities(approvals=approval is not None, hooks=set(hooks))
         self.hooks = hooks
         self.approval = approval
         self.asked: list[tuple[str, Mapping[str, Any]]] = []
 
-    async def request_approval(self, question: ApprovalQuestion) -> ApprovalAnswer | None:
-        self.asked.append(("approval", {"toolName": question.tool_name, "preview": question.preview}))
+    async def request_approval(self, question: h.ApprovalRequestParams) -> h.ApprovalResult | None:
+        self.asked.append(("approval", {"toolName": question.toolName, "preview": question.preview}))
         return self.approval
 
     async def run_hook(self, name: str, event: Mapping[str, Any]) -> BaseModel | None:
@@ -67,7 +67,7 @@ async def test_a_python_host_denies_blocks_and_rewrites_the_context(tmp_path: Pa
             "context": {"messages": [{"role": "user", "content": "only this", "timestamp": 1}]},
             "before_agent_start": {"systemPrompt": "host prompt"},
         },
-        ApprovalAnswer("deny", "no writes"),
+        h.ApprovalResult(decision="deny", message="no writes"),
     )
     script: list[FauxReply] = [
         {"toolCalls": [{"name": "write", "arguments": {"path": "w.txt", "content": "x"}}]},
@@ -96,7 +96,7 @@ async def test_a_python_host_denies_blocks_and_rewrites_the_context(tmp_path: Pa
 
 
 async def test_rules_allow_and_the_hook_blocks(tmp_path: Path) -> None:
-    host = ScriptedHost({"tool_call": {"block": True}}, ApprovalAnswer("deny"))
+    host = ScriptedHost({"tool_call": {"block": True}}, h.ApprovalResult(decision="deny"))
     agent, _provider = make_agent(
         tmp_path,
         [{"toolCalls": [{"name": "bash", "arguments": {"command": "echo x > b.txt"}}]}, {"text": "ok"}],

@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from rpc_agent.agent.settings import CompactionFile, RetryFile, SettingsFile, load_settings, settings_paths
-from rpc_agent.cli import build_parser, settings_from
+from rpc_agent.cli import (
+    HOST_OVERRIDES,
+    TUNING_OVERRIDES,
+    SettingsOverride,
+    build_parser,
+    overrides_from,
+    settings_from,
+)
 from rpc_agent.errors import SettingsError
 
 
@@ -42,6 +49,28 @@ def test_invalid_settings_file_names_the_file_and_the_field(tmp_path: Path) -> N
     (tmp_path / "settings.json").write_text('{"compaction": {"reserveTokens": "lots"}}')
     with pytest.raises(SettingsError, match=r"settings\.json.*compaction\.reserveTokens"):
         load_settings([tmp_path / "settings.json"])
+
+
+@pytest.mark.parametrize("override", [*TUNING_OVERRIDES, *HOST_OVERRIDES], ids=lambda o: o.flag)
+def test_each_settings_flag_sets_the_key_it_names(override: SettingsOverride) -> None:
+    """Settings files ignore unknown keys, so a misspelt key in the flag table would be a flag
+    that silently does nothing; each flag is given and its value looked up under its key."""
+    expected: object
+    if override.value is None:
+        argv, expected = [override.flag], False
+    elif override.choices is not None:
+        argv, expected = [override.flag, override.choices[-1]], override.choices[-1]
+    else:
+        argv, expected = [override.flag, "7"], 7
+    found: object = overrides_from(build_parser().parse_args(argv))
+    for name in override.key.split("."):
+        found = getattr(found, name)
+    assert found == expected
+
+
+def test_no_settings_flag_overrides_nothing() -> None:
+    overrides = overrides_from(build_parser().parse_args([]))
+    assert overrides.model_dump(exclude_none=True) == {"compaction": {}, "checkpoints": {}, "retry": {}}
 
 
 def test_cli_flags_reach_the_settings(tmp_path: Path) -> None:

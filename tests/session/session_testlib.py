@@ -80,6 +80,11 @@ def entry(kind: str, entry_id: str, parent: str | None, at: float, **fields: Any
     return cast("EntryDict", line)
 
 
+def write_session(path: Path, *entries: Mapping[str, Any]) -> bytes:
+    """A session file as pi writes one: the default header, then these entries (the bytes written)."""
+    return write_jsonl(path, [header(), *entries])
+
+
 def message_entry(entry_id: str, parent: str | None, at: float, message: Mapping[str, Any]) -> EntryDict:
     return entry("message", entry_id, parent, at, message=message)
 

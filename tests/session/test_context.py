@@ -20,6 +20,7 @@ from session_testlib import (
     summarize,
     user,
     write_jsonl,
+    write_session,
 )
 
 from rpc_agent.protocol.entries import parse_message
@@ -368,7 +369,7 @@ def test_a_readers_context_leaves_out_what_message_of_declines() -> None:
 
 def test_a_lazily_opened_session_sends_its_stored_lines_and_equals_the_parsed_context(tmp_path: Path) -> None:
     path = tmp_path / "lazy.jsonl"
-    write_jsonl(path, [header(), *chain(user("u1"), assistant("a1"), {**user("u2"), "content": None})])
+    write_session(path, *chain(user("u1"), assistant("a1"), {**user("u2"), "content": None}))
     with SessionManager.open(path) as manager:
         sent = orjson.loads(manager.messages_json())
         parsed = manager.build_session_context().messages

@@ -27,6 +27,7 @@ from session_testlib import (
     summarize,
     user,
     write_jsonl,
+    write_session,
 )
 
 from pi15_lines import pi15_session
@@ -419,12 +420,9 @@ def test_our_compaction_saves_the_replayed_system_messages_as_pi_does(tmp_path: 
         toolsRemoved=[{"name": "read"}],
         toolsAdded=[{"name": "bash", "description": "b2", "parameters": {}}],
     )
-    write_jsonl(
+    write_session(
         path,
-        [
-            header(),
-            *chain(first, user("u1"), later, assistant("a1")),
-        ],
+        *chain(first, user("u1"), later, assistant("a1")),
     )
     with SessionManager.open(path) as manager:
         compaction_id = manager.append_compaction("S", "00000002", 100).id or ""
@@ -443,12 +441,9 @@ def test_our_compaction_saves_the_replayed_system_messages_as_pi_does(tmp_path: 
 
 def test_our_compaction_without_system_messages_saves_none(tmp_path: Path) -> None:
     path = tmp_path / "plain.jsonl"
-    write_jsonl(
+    write_session(
         path,
-        [
-            header(),
-            *chain(user("u"), assistant("a")),
-        ],
+        *chain(user("u"), assistant("a")),
     )
     with SessionManager.open(path) as manager:
         saved = manager.get_entry(manager.append_compaction("S", "00000002", 1).id or "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from session_testlib import assistant, eid, entry, header, message_entry, read_lines, user, write_jsonl
+from session_testlib import assistant, eid, entry, message_entry, read_lines, user, write_session
 
 from rpc_agent.store import EntryNotFoundError, SessionManager, listing
 
@@ -86,17 +86,14 @@ def test_session_name_is_the_latest_session_info_and_empty_clears_it(tmp_path: P
 
 def test_label_entry_with_an_empty_or_null_label_in_a_file_clears_it(tmp_path: Path) -> None:
     path = tmp_path / "labels.jsonl"
-    write_jsonl(
+    write_session(
         path,
-        [
-            header(),
-            message_entry("00000001", None, 1, user("u1")),
-            entry("label", "00000002", "00000001", 2, targetId="00000001", label="a"),
-            entry("label", "00000003", "00000002", 3, targetId="00000001", label=""),
-            message_entry("00000004", "00000003", 4, user("u2")),
-            entry("label", "00000005", "00000004", 5, targetId="00000004", label="b"),
-            entry("label", "00000006", "00000005", 6, targetId="00000004", label=None),
-        ],
+        message_entry("00000001", None, 1, user("u1")),
+        entry("label", "00000002", "00000001", 2, targetId="00000001", label="a"),
+        entry("label", "00000003", "00000002", 3, targetId="00000001", label=""),
+        message_entry("00000004", "00000003", 4, user("u2")),
+        entry("label", "00000005", "00000004", 5, targetId="00000004", label="b"),
+        entry("label", "00000006", "00000005", 6, targetId="00000004", label=None),
     )
     with SessionManager.open(path) as manager:
         assert manager.get_label("00000001") is None

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import orjson
 import pytest
-from session_testlib import assistant, blocks_of, eid, entry, header, message_entry, user, write_jsonl
+from session_testlib import assistant, blocks_of, eid, entry, message_entry, user, write_session
 
 from rpc_agent.io import background as background_module
 from rpc_agent.io.background import Background, no_pause
@@ -116,16 +116,13 @@ def test_a_file_naming_an_id_twice_reads_lazily_as_it_reads_eagerly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "twice.jsonl"
-    write_jsonl(
+    write_session(
         path,
-        [
-            header(),
-            message_entry("00000001", None, 1, user("root")),
-            message_entry("00000002", "00000001", 2, user("first of the name")),
-            message_entry("00000003", "00000002", 3, assistant("under the first")),
-            message_entry("00000002", "00000001", 4, user("second of the name")),
-            message_entry("00000004", "00000002", 5, assistant("under the second")),
-        ],
+        message_entry("00000001", None, 1, user("root")),
+        message_entry("00000002", "00000001", 2, user("first of the name")),
+        message_entry("00000003", "00000002", 3, assistant("under the first")),
+        message_entry("00000002", "00000001", 4, user("second of the name")),
+        message_entry("00000004", "00000002", 5, assistant("under the second")),
     )
     with SessionManager.open(path) as manager:
         assert manager._index.odd == {"00000002"}
@@ -143,18 +140,15 @@ def test_message_lines_of_other_shapes_read_lazily_as_they_read_eagerly(
     no_parent: dict[str, Any] = {**message_entry("00000002", None, 2, assistant("no parentId key"))}
     del no_parent["parentId"]
     path = tmp_path / "shapes.jsonl"
-    write_jsonl(
+    write_session(
         path,
-        [
-            header(),
-            message_entry("00000001", None, 1, user("usual")),
-            no_parent,
-            {**message_entry("00000003", "00000001", 3, user("a number for a time")), "timestamp": 3},
-            {**message_entry("00000004", "00000003", 4, user("extra field")), "extra": {"x": 1}},
-            message_entry("00000005", "00000004", 5, "not an object"),  # type: ignore[arg-type]
-            entry("label", "00000006", "00000005", 6, targetId="00000001", label="start"),
-            message_entry("00000007", "00000005", 7, assistant("last")),
-        ],
+        message_entry("00000001", None, 1, user("usual")),
+        no_parent,
+        {**message_entry("00000003", "00000001", 3, user("a number for a time")), "timestamp": 3},
+        {**message_entry("00000004", "00000003", 4, user("extra field")), "extra": {"x": 1}},
+        message_entry("00000005", "00000004", 5, "not an object"),  # type: ignore[arg-type]
+        entry("label", "00000006", "00000005", 6, targetId="00000001", label="start"),
+        message_entry("00000007", "00000005", 7, assistant("last")),
     )
     with SessionManager.open(path) as manager:
         stubs = {manager._index.entries[at]["id"] for at in manager._index.stored.lines}

@@ -12,12 +12,11 @@ from session_testlib import (
     count_headers,
     eid,
     first_exchange,
-    header,
     message_entry,
     read_lines,
     session_path,
     user,
-    write_jsonl,
+    write_session,
 )
 
 from rpc_agent.store import PersistenceError, SessionManager
@@ -99,7 +98,7 @@ async def test_reopened_file_without_assistant_messages_does_not_duplicate_the_h
 ) -> None:
     # pi duplicates the header in this case (a known bug); we must not.
     path = tmp_path / "only-user.jsonl"
-    write_jsonl(path, [header(), message_entry("00000001", None, 1, user("u1"))])
+    write_session(path, message_entry("00000001", None, 1, user("u1")))
 
     again = SessionManager.open(path)
     await again.append_message(user("u2"))

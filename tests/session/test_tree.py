@@ -8,7 +8,18 @@ from types import FrameType
 
 import orjson
 import pytest
-from session_testlib import assistant, blocks_of, eid, entry, header, iso, message_entry, user, write_jsonl
+from session_testlib import (
+    assistant,
+    blocks_of,
+    eid,
+    entry,
+    header,
+    iso,
+    message_entry,
+    user,
+    write_jsonl,
+    write_session,
+)
 
 from rpc_agent.store import LEAF_MARKER, EntryNotFoundError, SessionManager, TreeNode
 
@@ -191,9 +202,7 @@ def test_the_tree_regrouped_from_the_index_is_the_tree_placed_entry_by_entry(tmp
 
 def test_an_entry_that_names_itself_as_parent_is_a_root(tmp_path: Path) -> None:
     path = tmp_path / "tree.jsonl"
-    write_jsonl(
-        path, [header(), message_entry(R1, None, 1, user("root")), message_entry(SELF, SELF, 2, user("me"))]
-    )
+    write_session(path, message_entry(R1, None, 1, user("root")), message_entry(SELF, SELF, 2, user("me")))
     with SessionManager.open(path) as manager:
         assert manager._index.odd == {SELF}
         assert rows(manager.get_tree()) == [(R1, 0, None, 0, None), (SELF, 0, None, 0, None)]

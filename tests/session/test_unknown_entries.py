@@ -18,6 +18,7 @@ from session_testlib import (
     read_lines,
     user,
     write_jsonl,
+    write_session,
 )
 
 from rpc_agent.protocol.entries import (
@@ -128,14 +129,11 @@ def test_lines_whose_fields_are_not_of_their_shape_are_kept_but_never_trusted(
         entry("label", "0000000a", "00000002", 4, targetId=["00000001"], label="L"),
     ]
     path = tmp_path / "odd.jsonl"
-    write_jsonl(
+    write_session(
         path,
-        [
-            header(),
-            message_entry("00000001", None, 1, user("u1")),
-            *odd,
-            message_entry("00000003", "0000000a", 5, assistant("a1")),
-        ],
+        message_entry("00000001", None, 1, user("u1")),
+        *odd,
+        message_entry("00000003", "0000000a", 5, assistant("a1")),
     )
     with SessionManager.open(path) as manager:
         assert [e.get("id") for e in manager.entries] == [
