@@ -92,8 +92,9 @@ class EntryIndex:
         self.filled = 0
         """Entries added whose id an earlier entry already named as its parent: only these can
         change the path from an existing entry to the root (which a cached context relies on)."""
-        self.hidden: set[str] = set()
-        """Ids of the bookkeeping entries, which the tree does not show."""
+        self.hidden: dict[str, None] = {}
+        """Ids of the bookkeeping entries, which the tree does not show (a dict of strings:
+        untracked by the collector, as a set would not be; see ``groups``)."""
         self.odd: set[str] = set()
         """Ids that are not simply a child of their parent: named twice, or their own parent."""
 
@@ -113,7 +114,7 @@ class EntryIndex:
         self.by_id[entry_id] = entry
         self.children.add(parent if isinstance(parent, str) else None, entry_id)
         if is_bookkeeping(entry):
-            self.hidden.add(entry_id)
+            self.hidden[entry_id] = None
         kind = entry.get("type")
         if kind == "label":
             target, label = entry.get("targetId"), entry.get("label")
