@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from rpc_agent.protocol.json_schema import JsonSchema, as_json_schema
+from typecheck import mypy_errors
 
 
 def test_a_dict_is_taken_as_it_is() -> None:
@@ -27,29 +28,16 @@ def test_anything_else_is_refused_naming_its_kind(value: object) -> None:
 
 def test_mypy_rejects_a_misspelt_keyword_and_a_wrong_value_type(tmp_path: Path) -> None:
     """What the TypedDict is for: ``"require"`` for ``"required"`` is an error, not a dead key."""
-    from mypy import api
-
-    source = tmp_path / "schemas.py"
-    source.write_text(
+    errors = mypy_errors(
+        tmp_path,
+        "schemas.py",
         "from rpc_agent.protocol.json_schema import JsonSchema\n"
         'good: JsonSchema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"],'
         ' "$defs": {}, "additionalProperties": False}\n'
         'misspelt: JsonSchema = {"type": "object", "require": ["a"]}\n'
-        'wrong: JsonSchema = {"type": "object", "required": "a"}\n'
+        'wrong: JsonSchema = {"type": "object", "required": "a"}\n',
     )
-    out, _err, status = api.run(
-        [
-            str(source),
-            "--strict",
-            "--no-incremental",
-            "--follow-imports=silent",
-            "--cache-dir",
-            str(tmp_path / "cache"),
-        ]
-    )
-    assert status == 1, out
-    errors = [line for line in out.splitlines() if ": error:" in line]
-    assert len(errors) == 2, out
+    assert len(errors) == 2, errors
     assert 'schemas.py:3: error: Extra key "require"' in errors[0]
     assert "schemas.py:4: error:" in errors[1]
     assert '"required"' in errors[1]

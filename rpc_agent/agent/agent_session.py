@@ -51,10 +51,10 @@ from rpc_agent.agent.stats import session_stats
 from rpc_agent.agent.user_bash import UserBash
 from rpc_agent.errors import AgentBusyError, PersistenceError
 from rpc_agent.io.background import Background
+from rpc_agent.protocol import builders as build
 from rpc_agent.protocol import checkpoints as c
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import trusted
 from rpc_agent.protocol.entries import THINKING_LEVELS
 from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.shapes import BlockDict, Content, MessageDict
@@ -156,7 +156,7 @@ class AgentSession:
     # --- state --------------------------------------------------------------------------
 
     def state(self) -> m.State:
-        return trusted(m.State, **self.state_json())
+        return build.state(self.state_json())
 
     def state_json(self) -> StateDict:
         """The state in its wire shape, without a model in between: clients poll get_state,

@@ -20,10 +20,9 @@ from rpc_agent.agent.compaction import (
 )
 from rpc_agent.agent.summary_calls import SummaryCalls
 from rpc_agent.errors import NothingToCompactError, OperationCancelledError, PersistenceError, ProviderError
+from rpc_agent.protocol import builders as build
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import trusted
-from rpc_agent.protocol.entries import Usage
 from rpc_agent.protocol.events import CompactionReason
 
 if TYPE_CHECKING:
@@ -122,7 +121,7 @@ async def compact_branch(
         details=details,
         # pi's estimate over the context as rebuilt after the compaction, and what the summary cost
         estimatedTokensAfter=sum(map(estimate_tokens, manager.build_session_context().messages)),
-        usage=trusted(Usage, **calls.usage) if calls is not None else None,
+        usage=build.usage(calls.usage) if calls is not None else None,
     )
 
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from rpc_agent.agent.queue import QueuedCustom
 from rpc_agent.agent.run_context import now_ms
+from rpc_agent.protocol import builders as build
 from rpc_agent.protocol import events as ev
-from rpc_agent.protocol.base import trusted
 from rpc_agent.protocol.shapes import Content, MessageDict
 
 if TYPE_CHECKING:
@@ -48,8 +48,8 @@ async def send_custom_message(
         "details": details,
         "timestamp": now_ms(),
     }
-    session.emit(trusted(ev.MessageStartEvent, message=message))
-    session.emit(trusted(ev.MessageEndEvent, message=message, entryId=entry_id))
+    session.emit(build.message_start(message))
+    session.emit(build.message_end(message, entry_id))
     if trigger_turn:
         await session.run([])
     return entry_id

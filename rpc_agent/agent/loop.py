@@ -32,8 +32,8 @@ from rpc_agent.agent.structured import INVALID_OUTPUT
 from rpc_agent.agent.structured import TOOL_NAME as STRUCTURED_TOOL
 from rpc_agent.agent.tool_calls import execute_tool_call
 from rpc_agent.errors import ProviderError
+from rpc_agent.protocol import builders as build
 from rpc_agent.protocol import events as ev
-from rpc_agent.protocol.base import trusted
 from rpc_agent.protocol.shapes import MessageDict
 from rpc_agent.providers.base import ProviderRequest, empty_usage
 
@@ -77,14 +77,14 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
                 b for b in assistant.get("content", []) if isinstance(b, dict) and b.get("type") == "toolCall"
             ]
             if assistant.get("stopReason") in ("error", "aborted"):
-                ctx.emit(trusted(ev.TurnEndEvent, message=assistant, toolResults=[]))
+                ctx.emit(build.turn_end(assistant, []))
                 return
             for call in calls:
                 tool_results.append(await execute_tool_call(ctx, call))
         except anyio.get_cancelled_exc_class():
             _end_aborted_turn(ctx, turn_start)
             raise
-        ctx.emit(trusted(ev.TurnEndEvent, message=assistant, toolResults=tool_results))
+        ctx.emit(build.turn_end(assistant, tool_results))
         outcome.stop_reason = assistant.get("stopReason")
         if ctx.structured is not None:
             verdict = ctx.structured.settle(calls)
@@ -144,7 +144,7 @@ def _end_aborted_turn(ctx: RunContext, turn_start: int) -> None:
     if answer is None:
         return
     results = [m for m in added[answer + 1 :] if m.get("role") == "toolResult"]
-    ctx.emit(trusted(ev.TurnEndEvent, message=added[answer], toolResults=results))
+    ctx.emit(build.turn_end(added[answer], results))
 
 
 def _limit_reached(ctx: RunContext, outcome: RunOutcome, turns: int, more: bool) -> bool:
@@ -186,8 +186,8 @@ async def _append_custom_message(ctx: RunContext, custom: QueuedCustom) -> None:
         message["details"] = custom["details"]
     message["timestamp"] = now_ms()
     ctx.new_messages.append(message)
-    ctx.emit(trusted(ev.MessageStartEvent, message=message))
-    ctx.emit(trusted(ev.MessageEndEvent, message=message, entryId=entry_id))
+    ctx.emit(build.message_start(message))
+    ctx.emit(build.message_end(message, entry_id))
 
 
 async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> MessageDict | None:
@@ -231,7 +231,7 @@ async def stream_with_retry(ctx: RunContext, outcome: RunOutcome) -> MessageDict
         if partial is not None:
             # The broken message is dropped, not stored: close it for the client (no entryId)
             # before the retry streams a new one.
-            ctx.emit(trusted(ev.MessageEndEvent, message=partial))
+            ctx.emit(build.message_end(partial))
             partial = None
         ctx.emit(
             ev.AutoRetryStartEvent(
@@ -266,7 +266,7 @@ async def _store_failure(
     failed["stopReason"] = stop_reason
     failed["errorMessage"] = text
     if partial is None:
-        ctx.emit(trusted(ev.MessageStartEvent, message=failed))
+        ctx.emit(build.message_start(failed))
     await append_and_announce(ctx, failed, announce_start=False)
     if outcome is not None:
         outcome.stop_reason = stop_reason
@@ -324,10 +324,8 @@ async def stream_assistant(ctx: RunContext) -> MessageDict:
                 ctx.stream_error = event.error
             if not started:
                 started = True
-                ctx.emit(trusted(ev.MessageStartEvent, message=copy.deepcopy(partial)))
-            ctx.emit(
-                trusted(ev.MessageUpdateEvent, assistantMessageEvent=event.step(), usage=partial.get("usage"))
-            )
+                ctx.emit(build.message_start(copy.deepcopy(partial)))
+            ctx.emit(build.message_update(event.step(), partial.get("usage")))
             if event.type in ("done", "error"):
                 return copy.deepcopy(partial)
     except anyio.get_cancelled_exc_class():
@@ -336,7 +334,7 @@ async def stream_assistant(ctx: RunContext) -> MessageDict:
             aborted["stopReason"] = "aborted"
             aborted["errorMessage"] = "Request was aborted"
             if not started:
-                ctx.emit(trusted(ev.MessageStartEvent, message=aborted))
+                ctx.emit(build.message_start(aborted))
             await append_and_announce(ctx, aborted, announce_start=False)
         raise
     if partial is None:

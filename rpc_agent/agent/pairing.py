@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
+from rpc_agent.protocol import builders as build
 from rpc_agent.protocol import events as ev
-from rpc_agent.protocol.base import trusted
 from rpc_agent.protocol.shapes import MessageDict
 
 _START_OF = {
@@ -28,9 +28,13 @@ _START_OF = {
 }
 _STARTS = frozenset(_START_OF.values())
 
+_NO_MESSAGE = cast("MessageDict", {})
+"""What a ``message_end`` carries when its start held a model, not a stored dict (only a test
+builds such a start): no message to mark, and none made up."""
+
 
 def _carried(event: ev.MessageStartEvent | ev.MessageEndEvent) -> MessageDict | None:
-    """The message an event carries, as the store holds it: events are built with ``trusted``,
+    """The message an event carries, as the store holds it: events are built by ``protocol.builders``,
     so the field holds the stored dict, not the model its annotation names (None if it does)."""
     carried: Any = event.message
     if isinstance(carried, BaseModel):
@@ -88,19 +92,18 @@ class EventPairing:
             # Not stored (no entryId): the message as it began, marked with why it stopped.
             began = _carried(start)
             if began is None:
-                return trusted(ev.MessageEndEvent, message={})
+                return build.message_end(_NO_MESSAGE)
             message = copy.deepcopy(began)
             if message.get("role") == "assistant":
                 message["stopReason"] = "error"
                 message["errorMessage"] = reason
-            return trusted(ev.MessageEndEvent, message=message)
+            return build.message_end(message)
         if isinstance(start, ev.ToolExecutionStartEvent):
-            return trusted(
-                ev.ToolExecutionEndEvent,
-                toolCallId=start.toolCallId,
-                toolName=start.toolName,
-                result=trusted(ev.ToolResultPayload, content=[{"type": "text", "text": reason}]),
-                isError=True,
+            return build.tool_execution_end(
+                start.toolCallId,
+                start.toolName,
+                build.tool_result([{"type": "text", "text": reason}]),
+                is_error=True,
             )
         if isinstance(start, ev.AutoRetryStartEvent):
             return ev.AutoRetryEndEvent(success=False, attempt=start.attempt, finalError=reason)
@@ -109,4 +112,4 @@ class EventPairing:
                 reason=start.reason, result=None, aborted=False, willRetry=False, errorMessage=reason
             )
         message = self._last_assistant or self._error_message(reason)
-        return trusted(ev.TurnEndEvent, message=message, toolResults=[])
+        return build.turn_end(message, [])

@@ -20,8 +20,8 @@ from rpc_agent.agent.queue import MessageQueue, QueuedCustom
 from rpc_agent.agent.settings import AgentSettings
 from rpc_agent.agent.structured import StructuredRun
 from rpc_agent.errors import ProviderError
-from rpc_agent.protocol import events as ev
-from rpc_agent.protocol.base import JsonDict, trusted
+from rpc_agent.protocol import builders as build
+from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.shapes import BlockDict, MessageDict
 from rpc_agent.providers.base import ModelInfo, Provider, ToolSpec
 from rpc_agent.sandbox import Sandbox
@@ -129,15 +129,15 @@ async def append_and_announce(
         # Only the wait was cancelled: the line is queued and the run's final flush writes it.
         ctx.new_messages.append(message)
         if announce_start:
-            ctx.emit(trusted(ev.MessageStartEvent, message=message))
-        ctx.emit(trusted(ev.MessageEndEvent, message=message, entryId=pending.id))
+            ctx.emit(build.message_start(message))
+        ctx.emit(build.message_end(message, pending.id))
         raise
     except BaseException:
         if not announce_start:
-            ctx.emit(trusted(ev.MessageEndEvent, message=message))
+            ctx.emit(build.message_end(message))
         raise
     ctx.new_messages.append(message)
     if announce_start:
-        ctx.emit(trusted(ev.MessageStartEvent, message=message))
-    ctx.emit(trusted(ev.MessageEndEvent, message=message, entryId=entry_id))
+        ctx.emit(build.message_start(message))
+    ctx.emit(build.message_end(message, entry_id))
     return entry_id

@@ -21,9 +21,9 @@ from rpc_agent.agent.starts import PromptStarts
 from rpc_agent.agent.structured import check_output_schema
 from rpc_agent.agent.user_bash import UserBash
 from rpc_agent.errors import AgentBusyError
+from rpc_agent.protocol import builders as build
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.base import trusted
 from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.shapes import BlockDict
 
@@ -200,16 +200,14 @@ class Runs:
                 # Whatever stopped the run (a failed write, any error): everything it opened is
                 # closed before agent_end, so a client never waits for an end that never comes.
                 pairing.close_all(_failure_text(failure))
-                session.emit(trusted(ev.AgentEndEvent, messages=ctx.new_messages, willRetry=False))
+                session.emit(build.agent_end(ctx.new_messages))
                 session.emit(ev.AgentSettledEvent(aborted=self.abort_requested))
                 done.set()
-        return trusted(
-            m.PromptResult,
-            queued=False,
-            stopReason=outcome.stop_reason,
-            messages=ctx.new_messages,
-            errorMessage=outcome.error_message,
-            structuredOutput=ctx.structured.value if ctx.structured is not None else None,
+        return build.prompt_result(
+            outcome.stop_reason,
+            ctx.new_messages,
+            outcome.error_message,
+            ctx.structured.value if ctx.structured is not None else None,
         )
 
     async def wait_idle(self) -> None:

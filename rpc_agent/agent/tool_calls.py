@@ -15,8 +15,7 @@ from pydantic import ValidationError
 from rpc_agent.agent import hooks
 from rpc_agent.agent.run_context import RunContext, append_and_announce, now_ms
 from rpc_agent.agent.sandboxing import escape_asker
-from rpc_agent.protocol import events as ev
-from rpc_agent.protocol.base import trusted
+from rpc_agent.protocol import builders as build
 from rpc_agent.protocol.shapes import BlockDict, MessageDict
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput, is_read_only
 from rpc_agent.validation import describe
@@ -31,7 +30,7 @@ async def execute_tool_call(ctx: RunContext, call: BlockDict) -> MessageDict:
     tool = next((t for t in ctx.tools if t.name == name), None)
     if ctx.checkpoints is not None and tool is not None and not is_read_only(tool):
         await ctx.checkpoints.barrier()  # the state before this tool is stored first
-    ctx.emit(trusted(ev.ToolExecutionStartEvent, toolCallId=call_id, toolName=name, args=arguments))
+    ctx.emit(build.tool_execution_start(call_id, name, arguments))
     output: ToolOutput
     last_update = 0.0
     duration_ms: int | None = None
@@ -39,17 +38,8 @@ async def execute_tool_call(ctx: RunContext, call: BlockDict) -> MessageDict:
     def on_update(partial_output: ToolOutput) -> None:
         nonlocal last_update
         last_update = time.monotonic()
-        ctx.emit(
-            trusted(
-                ev.ToolExecutionUpdateEvent,
-                toolCallId=call_id,
-                toolName=name,
-                args=arguments,
-                partialResult=trusted(
-                    ev.ToolResultPayload, content=partial_output.content, details=partial_output.details
-                ),
-            )
-        )
+        partial = build.tool_result(partial_output.content, partial_output.details)
+        ctx.emit(build.tool_execution_update(call_id, name, arguments, partial))
 
     try:
         if tool is None:
@@ -117,16 +107,8 @@ async def _store_tool_result(
     }
     if output.details is not None:
         result["details"] = output.details
-    ctx.emit(
-        trusted(
-            ev.ToolExecutionEndEvent,
-            toolCallId=call_id,
-            toolName=name,
-            result=trusted(ev.ToolResultPayload, content=output.content, details=output.details),
-            isError=output.is_error,
-            durationMs=duration_ms,
-        )
-    )
+    result_payload = build.tool_result(output.content, output.details)
+    ctx.emit(build.tool_execution_end(call_id, name, result_payload, output.is_error, duration_ms))
     entry_id = await append_and_announce(ctx, result)
     if ctx.checkpoints is not None:
         tool = next((t for t in ctx.tools if t.name == name), None)

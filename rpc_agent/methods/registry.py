@@ -141,7 +141,7 @@ class MethodRegistry:
 
 def dump_result(method: str, value: Any) -> Any:
     if isinstance(value, BaseModel):
-        # warnings=False: results built with ``protocol.base.trusted`` hold the store's plain
+        # warnings=False: results built by ``protocol.builders`` hold the store's plain
         # dicts where the model declares submodels; they are already in wire shape.
         return value.model_dump(mode="json", by_alias=True, exclude_none=False, warnings=False)
     if value is None:

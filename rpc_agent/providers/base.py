@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from rpc_agent.errors import ProviderError
-from rpc_agent.protocol.base import trusted
+from rpc_agent.protocol.builders import assistant_delta
 from rpc_agent.protocol.events import AssistantEventType, AssistantMessageDelta
 from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.shapes import BlockDict, MessageDict, UsageDict
@@ -49,17 +49,23 @@ class AssistantEvent:
     def step(self) -> AssistantMessageDelta:
         """This step as clients get it in ``message_update``: the same fields, without the
         live message and the error object; a tool call's start names the call (as pi's does)."""
-        fields = {name: getattr(self, name) for name in _STEP_FIELDS}
+        call_id = tool_name = None
         if self.type == "toolcall_start" and self.contentIndex is not None:
             content = self.partial["content"]
             if isinstance(content, list):  # always, for a partial; a str has no blocks
                 block = content[self.contentIndex]
-                fields["id"] = block.get("id")
-                fields["toolName"] = block.get("name")
-        return trusted(AssistantMessageDelta, **fields)
-
-
-_STEP_FIELDS = ("type", "contentIndex", "delta", "content", "toolCall", "reason")
+                call_id = block.get("id")
+                tool_name = block.get("name")
+        return assistant_delta(
+            self.type,
+            content_index=self.contentIndex,
+            delta=self.delta,
+            content=self.content,
+            tool_call=self.toolCall,
+            reason=self.reason,
+            tool_call_id=call_id,
+            tool_name=tool_name,
+        )
 
 
 def empty_usage() -> UsageDict:

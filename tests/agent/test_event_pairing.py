@@ -11,8 +11,8 @@ from pydantic import BaseModel
 
 from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.agent.pairing import EventPairing
+from rpc_agent.protocol import builders as build
 from rpc_agent.protocol import events as ev
-from rpc_agent.protocol.base import trusted
 from rpc_agent.protocol.entries import UserMessage
 from rpc_agent.protocol.payload import event_payload
 from rpc_agent.protocol.shapes import MessageDict
@@ -113,7 +113,7 @@ def test_close_all_ends_what_is_open_from_the_message_it_began_with() -> None:
     pairing = EventPairing(emitted.append, error_message)
     answer: MessageDict = {"role": "assistant", "content": [{"type": "text", "text": "par"}], "timestamp": 1}
     pairing(ev.TurnStartEvent())
-    pairing(trusted(ev.MessageStartEvent, message=answer))
+    pairing(build.message_start(answer))
     pairing(ev.MessageStartEvent(message=UserMessage(content="a model, not a stored dict", timestamp=2)))
     assert pairing.open_count == 3
     pairing.close_all("the disk is full")
