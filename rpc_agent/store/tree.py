@@ -81,7 +81,8 @@ class SessionTree:
             self.rows.changed(changed)
 
     def order(self) -> tuple[str, ...]:
-        """Every node, depth-first: built on the first call, walked again after an append."""
+        """Every node, depth-first: built on the first call, walked again after an append that
+        does not go last (see ``TreeShape.added``)."""
         shape = self.shape
         order = shape.order
         if shape.built and order is not None and not shape.tail:
