@@ -255,10 +255,18 @@ def overrides_from(args: argparse.Namespace) -> SettingsFile:
     return SettingsFile.model_validate(given)
 
 
+def settings_given(args: argparse.Namespace) -> bool:
+    """Whether a flag overrides a setting. Without one the overrides are an empty settings
+    file, which changes nothing: a plain start skips them, as building them would be its first
+    pydantic model, loading pydantic's schema machinery and plugin scan before the first answer."""
+    return any(override.given(args) is not None for override in (*TUNING_OVERRIDES, *HOST_OVERRIDES))
+
+
 def settings_from(args: argparse.Namespace, home: Path, cwd: Path) -> AgentSettings:
     from rpc_agent.agent.settings import load_settings, settings_paths
 
-    settings = load_settings(settings_paths(home, cwd), overrides_from(args))
+    overrides = overrides_from(args) if settings_given(args) else None
+    settings = load_settings(settings_paths(home, cwd), overrides)
     from rpc_agent.agent.sandboxing import require_available
 
     require_available(settings.sandbox)  # never a silent run without the sandbox asked for

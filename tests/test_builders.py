@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from rpc_agent.protocol import builders as build
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.entries import Usage, dump_message, parse_message
-from rpc_agent.protocol.methods import PromptResult, State
+from rpc_agent.protocol.methods import InitializeParams, PromptResult, State
 from rpc_agent.protocol.payload import event_payload
 from rpc_agent.protocol.shapes import BlockDict, MessageDict, UsageDict
 from rpc_agent.protocol.state_shapes import StateDict
@@ -279,6 +279,7 @@ CASES = [
     ),
     Case("usage", lambda: build.usage(USAGE), Usage, dict(USAGE)),
     Case("state", lambda: build.state(STATE), State, dict(STATE)),
+    Case("defaults", lambda: build.defaults(InitializeParams), InitializeParams, {}),
 ]
 
 

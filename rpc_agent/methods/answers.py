@@ -7,12 +7,12 @@ method table publishes. These TypedDicts are those dicts; the models stay the do
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 import orjson
 
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.state_shapes import McpServerStateDict
+from rpc_agent.protocol.state_shapes import McpServerStateDict, StateDict
 
 
 class MessagesAnswer(TypedDict):
@@ -42,3 +42,42 @@ class ServersAnswer(TypedDict):
     """``McpServersResult`` in wire shape (each server's state without its absent fields)."""
 
     servers: list[McpServerStateDict]
+
+
+class ServerInfoDict(TypedDict):
+    name: str
+    version: str
+
+
+class CapabilitiesDict(TypedDict):
+    """``Capabilities`` in wire shape."""
+
+    tree: bool
+    fork: bool
+    compaction: bool
+    images: bool
+    providers: list[str]
+    errorCodes: dict[str, int]
+
+
+class AcceptedCapabilitiesDict(TypedDict):
+    """``AcceptedCapabilities`` in wire shape."""
+
+    approvals: bool
+    approvalPolicy: Literal["never", "writes", "all"]
+    hooks: list[str]
+    tools: list[str]
+    elicitation: bool
+    rejected: list[str]
+
+
+class InitializeAnswer(TypedDict):
+    """``InitializeResult`` in wire shape: a start answers its first request without building
+    the result's models (the client's accepted capabilities, when it declared some, are dumped)."""
+
+    protocolVersion: str
+    serverInfo: ServerInfoDict
+    capabilities: CapabilitiesDict
+    methods: list[str]
+    state: StateDict
+    client: AcceptedCapabilitiesDict | None

@@ -9,25 +9,29 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
 import anyio.to_thread
 
 from rpc_agent import __version__
-from rpc_agent.agent import deletion
 from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.agent.workspace import check_directories
 from rpc_agent.mcp import McpManager, from_wire
-from rpc_agent.methods.answers import EntriesAnswer, MessagesAnswer, ServersAnswer, TreeAnswer
+from rpc_agent.methods.answers import (
+    EntriesAnswer,
+    InitializeAnswer,
+    MessagesAnswer,
+    ServersAnswer,
+    TreeAnswer,
+)
 from rpc_agent.methods.deferred import Deferred
 from rpc_agent.methods.host_methods import configure, set_client_tools
 from rpc_agent.methods.raw_json import RawJson
-from rpc_agent.methods.registry import MethodRegistry
+from rpc_agent.methods.registry import MethodRegistry, dump_result
 from rpc_agent.methods.request_id import CURRENT_REQUEST_ID
 from rpc_agent.protocol import PROTOCOL_VERSION
-from rpc_agent.protocol import checkpoints as c
-from rpc_agent.protocol import finding as f
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.base import Empty, Ok
@@ -35,13 +39,15 @@ from rpc_agent.protocol.entries import ImageContent
 from rpc_agent.protocol.errors import ERROR_CODES
 from rpc_agent.protocol.shapes import BlockDict
 from rpc_agent.protocol.state_shapes import StateDict
-from rpc_agent.protocol.table import METHODS
+from rpc_agent.protocol.table import METHODS, protocol_model
 from rpc_agent.providers.base import ModelInfo
 from rpc_agent.store import files, listing, paging
 from rpc_agent.store.manager import SessionManager
 
 if TYPE_CHECKING:
     from rpc_agent.agent.host import Host
+    from rpc_agent.protocol import checkpoints as c
+    from rpc_agent.protocol import finding as f
 
 
 def _model(info: ModelInfo) -> m.ModelDescription:
@@ -89,8 +95,8 @@ class Methods:
             self.registry.add(
                 method.name,
                 handler,
-                params=method.params,
-                result=method.result,
+                params=None if method.params_model is None else partial(protocol_model, method.params_model),
+                result=None if method.result_model is None else partial(protocol_model, method.result_model),
                 inline=not inspect.iscoroutinefunction(handler),
                 description=method.description,
                 accepted=self._prompt_accepted if method.name == "prompt" else None,
@@ -141,7 +147,9 @@ class Methods:
     def _roots(self, paths: list[str] | None) -> list[str] | None:
         return None if paths is None else check_directories(paths, self.agent.manager.cwd)
 
-    def initialize(self, params: m.InitializeParams | None) -> m.InitializeResult:
+    def initialize(self, params: m.InitializeParams | None) -> InitializeAnswer:
+        """Answered in wire shape (``methods/answers.py``), as ``get_state`` is: the first
+        answer of most sessions builds no result model."""
         roots = self._roots(params.additionalDirectories if params else None)
         if params is not None and params.sandbox is not None:  # may refuse: before any change
             self.agent.set_sandbox(params.sandbox.mode, params.sandbox.network)
@@ -149,22 +157,26 @@ class Methods:
             self.agent.settings.additional_directories = roots
         if params is not None and params.mcpServers is not None and self.mcp is not None:
             self.mcp.update_client_servers(from_wire(params.mcpServers))
-        return m.InitializeResult(
-            protocolVersion=PROTOCOL_VERSION,
-            serverInfo=m.ServerInfo(name="rpc-agent", version=__version__),
-            capabilities=m.Capabilities(
-                compaction=True,
-                providers=self.providers,
-                errorCodes={name: code for name, (code, _desc) in ERROR_CODES.items()},
-            ),
-            methods=[spec.name for spec in self.registry.methods],
-            state=self.agent.state(),
-            client=(
-                self.on_capabilities(params.capabilities)
-                if params is not None and params.capabilities is not None and self.on_capabilities is not None
-                else None
-            ),
+        accepted = (
+            self.on_capabilities(params.capabilities)
+            if params is not None and params.capabilities is not None and self.on_capabilities is not None
+            else None
         )
+        return {
+            "protocolVersion": PROTOCOL_VERSION,
+            "serverInfo": {"name": "rpc-agent", "version": __version__},
+            "capabilities": {
+                "tree": True,
+                "fork": True,
+                "compaction": True,
+                "images": True,
+                "providers": self.providers,
+                "errorCodes": {name: code for name, (code, _desc) in ERROR_CODES.items()},
+            },
+            "methods": [spec.name for spec in self.registry.methods],
+            "state": self.agent.state_json(),
+            "client": dump_result("initialize", accepted) if accepted is not None else None,
+        }
 
     def set_client_tools(self, p: h.SetClientToolsParams) -> h.SetClientToolsResult:
         return set_client_tools(self.agent, self.host_bridge, p)
@@ -310,28 +322,14 @@ class Methods:
         return m.ListSessionsResult(sessions=chosen, nextCursor=next_cursor)
 
     async def search_sessions(self, p: f.SearchSessionsParams) -> f.SearchSessionsResult:
-        from rpc_agent.store import search  # the scanner: the first search, not start-up
+        from rpc_agent.methods import session_files  # the first search or deletion, not start-up
 
-        if p.all:
-            folders = listing.cwd_folders(files.sessions_root(self.agent.home))
-        else:
-            folders = [self._this_folder()]
-        return await anyio.to_thread.run_sync(search.search_sessions, folders, p.query, p.limit, p.cursor)
+        return await session_files.search_sessions(self.agent, self._this_folder(), p)
 
     async def delete_session(self, p: f.DeleteSessionParams) -> f.DeleteSessionResult:
-        agent = self.agent
-        live = [agent.manager.session_file] if agent.manager.session_file is not None else []
-        deleted = await anyio.to_thread.run_sync(
-            lambda: deletion.delete_session(
-                Path(p.sessionPath),
-                home=agent.home or files.agent_home(),
-                session_dir=agent.session_dir,
-                live=live,
-            )
-        )
-        return f.DeleteSessionResult(
-            path=str(deleted.path), sessionId=deleted.session_id, blobsRemoved=deleted.blobs_removed
-        )
+        from rpc_agent.methods import session_files
+
+        return await session_files.delete_session(self.agent, p)
 
     async def fork(self, p: m.ForkParams) -> m.ForkResult:
         return await self.agent.fork(p.entryId, restore_files=p.restoreFiles, force=p.force)

@@ -14,6 +14,10 @@ if TYPE_CHECKING:
 
 
 def _tool_specs(agent: AgentSession, tools: list[h.ClientTool], rejected: list[str]) -> list[ClientToolSpec]:
+    if not tools:
+        # Nothing to check against the built-in tools' names: a client declaring approvals or
+        # hooks only (most do, in initialize) leaves the tools unbuilt until the first run.
+        return []
     builtin = {t.name for t in agent.tools}
     accepted: list[ClientToolSpec] = []
     for tool in tools:

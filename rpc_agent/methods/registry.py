@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 from pydantic import BaseModel, ValidationError
 
 from rpc_agent.methods.errors import RpcError
+from rpc_agent.protocol import builders as build
 from rpc_agent.protocol.errors import INVALID_PARAMS
 from rpc_agent.quoting import bound
 
@@ -25,21 +25,80 @@ MISSING: Any = _Missing()
 """The params of a request that has no params member (not the same as ``null``)."""
 
 
-@dataclass(frozen=True, slots=True)
+ModelSource = type[BaseModel] | Callable[[], type[BaseModel] | None] | None
+"""A method's params or result model as given to the registry: the model, None, or a function
+that gives the model when it is first needed (``protocol.table`` names its models, and the
+first request of a method imports them, not the start of the server)."""
+
+
 class MethodSpec:
     """One method: its handler and the models a protocol generator publishes for it."""
 
-    name: str
-    handler: Callable[[Any], Any]
-    params: type[BaseModel] | None
-    result: type[BaseModel] | None
-    inline: bool
-    description: str
-    positional: tuple[str, ...] = field(default=(), repr=False)
-    """Keys that positional params (a JSON array) map to, in order: the params model's fields."""
-    accepted: Callable[[Any], None] | None = field(default=None, repr=False)
-    """Called with the params when a request is handed to its task, before the task runs: a
-    request read before an ``abort`` in the same read is known to the agent at that moment."""
+    __slots__ = (
+        "_defaults_only",
+        "_params",
+        "_positional",
+        "_result",
+        "accepted",
+        "description",
+        "handler",
+        "inline",
+        "name",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        handler: Callable[[Any], Any],
+        params: ModelSource,
+        result: ModelSource,
+        inline: bool,
+        description: str,
+        accepted: Callable[[Any], None] | None = None,
+    ) -> None:
+        self.name = name
+        self.handler = handler
+        self.inline = inline
+        self.description = description
+        self.accepted = accepted
+        """Called with the params when a request is handed to its task, before the task runs: a
+        request read before an ``abort`` in the same read is known to the agent at that moment."""
+        self._params = params
+        self._result = result
+        self._positional: tuple[str, ...] | None = None
+        self._defaults_only: bool | None = None
+
+    def __repr__(self) -> str:
+        return f"MethodSpec(name={self.name!r}, inline={self.inline!r})"
+
+    @property
+    def params(self) -> type[BaseModel] | None:
+        """The params model (None: the method takes no params), imported on first use."""
+        model = self._params
+        if model is not None and not isinstance(model, type):
+            model = self._params = model()
+        return model
+
+    @property
+    def result(self) -> type[BaseModel] | None:
+        model = self._result
+        if model is not None and not isinstance(model, type):
+            model = self._result = model()
+        return model
+
+    @property
+    def positional(self) -> tuple[str, ...]:
+        """Keys that positional params (a JSON array) map to, in order: the params model's fields."""
+        if self._positional is None:
+            model = self.params
+            fields = model.model_fields.items() if model is not None else ()
+            self._positional = tuple(info.alias or key for key, info in fields)
+        return self._positional
+
+    def _takes_defaults_only(self, model: type[BaseModel]) -> bool:
+        if self._defaults_only is None:
+            self._defaults_only = not any(info.is_required() for info in model.model_fields.values())
+        return self._defaults_only
 
     def parse_params(self, raw: Any) -> BaseModel | None:
         """Validated params (``raw`` is the request's params member, or absent); RpcError(-32602)."""
@@ -51,6 +110,8 @@ class MethodSpec:
                 raise RpcError(INVALID_PARAMS, f"Invalid params: {self.name} takes no params")
             raise RpcError(INVALID_PARAMS, _params_type_message(raw))
         if raw is MISSING:
+            if self._takes_defaults_only(model):
+                return build.defaults(model)
             raw = {}
         elif type(raw) is list:
             if len(raw) > len(self.positional):
@@ -107,8 +168,8 @@ class MethodRegistry:
         name: str,
         handler: Callable[[Any], Any],
         *,
-        params: type[BaseModel] | None,
-        result: type[BaseModel] | None,
+        params: ModelSource,
+        result: ModelSource,
         inline: bool = False,
         description: str = "",
         accepted: Callable[[Any], None] | None = None,
@@ -117,10 +178,7 @@ class MethodRegistry:
             raise ValueError(f"method {name!r} is already registered")
         if inline and inspect.iscoroutinefunction(handler):
             raise TypeError(f"inline method {name!r} needs a plain function, got a coroutine function")
-        positional: tuple[str, ...] = ()
-        if params is not None:
-            positional = tuple(info.alias or key for key, info in params.model_fields.items())
-        spec = MethodSpec(name, handler, params, result, inline, description, positional, accepted)
+        spec = MethodSpec(name, handler, params, result, inline, description, accepted)
         self._by_name[name] = spec
         return spec
 

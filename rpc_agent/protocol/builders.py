@@ -5,9 +5,10 @@ per message, each carrying the message as the store holds it (a ``MessageDict``,
 it was appended). Validating a stored message again would turn every dict into models and cost
 more than the rest of the event's path, and a ``message_update`` validated would turn the usage
 it carries into models that cost more to send (``bench.events``). So the builders of the events
-and results that carry stored messages or a streamed usage take the data as it is, and so does
-the state that answers ``initialize`` (its models are built on the start-up path): their
-fields then hold the dicts, not the models their annotations name, and are dumped with
+and results that carry stored messages or a streamed usage take the data as it is, and so do
+the state that answers ``initialize`` and the defaults of a request without params (built on
+the start-up path, where no validator is built yet): their fields then hold the dicts, not the
+models their annotations name, and are dumped with
 ``model_dump(mode="json", warnings=False)`` (as the fronts do). ``_unchecked`` is the only place
 where a protocol model is built without validation.
 
@@ -83,6 +84,16 @@ def prompt_result(
 
 def state(fields: StateDict) -> State:
     return _unchecked(State, **fields)
+
+
+def defaults(model: type[_ModelT]) -> _ModelT:
+    """The params of a request without a params member, for a model whose every field has a
+    default: the defaults, as validating ``{}`` gives them, without building the model's
+    validator. The protocol's params models have no validators of their own (a test holds the
+    two equal for every method of the table), and a start's first request is often such a
+    request (``initialize``): no validator built means no pydantic schema machinery loaded
+    before the first answer."""
+    return _unchecked(model)
 
 
 # --- validated ------------------------------------------------------------------------------

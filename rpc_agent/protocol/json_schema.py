@@ -12,8 +12,6 @@ Schemas from outside (pydantic's ``model_json_schema()``, an MCP server, a clien
 become a ``JsonSchema`` once, at that boundary, through :func:`as_json_schema`.
 """
 
-from __future__ import annotations
-
 from typing import Any, TypedDict, cast
 
 _Keywords = TypedDict(
@@ -39,13 +37,13 @@ class JsonSchema(_Keywords, total=False):
     format: str
     enum: list[Any]
     const: Any
-    properties: dict[str, JsonSchema]
+    properties: dict[str, "JsonSchema"]
     required: list[str]
-    additionalProperties: bool | JsonSchema
-    items: JsonSchema
-    anyOf: list[JsonSchema]
-    oneOf: list[JsonSchema]
-    allOf: list[JsonSchema]
+    additionalProperties: "bool | JsonSchema"
+    items: "JsonSchema"
+    anyOf: list["JsonSchema"]
+    oneOf: list["JsonSchema"]
+    allOf: list["JsonSchema"]
 
 
 def as_json_schema(value: object, what: str = "a JSON Schema") -> JsonSchema:

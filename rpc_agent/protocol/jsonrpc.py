@@ -5,8 +5,6 @@ any shape); what goes out is one of these. They are TypedDicts, not models: a re
 built and written for every request, and a dict costs nothing on top of writing it.
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal, NotRequired, TypedDict
 
 

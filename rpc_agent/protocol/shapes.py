@@ -17,8 +17,6 @@ Wire data whose shape is not ours (a tool's arguments, ``details``,
 extension data) stays ``JsonDict``; a JSON Schema is a ``protocol.json_schema.JsonSchema``.
 """
 
-from __future__ import annotations
-
 from typing import Any, NotRequired, Required, TypedDict
 
 from rpc_agent.protocol.base import JsonDict

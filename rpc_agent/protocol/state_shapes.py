@@ -7,8 +7,6 @@ the models of ``protocol.methods`` (``State``, ``ModelDescription``, ``McpServer
 holds the two together, key by key and type by type (``tests/test_state_shapes.py``).
 """
 
-from __future__ import annotations
-
 from typing import Literal, NotRequired, TypedDict
 
 from rpc_agent.protocol.sandbox import SandboxMode, SandboxNetwork

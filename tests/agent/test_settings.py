@@ -14,6 +14,7 @@ from rpc_agent.cli import (
     build_parser,
     overrides_from,
     settings_from,
+    settings_given,
 )
 from rpc_agent.errors import SettingsError
 
@@ -91,3 +92,23 @@ def test_cli_flags_reach_the_settings(tmp_path: Path) -> None:
     assert settings.retry.enabled is False
     assert settings.retry.base_delay_ms == 10
     assert (settings.compaction.keep_recent_tokens, settings.compaction.reserve_tokens) == (123, 7)
+
+
+@pytest.mark.parametrize("override", [*TUNING_OVERRIDES, *HOST_OVERRIDES], ids=lambda o: o.flag)
+def test_each_settings_flag_counts_as_given(override: SettingsOverride) -> None:
+    argv = [override.flag] if override.value is None else [override.flag, (override.choices or ("7",))[-1]]
+    assert settings_given(build_parser().parse_args(argv))
+
+
+def test_without_settings_flags_the_settings_are_those_of_empty_overrides(tmp_path: Path) -> None:
+    """A start without settings flags skips the overrides (no model built): the same settings."""
+    args = build_parser().parse_args(["--provider", "faux", "--no-session", "--model", "faux-1"])
+    assert not settings_given(args)
+    home, project = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    (home / "settings.json").write_text(
+        '{"retry": {"baseDelayMs": 50}, "allow": ["read"], "steeringMode": "all"}'
+    )
+    paths = settings_paths(home, project)
+    assert settings_from(args, home, project) == load_settings(paths, overrides_from(args))
+    assert load_settings(paths) == load_settings(paths, SettingsFile())

@@ -26,10 +26,23 @@ LAZY = (
     "rpc_agent.store.search",  # the session scanner: the first search_sessions
     "rpc_agent.store.deleting",  # removing a session file and its blobs: the first delete_session
     "rpc_agent.checkpoints",  # the snapshot engine: the first snapshot, restore or deleted session
+    "rpc_agent.methods.session_files",  # search_sessions and delete_session: the first of them
+    "rpc_agent.agent.deletion",
+    "rpc_agent.protocol.finding",  # their params and results (the table names its models)
+    "rpc_agent.tools.bash",  # the built-in tools: the first run, or the first client tool declared
+    "rpc_agent.tools.edit",
+)
+NO_MODEL_BUILT = (
+    # No pydantic model is built before answering an initialize without params (no flag gives
+    # settings, the params are the defaults, the answer is in wire shape): the first build
+    # imports pydantic's plugin loader, which imports importlib.metadata and scans every
+    # installed package's entry points.
+    "pydantic.plugin._loader",
+    "importlib.metadata",
 )
 
 
-def test_the_first_response_does_not_import_the_lazy_libraries(tmp_path: Path) -> None:
+def _imported_before_the_first_answer(tmp_path: Path, request: dict[str, object]) -> set[str]:
     env = {**os.environ, "RPC_AGENT_HOME": str(tmp_path)}
     process = subprocess.Popen(
         [sys.executable, "-X", "importtime", "-m", "rpc_agent", "--provider", "faux", "--no-session"],
@@ -42,7 +55,7 @@ def test_the_first_response_does_not_import_the_lazy_libraries(tmp_path: Path) -
     assert process.stdin is not None
     assert process.stdout is not None
     try:
-        process.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize"}\n')
+        process.stdin.write(orjson.dumps(request) + b"\n")
         process.stdin.flush()
         response = orjson.loads(process.stdout.readline())
     finally:
@@ -56,5 +69,25 @@ def test_the_first_response_does_not_import_the_lazy_libraries(tmp_path: Path) -
         if line.startswith("import time:")
     }
     assert "rpc_agent.server.router" in imported  # the listing works
-    loaded = sorted(name for name in imported for lazy in LAZY if name == lazy or name.startswith(lazy + "."))
-    assert loaded == []
+    return imported
+
+
+def _loaded(imported: set[str], lazy: tuple[str, ...]) -> list[str]:
+    return sorted(
+        name for name in imported for prefix in lazy if name == prefix or name.startswith(prefix + ".")
+    )
+
+
+def test_the_first_response_does_not_import_the_lazy_libraries(tmp_path: Path) -> None:
+    imported = _imported_before_the_first_answer(
+        tmp_path, {"jsonrpc": "2.0", "id": 1, "method": "initialize"}
+    )
+    assert _loaded(imported, LAZY + NO_MODEL_BUILT) == []
+
+
+def test_a_client_declaring_approvals_and_hooks_does_not_import_the_lazy_libraries(tmp_path: Path) -> None:
+    """What the Python client sends: its params are validated (a model is built), but the
+    built-in tools are not built to check client tools that were not declared."""
+    params = {"clientInfo": {"name": "t"}, "capabilities": {"approvals": True, "hooks": ["tool_call"]}}
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    assert _loaded(_imported_before_the_first_answer(tmp_path, request), LAZY) == []
