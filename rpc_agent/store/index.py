@@ -18,6 +18,7 @@ from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store.blobs import BlobStore, restore_blobs
 from rpc_agent.store.decoding import StoredLines, StoredMessage
 from rpc_agent.store.files import LoadReport
+from rpc_agent.store.groups import ChildGroups
 
 LEAF_MARKER = "rpc-agent.leaf"
 """``customType`` of the entries that record a leaf move which appended nothing."""
@@ -65,17 +66,6 @@ def new_entry_id(taken: Iterable[str] | dict[str, Any] | set[str]) -> str:
     return secrets.token_hex(16)
 
 
-def link(groups: dict[str | None, str | list[str]], parent: str | None, child: str) -> None:
-    """Add ``child`` to the group under ``parent``: one id as a plain string, several as a list."""
-    siblings = groups.get(parent)
-    if siblings is None:
-        groups[parent] = child
-    elif isinstance(siblings, str):
-        groups[parent] = [siblings, child]
-    else:
-        siblings.append(child)
-
-
 class EntryIndex:
     """Entries, their ids and parents, labels and the session name, kept as entries arrive."""
 
@@ -90,9 +80,8 @@ class EntryIndex:
         self.entries: list[EntryDict] = []
         self.by_id: dict[str, EntryDict] = {}
         self.position: dict[str, int] = {}
-        self.children: dict[str | None, str | list[str]] = {}
-        """Child ids by parent: one id as a plain string (a long chain would otherwise be
-        100,000 one-item lists for the cyclic collector to walk), several as a list."""
+        self.children = ChildGroups()
+        """Child ids by parent (None: the roots), in file order."""
         self.labels: dict[str, str] = {}
         self.name: str | None = None
         self.has_assistant = has_assistant
@@ -103,8 +92,9 @@ class EntryIndex:
         self.filled = 0
         """Entries added whose id an earlier entry already named as its parent: only these can
         change the path from an existing entry to the root (which a cached context relies on)."""
-        self.hidden: set[str] = set()
-        """Ids of the bookkeeping entries, which the tree does not show."""
+        self.hidden: dict[str, None] = {}
+        """Ids of the bookkeeping entries, which the tree does not show (a dict of strings:
+        untracked by the collector, as a set would not be; see ``groups``)."""
         self.odd: set[str] = set()
         """Ids that are not simply a child of their parent: named twice, or their own parent."""
 
@@ -122,9 +112,9 @@ class EntryIndex:
         self.position[entry_id] = len(self.entries)
         self.entries.append(entry)
         self.by_id[entry_id] = entry
-        link(self.children, parent if isinstance(parent, str) else None, entry_id)
+        self.children.add(parent if isinstance(parent, str) else None, entry_id)
         if is_bookkeeping(entry):
-            self.hidden.add(entry_id)
+            self.hidden[entry_id] = None
         kind = entry.get("type")
         if kind == "label":
             target, label = entry.get("targetId"), entry.get("label")
@@ -145,13 +135,14 @@ class EntryIndex:
     def add_all(self, entries: Iterable[EntryDict]) -> None:
         """``add`` for many entries, with the common case (a message) kept short."""
         all_entries, by_id, position, children = self.entries, self.by_id, self.position, self.children
+        single, several = children.single, children.several
         add = self.add
         for entry in entries:
             entry_id = entry.get("id")
             if entry.get("type") != "message" or entry_id.__class__ is not str or not self.has_assistant:
                 add(entry)
                 continue
-            if entry_id in children:
+            if entry_id in single or entry_id in several:
                 self.filled += 1
             parent = entry.get("parentId")
             if entry_id in by_id or parent == entry_id:
@@ -161,20 +152,15 @@ class EntryIndex:
             by_id[entry_id] = entry
             if parent.__class__ is not str:
                 parent = None
-            siblings = children.get(parent)
-            if siblings is None:
-                children[parent] = entry_id
-            elif siblings.__class__ is str:
-                children[parent] = [siblings, entry_id]
-            else:
-                siblings.append(entry_id)  # type: ignore[union-attr]
+            siblings = several.get(parent)
+            if siblings is not None:
+                siblings.append(entry_id)
+            elif single.setdefault(parent, entry_id) is not entry_id:
+                children.add(parent, entry_id)  # its second child
 
     def children_of(self, parent: str | None) -> list[str]:
         """Child ids of ``parent`` in file order (None: the roots)."""
-        siblings = self.children.get(parent)
-        if siblings is None:
-            return []
-        return [siblings] if isinstance(siblings, str) else list(siblings)
+        return self.children.of(parent)
 
     # --- the leaf a file records -----------------------------------------------------------
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,20 +80,36 @@ class SessionTree:
             changed = self.shape.added(entry) if self.shape.built else None
             self.rows.changed(changed)
 
-    def order(self) -> list[str]:
+    def order(self) -> tuple[str, ...]:
+        """Every node, depth-first: built on the first call, walked again after an append that
+        does not go last (see ``TreeShape.added``)."""
         shape = self.shape
-        if not shape.built:
+        order = shape.order
+        if shape.built and order is not None and not shape.tail:
+            return order
+        with self._lock:
+            return self._order()
+
+    def _order(self) -> tuple[str, ...]:
+        """``order`` for a caller that holds the lock."""
+        return self._shape().ordered()
+
+    def _shape(self) -> TreeShape:
+        """The shape, built (the caller holds the lock)."""
+        if not self.shape.built:
+            self.shape.build()
+        return self.shape
+
+    def built(self) -> TreeShape:
+        """The shape, built (by this call if it is not yet)."""
+        if not self.shape.built:
             with self._lock:
-                if not shape.built:
-                    shape.build()
-        if shape.order is None:
-            shape.order = shape.walk()
-        return shape.order
+                self._shape()
+        return self.shape
 
     def order_set(self) -> dict[str, str | None]:
         """The visible nodes (a mapping to their visible parents)."""
-        self.order()
-        return self.shape.parent
+        return self.built().parent
 
     # --- built ahead, let go --------------------------------------------------------------
 
@@ -138,12 +154,13 @@ class SessionTree:
         with self._lock:
             shape, rows = self.shape, self.rows
             shape.built, shape.order, rows.whole_columns, rows.whole_rows = False, None, None, None
+            shape.tail.clear()
             containers: list[dict[Any, Any]] = [
                 rows.full,
                 rows.previews,
                 rows.roles,
-                shape.single,
-                shape.several,
+                shape.groups.single,
+                shape.groups.several,
                 shape.parent,
                 shape.depth,
             ]
@@ -167,15 +184,17 @@ class SessionTree:
             for i in order
         ]
 
-    def select(self, query: TreeQuery) -> list[str]:
+    def select(self, query: TreeQuery) -> Sequence[str]:
         """Ids of the nodes asked for, depth-first (with ``since``: new or relabelled, file order)."""
         root, max_depth, keep, since = query.root, query.max_depth, query.keep, query.since
-        order = self.order()
-        shape = self.shape
+        shape = self.built()
+        order: Sequence[str]
         if since is not None:
             order = shape.changed_since(since)
         elif root is not None:
             order = shape.subtree(root)
+        else:
+            order = self.order()
         if max_depth is not None:
             base = shape.depth[root] if root is not None and since is None else 0
             limit = base + max_depth
@@ -191,7 +210,7 @@ class SessionTree:
         with self._lock:
             return self.rows.role(entry_id)
 
-    def encode(self, ids: list[str]) -> bytes:
+    def encode(self, ids: Sequence[str]) -> bytes:
         """The JSON array of the rows of ``ids``."""
         rows = self.rows
         if all(i in rows.full for i in ids):
@@ -201,11 +220,10 @@ class SessionTree:
 
     def encode_whole(self) -> bytes:
         """The JSON array of every row, kept until the next append."""
-        self.order()  # built (that takes the lock itself)
         with self._lock:
-            return self.rows.all_rows(self.order())
+            return self.rows.all_rows(self._order())
 
-    def columns(self, ids: list[str] | None = None) -> bytes:
+    def columns(self, ids: Sequence[str] | None = None) -> bytes:
         """The nodes of ``ids`` (default: the whole tree) as one JSON object of columns, one
         list per field.
 
@@ -218,10 +236,9 @@ class SessionTree:
             kept = self.rows.kept_columns()
             if kept is not None:
                 return kept  # no lock: the background build may hold it for a slice
-        self.order()  # built (that takes the lock itself)
         with self._lock:  # one consistent state: an append waits for the copy
             if whole:
                 kept = self.rows.kept_columns()
                 if kept is not None:
                     return kept
-            return self.rows.columns(self.order() if ids is None else ids, whole)
+            return self.rows.columns(self._order() if ids is None else ids, whole)

@@ -7,6 +7,7 @@ encodings (rows and columns) are kept until the next append.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -48,7 +49,7 @@ class TreeRows:
         if entry_id is not None:
             self.full.pop(entry_id, None)
 
-    def fill(self, ids: list[str]) -> None:
+    def fill(self, ids: Sequence[str]) -> None:
         """Cut the role and preview of the nodes of ``ids`` that have none yet.
 
         A stored message is previewed from its bytes, found by position, without building it.
@@ -73,7 +74,7 @@ class TreeRows:
             self.fill([entry_id])
         return self.roles.get(entry_id)
 
-    def column_lists(self, ids: list[str]) -> dict[str, list[Any]]:
+    def column_lists(self, ids: Sequence[str]) -> dict[str, Sequence[Any]]:
         """Every field of the nodes of ``ids``, one list per field."""
         self.fill(ids)
         shape = self.shape
@@ -91,7 +92,7 @@ class TreeRows:
             "childCount": [shape.count(i) for i in ids],
         }
 
-    def rows(self, ids: list[str]) -> bytes:
+    def rows(self, ids: Sequence[str]) -> bytes:
         """The JSON array of the rows of ``ids``: one ``dumps`` per row, kept per node."""
         missing = [i for i in ids if i not in self.full]
         if missing:
@@ -101,7 +102,7 @@ class TreeRows:
                 self.full[entry_id] = orjson.dumps(dict(zip(names, row, strict=True)))
         return b"[" + b",".join(self.full[i] for i in ids) + b"]"
 
-    def all_rows(self, order: list[str]) -> bytes:
+    def all_rows(self, order: Sequence[str]) -> bytes:
         """The JSON array of every row, kept until the next append.
 
         Made from the columns, a slice of rows per ``dumps``: one ``dumps`` per row (what
@@ -125,7 +126,7 @@ class TreeRows:
         kept = self.whole_columns
         return kept[1] if kept is not None and kept[0] == self.version else None
 
-    def columns(self, ids: list[str], whole: bool) -> bytes:
+    def columns(self, ids: Sequence[str], whole: bool) -> bytes:
         """The nodes of ``ids`` as one JSON object of columns, kept when they are the whole tree."""
         encoded = orjson.dumps(self.column_lists(ids))
         if whole:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store.context import iso_to_ms
+from rpc_agent.store.groups import ChildGroups
 from rpc_agent.store.index import PLAIN_TYPES, EntryIndex, is_bookkeeping
 
 TreeFilter = Literal["default", "no-custom", "user-only", "labeled-only"]
@@ -35,17 +36,17 @@ class TreeShape:
     def __init__(self, index: EntryIndex) -> None:
         self.index = index
         self.built = False
-        self.single: dict[str | None, str] = {}
-        """The visible child of a visible parent that has one."""
-        self.several: dict[str | None, list[str]] = {}
-        """The visible children of a visible parent that has more than one, oldest first.
-
-        Most parents have one child: a list for each would be 100,000 more objects for the
-        cyclic collector to walk in a long session (and their making sets off collections)."""
+        self.groups = ChildGroups()
+        """The visible children of each visible parent, oldest first."""
         self.parent: dict[str, str | None] = {}
         self.depth: dict[str, int] = {}
-        self.order: list[str] | None = None
-        """Depth-first order of every node; None when an append re-sorted siblings."""
+        self.order: tuple[str, ...] | None = None
+        """Depth-first order of every node as last walked (None: to be walked again). A tuple
+        of strings: the collector stops visiting it after the first collection that meets it
+        (see ``groups``)."""
+        self.tail: list[str] = []
+        """Nodes appended since the walk that go last in the order (the common append: a
+        child of the last node, or a new root); ``ordered`` joins them to ``order``."""
 
     def added(self, entry: EntryDict) -> str | None:
         """Place an appended entry; the id of the node whose row it changed (its parent, or
@@ -58,19 +59,29 @@ class TreeShape:
             return target if entry.get("type") == "label" and isinstance(target, str) else None
         in_order = self._place(entry_id, entry)
         parent = self.parent[entry_id]
-        order = self.order
-        if order is None or not in_order:
-            self.order = None
-        elif parent is None:
-            order.append(entry_id)
+        order, tail = self.order, self.tail
+        last = tail[-1] if tail else order[-1] if order else None
+        if order is not None and in_order and (parent is None or parent == last):
+            tail.append(entry_id)
         else:
-            # The newest child goes last under its parent: right after the parent's subtree.
-            at, depth = order.index(parent) + 1, self.depth
-            level = depth[parent]
-            while at < len(order) and depth[order[at]] > level:
-                at += 1
-            order.insert(at, entry_id)
+            # Anywhere else its place is after its parent's subtree: finding that would search
+            # the whole order on an append; the next read walks the order again instead.
+            self.order = None
+            tail.clear()
         return parent
+
+    def ordered(self) -> tuple[str, ...]:
+        """The depth-first order of every node, walked if an append left it to be (the caller
+        holds the tree's lock)."""
+        order = self.order
+        if order is None:
+            order = tuple(self.walk())
+            self.tail.clear()
+        elif self.tail:
+            order += tuple(self.tail)
+            self.tail.clear()
+        self.order = order
+        return order
 
     def _place(self, entry_id: str, entry: EntryDict) -> bool:
         """Put an entry under its visible parent; False when that re-sorted its siblings."""
@@ -83,40 +94,11 @@ class TreeShape:
             visible = self._visible_parent(entry_id, entry)
         self.parent[entry_id] = visible
         self.depth[entry_id] = 0 if visible is None else self.depth.get(visible, -1) + 1
-        siblings = self._add_child(visible, entry_id)
+        siblings = self.groups.add(visible, entry_id)
         if self.built and siblings is not None and self._key(siblings[-2]) > self._key(entry_id):
             siblings.sort(key=self._key)
             return False
         return True
-
-    def _add_child(self, parent: str | None, child: str) -> list[str] | None:
-        """Add ``child`` last under ``parent``; its siblings with it when it has any."""
-        siblings = self.several.get(parent)
-        if siblings is not None:
-            siblings.append(child)
-            return siblings
-        first = self.single.pop(parent, None)
-        if first is None:
-            self.single[parent] = child
-            return None
-        siblings = self.several[parent] = [first, child]
-        return siblings
-
-    def _remove_child(self, parent: str | None, child: str) -> None:
-        if self.single.get(parent) == child:
-            del self.single[parent]
-            return
-        siblings = self.several.get(parent)
-        if siblings is None or child not in siblings:
-            return
-        siblings.remove(child)
-        if len(siblings) == 1:
-            self.single[parent] = self.several.pop(parent)[0]
-
-    def _take_children(self, parent: str | None) -> list[str]:
-        """Remove and return every child of ``parent``."""
-        first = self.single.pop(parent, None)
-        return [first] if first is not None else self.several.pop(parent, [])
 
     def _key(self, entry_id: str) -> tuple[str, int]:
         return sort_key(self.index.by_id[entry_id].get("timestamp")), self.index.position[entry_id]
@@ -142,11 +124,12 @@ class TreeShape:
             self._place_each()
         else:
             self._regroup()
-        for siblings in self.several.values():
+        for siblings in self.groups.several.values():
             siblings.sort(key=self._key)
         # Depths in file order can see a child before its parent (an odd file): set them again
         # from the walk, which is the definition.
-        self.order = self.walk()
+        self.order = tuple(self.walk())
+        self.tail.clear()
         self.built = True
 
     def _place_each(self) -> None:
@@ -171,28 +154,20 @@ class TreeShape:
         by_id = self.index.by_id
         # The groups before the hidden ids: an entry the loop appends meanwhile is then either
         # in no group copied or known to be hidden (it is placed on its append otherwise).
-        # The index keeps a group of one as the id itself, as this does.
-        self.single, self.several = {}, {}
-        for parent, ids in list(self.index.children.items()):
-            if isinstance(ids, str):
-                self.single[parent] = ids
-            else:
-                self.several[parent] = list(ids)
+        groups = self.groups = self.index.children.copy()
         hidden = list(self.index.hidden)
         for entry_id in hidden:
             parent = by_id[entry_id].get("parentId")
-            self._remove_child(parent if isinstance(parent, str) else None, entry_id)
+            groups.remove(parent if isinstance(parent, str) else None, entry_id)
         moves = [(entry_id, self._visible_parent(entry_id, by_id[entry_id])) for entry_id in hidden]
         moves += [
-            (parent, None)
-            for parent in [*self.single, *self.several]
-            if parent is not None and parent not in by_id
+            (parent, None) for parent in list(groups.parents()) if parent is not None and parent not in by_id
         ]
         for source, target in moves:
-            for child in self._take_children(source):
-                self._add_child(target, child)
-        self.parent = {child: parent for parent, child in self.single.items()}
-        self.parent.update((child, parent) for parent, group in self.several.items() for child in group)
+            for child in groups.take(source):
+                groups.add(target, child)
+        self.parent = {child: parent for parent, child in groups.single.items()}
+        self.parent.update((child, parent) for parent, group in groups.several.items() for child in group)
 
     def walk(self) -> list[str]:
         """Depth-first from the roots. Every node sits in exactly one parent's list (``_place``
@@ -201,15 +176,16 @@ class TreeShape:
         stack = self.children(None)[::-1]
         for root in stack:
             self.depth[root] = 0
+        single, several = self.groups.single, self.groups.several
         while stack:
             entry_id = stack.pop()
             order.append(entry_id)
-            only = self.single.get(entry_id)
+            only = single.get(entry_id)
             if only is not None:
                 self.depth[only] = self.depth[entry_id] + 1
                 stack.append(only)
                 continue
-            children = self.several.get(entry_id)
+            children = several.get(entry_id)
             if children is None:
                 continue
             level = self.depth[entry_id] + 1
@@ -222,14 +198,14 @@ class TreeShape:
         return order
 
     def children(self, parent: str | None) -> list[str]:
-        only = self.single.get(parent)
-        return [only] if only is not None else self.several.get(parent, [])
+        return self.groups.of(parent)
 
     def count(self, entry_id: str) -> int:
-        siblings = self.several.get(entry_id)
+        groups = self.groups  # inline: called for every node of a tree's columns
+        siblings = groups.several.get(entry_id)
         if siblings is not None:
             return len(siblings)
-        return 1 if entry_id in self.single else 0
+        return 1 if entry_id in groups.single else 0
 
     # --- what a request selects ----------------------------------------------------------
 
