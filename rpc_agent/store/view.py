@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -58,29 +57,6 @@ def array_pieces(items: list[bytes]) -> list[bytes]:
     return pieces
 
 
-WALKED_CHUNK = 1024
-"""Messages per tuple of the context kept for JSON readers (see ``_Walked``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Walked:
-    """The context as a JSON reader gets it, kept for the path it was walked for.
-
-    Its messages are tuples of ``WALKED_CHUNK``: a stored message is a ``msgspec.Raw``, which
-    the cyclic collector does not track, so the first collection that meets a tuple of them
-    lets go of it and no full collection visits its items again (see ``store.groups``); a
-    message appended since the open is a dict and keeps only its own tuple tracked."""
-
-    key: tuple[str | None, int]
-    settings: StoredContext
-    """Thinking level and model (its ``messages`` is empty)."""
-    chunks: tuple[tuple[MessageDict | msgspec.Raw, ...], ...]
-    count: int
-
-    def messages(self) -> list[MessageDict | msgspec.Raw]:
-        return [message for chunk in self.chunks for message in chunk]
-
-
 PREPARE_TREE_ENTRIES = 256
 """From this many entries on, ``warm_up`` builds the tree in the background (a thread costs
 less than building a tree of this size on the request); a shorter session builds it then."""
@@ -100,7 +76,7 @@ class SessionView:
         self._leaf: str | None = index.leaf_from_file()
         self._context: SessionContext | None = None
         self._context_key: tuple[str | None, int] | None = None
-        self._reader: _Walked | None = None
+        self._reader: tuple[tuple[str | None, int], StoredContext] | None = None
         self._preparing: threading.Thread | None = None
 
     @property
@@ -243,32 +219,31 @@ class SessionView:
             return self._index.stored_message(entry)
         return normalized(message) if isinstance(message, dict) else None
 
-    def _parsed(self) -> SessionContext | None:
-        """The model's context, if it is built for the current path."""
-        if self._context_key == self._key() and self._context is not None:
+    def _fresh(self) -> SessionContext | StoredContext | None:
+        """A context already built for the current path (parsed, or as a JSON reader gets it)."""
+        key = self._key()
+        if self._context_key == key and self._context is not None:
             return self._context
+        if self._reader is not None and self._reader[0] == key:
+            return self._reader[1]
         return None
 
-    def _reader_context(self) -> _Walked:
+    def _reader_context(self) -> StoredContext:
         """The context as a JSON reader gets it: a stored message as its bytes, the others as
         dicts. One walk gives ``get_messages`` its bytes and ``get_state`` its model, thinking
         level and count, so that a long session just opened is walked once, not three times."""
         key = self._key()
-        if self._reader is None or self._reader.key != key:
+        if self._reader is None or self._reader[0] != key:
             index = self._index
             context = build_stored_context(
                 index.entries, self._leaf, index.by_id, load=index.load, message_of=self._stored_or_message
             )
-            messages, context.messages = context.messages, []
-            chunks = tuple(
-                tuple(messages[at : at + WALKED_CHUNK]) for at in range(0, len(messages), WALKED_CHUNK)
-            )
-            self._reader = _Walked(key, context, chunks, len(messages))
-        return self._reader
+            self._reader = (key, context)
+        return self._reader[1]
 
     def context_settings(self) -> SessionContext:
         """Thinking level and model of the current leaf (``messages`` is empty)."""
-        cached = self._parsed() or self._reader_context().settings
+        cached = self._fresh() or self._reader_context()
         return SessionContext([], cached.thinkingLevel, cached.model, cached.thinkingLevelRecorded)
 
     def warm_up(self, background: Background | None = None) -> None:
@@ -291,9 +266,7 @@ class SessionView:
         if self._preparing is not None:
             self._tree.abandon()
             self._preparing.join()  # it reads the index (until its current slice ends)
-        lists: list[list[Any]] = [self._context.messages] if self._context is not None else []
-        if self._reader is not None:
-            lists.append(self._reader.messages())  # the tuples go; the list, in slices
+        contexts = [c for c in (self._context, self._reader[1] if self._reader else None) if c is not None]
         self._context, self._reader = None, None
         self._tree.free_in_pieces(pause)
         index = self._index
@@ -310,13 +283,12 @@ class SessionView:
             free_dict(container, pause)
         index.hidden.clear()  # a few ids
         index.odd.clear()
-        for items in (*lists, index.entries):
+        for items in (*(c.messages for c in contexts), index.entries):
             free_list(items, pause)
 
     def context_message_count(self) -> int:
         """How many messages the model would get, without reading them."""
-        parsed = self._parsed()
-        return len(parsed.messages) if parsed is not None else self._reader_context().count
+        return len((self._fresh() or self._reader_context()).messages)
 
     def messages_json(self) -> bytes:
         """The context's messages as a JSON array; stored messages are copied as they are."""
@@ -330,9 +302,7 @@ class SessionView:
             # A few hundred at a time: each slice's items, without its brackets.
             return array_pieces([dumps(messages[i : i + 256])[1:-1] for i in range(0, len(messages), 256)])
         parts: list[Any] = [
-            m if m.__class__ is not dict else dumps(m)
-            for chunk in self._reader_context().chunks
-            for m in chunk
+            m if m.__class__ is not dict else dumps(m) for m in self._reader_context().messages
         ]
         return array_pieces(parts)
 
