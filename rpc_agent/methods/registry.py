@@ -11,7 +11,6 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from rpc_agent.methods.errors import RpcError
-from rpc_agent.protocol import builders as build
 from rpc_agent.protocol.errors import INVALID_PARAMS
 from rpc_agent.quoting import bound
 
@@ -111,7 +110,11 @@ class MethodSpec:
             raise RpcError(INVALID_PARAMS, _params_type_message(raw))
         if raw is MISSING:
             if self._takes_defaults_only(model):
-                return build.defaults(model)
+                # Imported here: the server package is the transport and dispatch alone, and
+                # the builders bring every event model with them.
+                from rpc_agent.protocol.builders import defaults
+
+                return defaults(model)
             raw = {}
         elif type(raw) is list:
             if len(raw) > len(self.positional):

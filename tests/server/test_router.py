@@ -190,6 +190,11 @@ def test_importing_the_server_package_stays_cheap() -> None:
     loaded = modules_loaded_by("import rpc_agent.server")
     heavy = ["anthropic", "jsonschema", "http.server", "jsonrpcserver"]
     assert [name for name in heavy if name in loaded] == []
+    # Transport and dispatch alone: none of the protocol's models, nothing of the agent.
+    models = ("rpc_agent.protocol.events", "rpc_agent.protocol.methods", "rpc_agent.protocol.builders")
+    assert [
+        name for name in loaded if name in models or name.startswith(("rpc_agent.agent", "rpc_agent.store"))
+    ] == []
 
 
 # --- router -------------------------------------------------------------------------------------
