@@ -282,7 +282,7 @@ def command() -> int:
     tuning = Tuning(wanted())
     tuning.start_up()
     try:
-        code = main(started=tuning.started)
+        code = main(started=tuning.started, opened=tuning.session_opened)
     finally:
         tuning.end()
     return tuning.leave(code)
@@ -314,9 +314,15 @@ def _output_schema(args: argparse.Namespace) -> JsonSchema | Literal[False] | No
     return False
 
 
-def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    started: Callable[[], None] | None = None,
+    opened: Callable[[], None] | None = None,
+) -> int:
     """Parse the flags and run what they ask for; ``started`` is called once the modules of
-    what runs are loaded, before it runs."""
+    what runs are loaded, before it runs, and ``opened`` each time an agent's session is
+    opened or replaced."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["batch"]:
         if started is not None:
@@ -371,6 +377,7 @@ def main(argv: Sequence[str] | None = None, *, started: Callable[[], None] | Non
         if args.tools is not None
         else None,
         **{name: getattr(args, name) for name in _FLAGS_AS_GIVEN},
+        on_session_opened=opened,
     )
     output_schema = _output_schema(args)
     if output_schema is False:

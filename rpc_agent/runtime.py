@@ -47,6 +47,9 @@ class ServerConfig:
     """--tools: the built-in tools the model gets (None: all of them)."""
     system_prompt: str | None = None
     append_system_prompt: str | None = None
+    on_session_opened: Callable[[], None] | None = None
+    """Called each time an agent's session is opened or replaced: the command's tuning (the
+    library itself leaves the collector alone)."""
 
 
 class Runtime:
@@ -111,6 +114,9 @@ class Runtime:
         agent.append_system_prompt = config.append_system_prompt
         agent.background = background
         agent.reaper = self.reaper
+        agent.on_opened = config.on_session_opened
+        if config.on_session_opened is not None:
+            config.on_session_opened()
         return agent
 
 

@@ -19,8 +19,9 @@ import pytest
 
 from child_python import run_python
 from rpc_agent import cli
-from rpc_agent.runtime import ServerConfig
+from rpc_agent.runtime import Runtime, ServerConfig
 from rpc_agent.server import app
+from rpc_agent.store.manager import SessionManager
 
 EMBEDDING = r"""
 import gc, json, os, sys, threading
@@ -111,13 +112,20 @@ def test_the_command_takes_its_measures_and_gives_the_collector_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Start-up runs with the collector paused; the front runs with CPython's own collector,
-    start-up's objects frozen; no thread of ours runs beside it."""
+    start-up's objects frozen; no thread of ours runs beside it. A session opened is
+    collected, then frozen too."""
     seen: list[tuple[bool, int, list[str]]] = []
+    opened: list[int] = []
     threads = {t.name for t in threading.enumerate()}
 
     def run(config: ServerConfig) -> int:
         new = sorted(t.name for t in threading.enumerate() if t.name not in threads)
         seen.append((gc.isenabled(), gc.get_freeze_count(), new))
+        assert config.on_session_opened is not None
+        session = [{"id": f"e{n}", "message": {"content": [{"text": str(n)}]}} for n in range(1000)]
+        config.on_session_opened()
+        opened.append(gc.get_freeze_count())
+        del session
         return 0
 
     monkeypatch.setattr(app, "run", run)
@@ -138,6 +146,7 @@ def test_the_command_takes_its_measures_and_gives_the_collector_back(
     ((enabled, frozen, new),) = seen
     assert (enabled, new) == (True, [])
     assert frozen > frozen_before
+    assert opened[0] >= frozen + 3000  # the session's entries, messages and blocks
     assert "PYDANTIC_DISABLE_PLUGINS" not in os.environ  # that measure is gone: inside the noise
     assert exits == [0]
 
@@ -148,6 +157,8 @@ def test_no_tuning_leaves_the_command_s_process_alone(
     seen: list[tuple[bool, int]] = []
 
     def run(config: ServerConfig) -> int:
+        if config.on_session_opened is not None:
+            config.on_session_opened()
         seen.append((gc.isenabled(), gc.get_freeze_count()))
         return 0
 
@@ -165,3 +176,42 @@ def test_no_tuning_leaves_the_command_s_process_alone(
     assert seen == [(True, frozen_before)]
     assert exits == []  # the usual exit, teardown and all
     assert "PYDANTIC_DISABLE_PLUGINS" not in os.environ
+
+
+@pytest.mark.anyio
+async def test_the_runtime_tells_its_owner_of_every_session_its_agent_opens(tmp_path: Path) -> None:
+    """The hook the command's tuning hangs on: the session an agent starts with, and each one
+    it switches to."""
+    other = SessionManager.create(str(tmp_path), tmp_path / "sessions")
+    other.append_message({"role": "user", "content": "hi", "timestamp": 1})
+    other.append_message(  # a file is written once it holds an answer, as pi's
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "hello"}],
+            "api": "faux",
+            "provider": "faux",
+            "model": "faux-1",
+            "usage": {
+                "input": 1,
+                "output": 1,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": 2,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+            },
+            "stopReason": "stop",
+            "timestamp": 2,
+        }
+    )
+    await other.aclose()
+    calls: list[str] = []
+    config = ServerConfig(cwd=tmp_path, provider="faux", session_dir=tmp_path / "sessions", home=tmp_path)
+    config.on_session_opened = lambda: calls.append("opened")
+    runtime = Runtime(config)
+    agent = runtime.agent(runtime.open_session(), lambda _event: None)
+    assert calls == ["opened"]
+    assert other.session_file is not None
+    await agent.switch_session(str(other.session_file))
+    assert calls == ["opened", "opened"]
+    await agent.shutdown()
+    runtime.close()

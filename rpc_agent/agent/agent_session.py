@@ -124,6 +124,9 @@ class AgentSession:
         """Threads for a session's tree build and for freeing a session left (the server's);
         None: no thread, the work is done when a request needs it."""
         self.reaper: Reaper | None = None
+        self.on_opened: Callable[[], None] | None = None
+        """Called once the session is replaced (switch, new, fork, clone): the runtime's
+        ``on_session_opened``; None: nothing."""
         """Kills the commands' process groups if the process is killed (the runtime's); None:
         only the paths the process controls kill them."""
         self.policy = ApprovalPolicy(

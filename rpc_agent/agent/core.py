@@ -64,6 +64,7 @@ class AgentCore(Protocol):
     home: Path | None
     background: Background | None
     reaper: Reaper | None
+    on_opened: Callable[[], None] | None
     max_turns: int | None
     max_budget_usd: float | None
     system_prompt_override: str | None

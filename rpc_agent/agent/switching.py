@@ -83,6 +83,8 @@ async def _replace_manager(session: AgentCore, new: SessionManager, reason: str)
         if context.model is not None:
             session.model = session.provider.resolve_model(context.model.modelId)
         announce_session(session, reason)
+    if session.on_opened is not None:
+        session.on_opened()
     background = session.background
     if background is not None:
         # Not awaited: the change is answered now, and the thread holds the last reference.
