@@ -73,16 +73,12 @@ class MethodSpec:
     @property
     def params(self) -> type[BaseModel] | None:
         """The params model (None: the method takes no params), imported on first use."""
-        model = self._params
-        if model is not None and not isinstance(model, type):
-            model = self._params = model()
+        model = self._params = _loaded(self._params)
         return model
 
     @property
     def result(self) -> type[BaseModel] | None:
-        model = self._result
-        if model is not None and not isinstance(model, type):
-            model = self._result = model()
+        model = self._result = _loaded(self._result)
         return model
 
     @property
@@ -144,6 +140,11 @@ class MethodSpec:
         if inspect.isawaitable(value):
             value = await value
         return dump_result(self.name, value)
+
+
+def _loaded(source: ModelSource) -> type[BaseModel] | None:
+    """The model a table entry names, imported by its loader the first time it is asked for."""
+    return source() if source is not None and not isinstance(source, type) else source
 
 
 _JSON_KINDS = {str: "a string", int: "a number", float: "a number", bool: "a boolean", type(None): "null"}
