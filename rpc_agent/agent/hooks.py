@@ -18,6 +18,7 @@ from rpc_agent.agent.queue import QueuedCustom
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.shapes import BlockDict, EntryDict, MessageDict
+from rpc_agent.providers.base import ProviderRequest
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import Tool, ToolError, ToolOutput
 from rpc_agent.validation import describe
@@ -29,7 +30,7 @@ class RunStart(Protocol):
     """What ``before_agent_start`` reads and sets of a run about to start (the loop's
     ``RunContext``)."""
 
-    system_prompt: str
+    request: ProviderRequest
     cwd: Any
     extra_first: list[QueuedCustom]
 
@@ -130,7 +131,7 @@ async def before_agent_start(
         {
             "prompt": prompt,
             "images": images or None,
-            "systemPrompt": ctx.system_prompt,
+            "systemPrompt": ctx.request.system_prompt,
             "systemPromptOptions": {"cwd": str(ctx.cwd)},
         },
         h.BeforeAgentStartResult,
@@ -138,7 +139,7 @@ async def before_agent_start(
     if start is None:
         return
     if start.systemPrompt:
-        ctx.system_prompt = start.systemPrompt
+        ctx.request.system_prompt = start.systemPrompt
     if start.message is not None:
         ctx.extra_first.append(_queued(start.message))
 
