@@ -367,9 +367,7 @@ class AgentSession:
 
     async def restore_files(self, p: c.RestoreFilesParams) -> c.RestoreFilesResult:
         with self._exclusive("restoring files"):
-            return await self.checkpoints.restore(
-                entry_id=p.entryId, tree=p.checkpointId, paths=p.paths, dry_run=p.dryRun, force=p.force
-            )
+            return await self.checkpoints.restore(p)
 
     async def file_changes(self, entry_id: str, since: str | None) -> c.FileChangesResult:
         return await self.checkpoints.file_changes(entry_id, since)
