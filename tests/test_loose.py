@@ -8,9 +8,10 @@ from pydantic import BaseModel, ValidationError
 
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.base import JsonDict
-from rpc_agent.protocol.entries import AgentMessage, StoredMessage, UserMessage
+from rpc_agent.protocol.entries import AgentMessage, UserMessage
 from rpc_agent.protocol.loose import Loose
 from rpc_agent.protocol.shapes import BlockDict, EntryDict, MessageDict
+from rpc_agent.protocol.stored import StoredMessage
 
 
 class _Typed(BaseModel):

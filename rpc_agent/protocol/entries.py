@@ -22,8 +22,7 @@ from pydantic import (
     model_serializer,
 )
 
-from rpc_agent.protocol.loose import CheckedAs
-from rpc_agent.protocol.shapes import MessageDict, UsageDict
+from rpc_agent.protocol.shapes import MessageDict
 
 CURRENT_SESSION_VERSION = 3
 
@@ -239,12 +238,6 @@ AgentMessage = Annotated[
     | CompactionSummaryMessage,
     Field(discriminator="role"),
 ]
-
-StoredMessage = Annotated[MessageDict, CheckedAs(AgentMessage)]
-"""A message as the store holds it (a ``MessageDict``), published and checked as an ``AgentMessage``."""
-
-StoredUsage = Annotated[UsageDict, CheckedAs(Usage)]
-"""A usage as a provider reports it (a ``UsageDict``), published and checked as a ``Usage``."""
 
 # --- file lines ---------------------------------------------------------------------------
 

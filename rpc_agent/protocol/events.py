@@ -16,10 +16,11 @@ from rpc_agent.protocol.checkpoints import (
     CheckpointSkippedEvent,
     FilesRestoredEvent,
 )
-from rpc_agent.protocol.entries import StoredMessage, StoredUsage, ThinkingLevel
+from rpc_agent.protocol.entries import ThinkingLevel
 from rpc_agent.protocol.loose import Loose
 from rpc_agent.protocol.methods import CompactResult, McpStatus
 from rpc_agent.protocol.shapes import BlockDict, EntryDict
+from rpc_agent.protocol.stored import StoredMessage, StoredUsage
 
 AssistantEventType = Literal[
     "start",

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from rpc_agent.protocol.base import Params, Result
 from rpc_agent.protocol.checkpoints import RestoreFilesResult
-from rpc_agent.protocol.entries import CompactionFields, ImageContent, StoredMessage, ThinkingLevel, Usage
+from rpc_agent.protocol.entries import CompactionFields, ImageContent, ThinkingLevel, Usage
 from rpc_agent.protocol.host import AcceptedCapabilities, ClientCapabilities
 from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.loose import CheckedAs, Loose
@@ -16,6 +16,7 @@ from rpc_agent.protocol.state_shapes import McpServerStateDict, ModelDescription
 from rpc_agent.protocol.stats import ContextUsage as ContextUsage
 from rpc_agent.protocol.stats import SessionStats as SessionStats
 from rpc_agent.protocol.stats import TokenTotals as TokenTotals
+from rpc_agent.protocol.stored import StoredMessage
 from rpc_agent.protocol.tree_methods import GetTreeParams as GetTreeParams
 from rpc_agent.protocol.tree_methods import NavigateTreeParams as NavigateTreeParams
 from rpc_agent.protocol.tree_methods import NavigateTreeResult as NavigateTreeResult
