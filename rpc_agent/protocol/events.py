@@ -16,10 +16,11 @@ from rpc_agent.protocol.checkpoints import (
     CheckpointSkippedEvent,
     FilesRestoredEvent,
 )
-from rpc_agent.protocol.entries import AgentMessage, ThinkingLevel, Usage
+from rpc_agent.protocol.entries import ThinkingLevel
 from rpc_agent.protocol.loose import Loose
 from rpc_agent.protocol.methods import CompactResult, McpStatus
 from rpc_agent.protocol.shapes import BlockDict, EntryDict
+from rpc_agent.protocol.stored import StoredMessage, StoredUsage
 
 AssistantEventType = Literal[
     "start",
@@ -48,7 +49,7 @@ class AgentStartEvent(_Event):
 
 class AgentEndEvent(_Event):
     type: Literal["agent_end"] = "agent_end"
-    messages: list[AgentMessage]
+    messages: list[StoredMessage]
     willRetry: bool = Field(
         default=False,
         description="whether another agent_start follows on its own (pi retries after agent_end; this "
@@ -70,13 +71,13 @@ class TurnStartEvent(_Event):
 
 class TurnEndEvent(_Event):
     type: Literal["turn_end"] = "turn_end"
-    message: AgentMessage
-    toolResults: list[AgentMessage]
+    message: StoredMessage
+    toolResults: list[StoredMessage]
 
 
 class MessageStartEvent(_Event):
     type: Literal["message_start"] = "message_start"
-    message: AgentMessage
+    message: StoredMessage
 
 
 class AssistantMessageDelta(_Event):
@@ -95,7 +96,7 @@ class AssistantMessageDelta(_Event):
 class MessageUpdateEvent(_Event):
     type: Literal["message_update"] = "message_update"
     assistantMessageEvent: AssistantMessageDelta
-    usage: Usage | None = Field(
+    usage: StoredUsage | None = Field(
         default=None,
         description="the answer's usage so far, as the provider last reported it (may stay zero until the end)",
     )
@@ -103,7 +104,7 @@ class MessageUpdateEvent(_Event):
 
 class MessageEndEvent(_Event):
     type: Literal["message_end"] = "message_end"
-    message: AgentMessage
+    message: StoredMessage
     entryId: str | None = Field(default=None, description="the session entry that stores it")
 
 

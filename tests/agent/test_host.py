@@ -80,7 +80,7 @@ async def test_a_python_host_denies_blocks_and_rewrites_the_context(tmp_path: Pa
     assert result.stopReason == "stop"
     assert not (tmp_path / "w.txt").exists()
     assert not (tmp_path / "b.txt").exists()
-    results = [m for m in map(dict, result.messages) if m["role"] == "toolResult"]
+    results: list[Any] = [m for m in result.messages if m["role"] == "toolResult"]
     assert "no writes" in results[0]["content"][0]["text"]
     assert results[1]["content"][0]["text"] == "bash is off today"
     # The approval comes first (write: asked and denied; bash: allowed by the rule), then the hook.
@@ -105,8 +105,9 @@ async def test_rules_allow_and_the_hook_blocks(tmp_path: Path) -> None:
     )
     agent.policy.allow = parse_rules(["bash(echo *)"])
     result = await agent.prompt("go")
-    (tool_result,) = [m for m in map(dict, result.messages) if m["role"] == "toolResult"]
-    assert tool_result["content"][0]["text"] == "Tool execution was blocked by an extension"
+    (tool_result,) = [m for m in result.messages if m["role"] == "toolResult"]
+    content: Any = tool_result["content"]
+    assert content[0]["text"] == "Tool execution was blocked by an extension"
     assert [name for name, _ in host.asked] == ["tool_call"]
     await agent.shutdown()
 
@@ -124,7 +125,7 @@ async def test_a_hook_message_keeps_only_the_fields_the_hook_gave(tmp_path: Path
         host = ScriptedHost({"before_agent_start": {"message": given}}, None)
         agent, provider = make_agent(tmp_path, [{"text": "ok"}], host, "never")
         result = await agent.prompt("go")
-        (custom,) = [m for m in map(dict, result.messages) if m["role"] == "custom"]
+        (custom,) = [m for m in result.messages if m["role"] == "custom"]
         assert {k: v for k, v in custom.items() if k != "timestamp"} == {
             "role": "custom",
             "customType": "note",
@@ -151,7 +152,7 @@ async def test_host_blocks_replace_a_result_as_the_message_holds_them(tmp_path: 
     ]
     agent, _provider = make_agent(tmp_path, script, host, "never")
     result = await agent.prompt("go")
-    (tool_result,) = [m for m in map(dict, result.messages) if m["role"] == "toolResult"]
+    (tool_result,) = [m for m in result.messages if m["role"] == "toolResult"]
     assert tool_result["content"] == [
         {"type": "text", "text": "rewritten"},
         {"type": "image", "data": "aGk=", "mimeType": "image/png"},
