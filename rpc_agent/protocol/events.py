@@ -113,25 +113,33 @@ class ToolResultPayload(_Event):
     details: Any = None
 
 
-class ToolExecutionStartEvent(_Event):
-    type: Literal["tool_execution_start"] = "tool_execution_start"
+class _TaggedEvent(_Event):
+    """A base of events that share fields. Its ``type`` (each event narrows it to its own
+    literal) stands here so that it stays the first field: a base's fields come first."""
+
+    type: str
+
+
+class _ToolExecutionEvent(_TaggedEvent):
+    """The start, updates and end of one tool call name the call."""
+
     toolCallId: str
     toolName: str
+
+
+class ToolExecutionStartEvent(_ToolExecutionEvent):
+    type: Literal["tool_execution_start"] = "tool_execution_start"
     args: JsonDict
 
 
-class ToolExecutionUpdateEvent(_Event):
+class ToolExecutionUpdateEvent(_ToolExecutionEvent):
     type: Literal["tool_execution_update"] = "tool_execution_update"
-    toolCallId: str
-    toolName: str
     args: JsonDict
     partialResult: ToolResultPayload
 
 
-class ToolExecutionEndEvent(_Event):
+class ToolExecutionEndEvent(_ToolExecutionEvent):
     type: Literal["tool_execution_end"] = "tool_execution_end"
-    toolCallId: str
-    toolName: str
     result: ToolResultPayload
     isError: bool
     durationMs: int | None = Field(
@@ -148,26 +156,36 @@ class QueueUpdateEvent(_Event):
 CompactionReason = Literal["manual", "threshold", "overflow"]
 
 
-class CompactionStartEvent(_Event):
+class _CompactionEvent(_TaggedEvent):
+    """A compaction's start and end say why it ran."""
+
+    reason: CompactionReason
+
+
+class CompactionStartEvent(_CompactionEvent):
     type: Literal["compaction_start"] = "compaction_start"
-    reason: CompactionReason
 
 
-class CompactionEndEvent(_Event):
+class CompactionEndEvent(_CompactionEvent):
     type: Literal["compaction_end"] = "compaction_end"
-    reason: CompactionReason
     result: CompactResult | None
     aborted: bool
     willRetry: bool
     errorMessage: str | None = None
 
 
-class AutoRetryStartEvent(_Event):
-    type: Literal["auto_retry_start"] = "auto_retry_start"
+class _RetryScheduledEvent(_TaggedEvent):
+    """A model call failed transiently and is sent again after ``delayMs``: a turn's call, or
+    a compaction's or branch summary's (with the same retry settings)."""
+
     attempt: int
     maxAttempts: int
     delayMs: int
     errorMessage: str
+
+
+class AutoRetryStartEvent(_RetryScheduledEvent):
+    type: Literal["auto_retry_start"] = "auto_retry_start"
 
 
 class AutoRetryEndEvent(_Event):
@@ -177,15 +195,11 @@ class AutoRetryEndEvent(_Event):
     finalError: str | None = None
 
 
-class SummarizationRetryScheduledEvent(_Event):
+class SummarizationRetryScheduledEvent(_RetryScheduledEvent):
     """A compaction's or branch summary's model call failed transiently: it is retried after
     ``delayMs`` (the same retry settings as a turn's)."""
 
     type: Literal["summarization_retry_scheduled"] = "summarization_retry_scheduled"
-    attempt: int
-    maxAttempts: int
-    delayMs: int
-    errorMessage: str
 
 
 class SummarizationRetryAttemptStartEvent(_Event):
