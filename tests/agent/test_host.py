@@ -166,3 +166,24 @@ async def test_host_blocks_replace_a_result_as_the_message_holds_them(tmp_path: 
     ]
     assert stored_results == [tool_result["content"]]
     await agent.shutdown()
+
+
+async def test_the_tool_hooks_name_the_same_call_with_the_models_arguments(tmp_path: Path) -> None:
+    """tool_call and tool_result say which call, of which tool, with which input: the model's
+    arguments in both, also after tool_call patched what the tool ran with (as pi's do)."""
+    host = ScriptedHost(
+        {"tool_call": {"input": {"path": "patched.txt", "content": "y"}}, "tool_result": {}}, None
+    )
+    arguments = {"path": "given.txt", "content": "x"}
+    script: list[FauxReply] = [{"toolCalls": [{"name": "write", "arguments": arguments}]}, {"text": "done"}]
+    agent, _provider = make_agent(tmp_path, script, host, "never")
+    result = await agent.prompt("go")
+    (tool_result,) = [m for m in result.messages if m["role"] == "toolResult"]
+    (call_event,) = [event for name, event in host.asked if name == "tool_call"]
+    (result_event,) = [event for name, event in host.asked if name == "tool_result"]
+    expected = {"toolCallId": tool_result["toolCallId"], "toolName": "write", "input": arguments}
+    assert {key: call_event[key] for key in expected} == expected
+    assert {key: result_event[key] for key in expected} == expected
+    assert (tmp_path / "patched.txt").read_text() == "y"
+    assert not (tmp_path / "given.txt").exists()
+    await agent.shutdown()
