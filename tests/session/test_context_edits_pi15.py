@@ -6,7 +6,9 @@ JSON reader must agree.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from pi15_testlib import contexts, edit, system, tool_call
 from session_testlib import (
@@ -21,6 +23,15 @@ from session_testlib import (
 )
 
 from pi_lines import tool_result
+from rpc_agent.protocol.shapes import EntryDict
+
+
+def before_and_after(
+    tmp_path: Path, lines: Sequence[Mapping[str, Any]], then: EntryDict
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The context of the lines' leaf, then of one more entry on it: what that edit changed."""
+    return summarize(contexts(tmp_path, lines)), summarize(contexts(tmp_path, [*lines, then]))
+
 
 RETRIES = [
     header(),
@@ -101,13 +112,23 @@ def test_custom_messages_and_branch_summaries_under_an_edit(tmp_path: Path) -> N
         edit("00000004", "00000003", 4, "00000002", {"content": "new note"}),
         edit("00000005", "00000004", 5, "00000003", {"content": "ignored: a summary keeps its text"}),
     ]
-    assert summarize(contexts(tmp_path, lines)) == [
-        ("user", "u"),
-        ("custom", "new note"),
-        ("branchSummary", "S"),
+    assert before_and_after(tmp_path, lines, edit("00000006", "00000005", 6, "00000003", None)) == (
+        [("user", "u"), ("custom", "new note"), ("branchSummary", "S")],
+        [("user", "u"), ("custom", "new note")],
+    )
+
+
+def test_an_edit_that_omits_the_compaction_drops_its_checkpoint_and_summary(tmp_path: Path) -> None:
+    lines = [
+        header(),
+        message_entry("00000001", None, 1, user("u1")),
+        {**compaction_entry("000000c1", "00000001", 2, "S", "00000001", 10), "systemMessage": system("p")},
+        edit("00000002", "000000c1", 3, "000000c1", {"content": "kept: neither is editable content"}),
     ]
-    lines.append(edit("00000006", "00000005", 6, "00000003", None))
-    assert summarize(contexts(tmp_path, lines)) == [("user", "u"), ("custom", "new note")]
+    assert before_and_after(tmp_path, lines, edit("00000003", "00000002", 4, "000000c1", None)) == (
+        [("system", "p"), ("compactionSummary", "S"), ("user", "u1")],
+        [("user", "u1")],
+    )
 
 
 def test_an_edit_summarised_away_by_a_compaction_no_longer_applies(tmp_path: Path) -> None:
@@ -125,19 +146,3 @@ def test_an_edit_summarised_away_by_a_compaction_no_longer_applies(tmp_path: Pat
         ("user", "u2"),
         ("assistant", "a2, edited in the kept range"),
     ]
-
-
-def test_an_edit_that_omits_the_compaction_drops_its_checkpoint_and_summary(tmp_path: Path) -> None:
-    lines = [
-        header(),
-        message_entry("00000001", None, 1, user("u1")),
-        {**compaction_entry("000000c1", "00000001", 2, "S", "00000001", 10), "systemMessage": system("p")},
-        edit("00000002", "000000c1", 3, "000000c1", {"content": "kept: neither is editable content"}),
-    ]
-    assert summarize(contexts(tmp_path, lines)) == [
-        ("system", "p"),
-        ("compactionSummary", "S"),
-        ("user", "u1"),
-    ]
-    lines.append(edit("00000003", "00000002", 4, "000000c1", None))
-    assert summarize(contexts(tmp_path, lines)) == [("user", "u1")]
