@@ -12,7 +12,7 @@ that would not parse is found here, at open, and never sent on as JSON.
 
 from __future__ import annotations
 
-import re
+from typing import Literal
 
 import msgspec
 import orjson
@@ -29,7 +29,7 @@ class _Head(msgspec.Struct):
     whose fields are missing or of another type (not a message, or an odd one) fails to decode
     here and is parsed the ordinary way."""
 
-    type: str
+    type: Literal["message"]
     id: str
     parentId: str | None
     timestamp: str
@@ -38,23 +38,34 @@ class _Head(msgspec.Struct):
 
 _decode_head = msgspec.json.Decoder(_Head).decode
 
-_CONTENT_KEY = b'"content"'
-_NULL_CONTENT = re.compile(rb'"content"\s*:\s*null')
+_NULL = msgspec.Raw(b"null")
 
 
-def _content_may_be_absent(line: bytes) -> bool:
-    """Whether the message of ``line`` may have a null or missing ``content``, which pi
-    normalises (so the line is parsed, never sent on as stored).
+class _OwnContent(msgspec.Struct):
+    """A message's own ``content``, as a JSON parser sees it (escapes decoded, the last of
+    duplicate keys wins); a missing one reads as null."""
 
-    Looks at the first ``"content"`` key of the line (a message's own comes before anything
-    nested in it as pi writes them) and the few bytes after it, so that a long line is not
-    scanned to its end: yes when the line has no such key, or when its value is ``null``. A
-    line it says yes for wrongly is only parsed the ordinary way.
+    content: msgspec.Raw = _NULL
+
+
+_decode_own_content = msgspec.json.Decoder(_OwnContent).decode
+
+
+def sendable(message: msgspec.Raw) -> bool:
+    """Whether a stored message can go out as it is: an object whose own ``content`` is
+    present and not null.
+
+    pi reads a null or missing content as "" or [] (``projection.normalized``), so any other
+    message is parsed before it is sent. Asked of the messages a reader sends, not of every
+    line at open: a long session's open reads each line once, at C speed, and most of its
+    lines are never sent; the check reads a message's own top-level key, so a ``content``
+    nested in it (a tool call's arguments, ``details``) or placed anywhere in a long line is
+    judged as it is.
     """
-    at = line.find(_CONTENT_KEY, 0, 1024)
-    if at < 0:
-        return _CONTENT_KEY not in line
-    return line.find(b"null", at, at + 24) >= 0 and _NULL_CONTENT.match(line, at) is not None
+    try:
+        return _decode_own_content(message).content != _NULL
+    except msgspec.DecodeError:  # not an object (ValidationError): parsed, then left out
+        return False
 
 
 class StoredMessage:
@@ -111,18 +122,16 @@ def stub_of(line: bytes) -> tuple[JsonDict, msgspec.Raw] | None:
     The fields are a line as ``files.parse_lines`` collects them (JSON not yet known to be of
     the current version: ``opening`` makes the header and the entries of them).
 
-    None means "parse this line the ordinary way": not a message, a message with odd fields
-    or a content to normalise, blob references, or bytes that are not JSON (which the
-    ordinary way reports).
+    None means "parse this line the ordinary way": not a message, a message with odd fields,
+    blob references, or bytes that are not JSON (which the ordinary way reports). Whether the
+    message's content is one pi normalises is asked when it is sent (``sendable``).
     """
     try:
         head = _decode_head(line)
     except msgspec.DecodeError:  # ValidationError too
         return None
     message = head.message
-    if head.type != "message" or memoryview(message)[0] != 0x7B:  # "{": an object
-        return None
-    if _content_may_be_absent(line):
+    if memoryview(message)[0] != 0x7B:  # "{": an object
         return None
     stub: JsonDict = {
         "type": "message",

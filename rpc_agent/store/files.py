@@ -224,12 +224,16 @@ def parse_lines(data: bytes, *, defer_messages: bool = False) -> RawFile:
     loads = orjson.loads
     stored = StoredLines()
     append = lines.append
+    stored_lines, stored_messages = stored.lines, stored.messages  # ``stored.add``, inlined
     for number, raw in enumerate(_split_lines(body), start=1):
         if defer_messages and not (mentions_blobs and BLOB_MARK in raw):
             found = stub_of(raw)
             if found is not None:
-                stored.add(len(lines) - 1, raw, found[1])  # the header is line 0
-                append(found[0])
+                stub, message = found
+                position = len(lines) - 1  # the header is line 0
+                stored_lines[position] = raw
+                stored_messages[position] = message
+                append(stub)
                 continue
         if not raw or raw.isspace():
             continue

@@ -16,7 +16,7 @@ import msgspec
 
 from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store.blobs import BlobStore, restore_blobs
-from rpc_agent.store.decoding import StoredLines, StoredMessage
+from rpc_agent.store.decoding import StoredLines, StoredMessage, sendable
 from rpc_agent.store.files import LoadReport
 from rpc_agent.store.groups import ChildGroups
 
@@ -152,11 +152,11 @@ class EntryIndex:
             by_id[entry_id] = entry
             if parent.__class__ is not str:
                 parent = None
-            siblings = several.get(parent)
-            if siblings is not None:
-                siblings.append(entry_id)
-            elif single.setdefault(parent, entry_id) is not entry_id:
-                children.add(parent, entry_id)  # its second child
+            # Operators, not method calls: this runs once per line of a long file.
+            if parent not in single and parent not in several:
+                single[parent] = entry_id
+            else:
+                children.add(parent, entry_id)  # a sibling
 
     def children_of(self, parent: str | None) -> list[str]:
         """Child ids of ``parent`` in file order (None: the roots)."""
@@ -218,15 +218,18 @@ class EntryIndex:
         return self.stored.get(position) if position is not None else None
 
     def stored_message(self, entry: EntryDict) -> msgspec.Raw | None:
-        """The stored JSON of an indexed stub's message (a view into its line), or None.
+        """The stored JSON of an indexed stub's message (a view into its line) when it can be
+        sent as it is, else None: no bytes, or a message to parse first (``sendable``).
 
         ``stored_of`` without the object around it, for the readers that walk a long path.
         """
         at = self.position.get(entry["id"])
         if at is not None and self.entries[at] is entry:
-            return self.stored.messages.get(at)
-        stored = self.stored_of(entry)  # an id named twice: look the hard way
-        return stored.message if stored is not None else None
+            message = self.stored.messages.get(at)
+        else:
+            stored = self.stored_of(entry)  # an id named twice: look the hard way
+            message = stored.message if stored is not None else None
+        return message if message is not None and sendable(message) else None
 
     def load(self, entry: EntryDict) -> EntryDict:
         """Complete a stub entry from its stored line, in place, so every reference sees it."""

@@ -216,7 +216,10 @@ class SessionView:
         """What a message entry gives a JSON reader: its stored bytes, or its parsed message."""
         message = entry.get("message")
         if message is None:
-            return self._index.stored_message(entry)
+            stored = self._index.stored_message(entry)
+            if stored is not None:
+                return stored
+            message = self._index.load(entry).get("message")  # one pi normalises, or none
         return normalized(message) if isinstance(message, dict) else None
 
     def _fresh(self) -> SessionContext | StoredContext | None:
