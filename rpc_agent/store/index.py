@@ -246,6 +246,22 @@ class EntryIndex:
         entry.update(full)
         return entry
 
+    def complete(self, entry: EntryDict) -> EntryDict:
+        """The entry with its message, for a caller that reads it once: a stub's line is
+        parsed into a new dict and stays stored, so the index is left as it was.
+
+        ``load`` keeps the parse instead, for the entries read again and again (the context's
+        path); one that hands out every entry (``get_tree``) would otherwise leave a long
+        session's every message built, for each full collection of the process to walk.
+        """
+        stored = self.stored_of(entry)
+        if stored is None:
+            return entry
+        full = stored.parse()
+        if full is None or full.get("id") != entry.get("id"):
+            return self.load(entry)  # reports the damage once, and lets the bad bytes go
+        return {**entry, **full}  # the keys in the order ``load`` would leave them
+
     def load_all(self, entries: Iterable[EntryDict]) -> list[EntryDict]:
         if not self.stored:
             return entries if isinstance(entries, list) else list(entries)
