@@ -17,17 +17,23 @@ from typing import Literal
 import msgspec
 import orjson
 
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.shapes import EntryDict
 
 BLOB_MARK = b"blob:sha256:"
 """Lines holding blob references are parsed at once: their images are restored, never sent raw."""
 
 
-class _Head(msgspec.Struct):
+class MessageHead(msgspec.Struct, gc=False):
     """A message line's index fields, typed: msgspec checks the types as it reads, and a line
     whose fields are missing or of another type (not a message, or an odd one) fails to decode
-    here and is parsed the ordinary way."""
+    here and is parsed the ordinary way. Not tracked by the collector: one is made per line.
+
+    ``files.parse_lines`` makes a stub entry of a head whose message is an object (type, id,
+    parent, timestamp) and keeps the line and the message's slice in ``StoredLines``; any
+    other line, blob references included, is parsed the ordinary way (which reports bytes
+    that are not JSON). Whether the message's content is one pi normalises is asked when it
+    is sent (``sendable``).
+    """
 
     type: Literal["message"]
     id: str
@@ -36,12 +42,13 @@ class _Head(msgspec.Struct):
     message: msgspec.Raw
 
 
-_decode_head = msgspec.json.Decoder(_Head).decode
+decode_head = msgspec.json.Decoder(MessageHead).decode
+"""Raises ``msgspec.DecodeError`` (``ValidationError`` too) for a line that is no such head."""
 
 _NULL = msgspec.Raw(b"null")
 
 
-class _OwnContent(msgspec.Struct):
+class _OwnContent(msgspec.Struct, gc=False):
     """A message's own ``content``, as a JSON parser sees it (escapes decoded, the last of
     duplicate keys wins); a missing one reads as null."""
 
@@ -114,29 +121,3 @@ class StoredLines:
 
     def __len__(self) -> int:
         return len(self.lines)
-
-
-def stub_of(line: bytes) -> tuple[JsonDict, msgspec.Raw] | None:
-    """The index fields of a well-formed message line and its stored bytes, else None.
-
-    The fields are a line as ``files.parse_lines`` collects them (JSON not yet known to be of
-    the current version: ``opening`` makes the header and the entries of them).
-
-    None means "parse this line the ordinary way": not a message, a message with odd fields,
-    blob references, or bytes that are not JSON (which the ordinary way reports). Whether the
-    message's content is one pi normalises is asked when it is sent (``sendable``).
-    """
-    try:
-        head = _decode_head(line)
-    except msgspec.DecodeError:  # ValidationError too
-        return None
-    message = head.message
-    if memoryview(message)[0] != 0x7B:  # "{": an object
-        return None
-    stub: JsonDict = {
-        "type": "message",
-        "id": head.id,
-        "parentId": head.parentId,
-        "timestamp": head.timestamp,
-    }
-    return stub, message

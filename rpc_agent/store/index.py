@@ -14,11 +14,12 @@ from typing import Any
 
 import msgspec
 
-from rpc_agent.protocol.shapes import EntryDict
+from rpc_agent.protocol.shapes import EntryDict, MessageDict
 from rpc_agent.store.blobs import BlobStore, restore_blobs
 from rpc_agent.store.decoding import StoredLines, StoredMessage, sendable
 from rpc_agent.store.files import LoadReport
 from rpc_agent.store.groups import ChildGroups
+from rpc_agent.store.projection import normalized
 
 LEAF_MARKER = "rpc-agent.leaf"
 """``customType`` of the entries that record a leaf move which appended nothing."""
@@ -217,19 +218,26 @@ class EntryIndex:
         position = self.position_of(entry)
         return self.stored.get(position) if position is not None else None
 
-    def stored_message(self, entry: EntryDict) -> msgspec.Raw | None:
-        """The stored JSON of an indexed stub's message (a view into its line) when it can be
-        sent as it is, else None: no bytes, or a message to parse first (``sendable``).
+    def message_to_send(self, entry: EntryDict) -> MessageDict | msgspec.Raw | None:
+        """What a message entry gives a reader that sends the context on as JSON: a stub's
+        stored message (a view into its line) when it can go out as it is (``sendable``), else
+        the message parsed and as pi's context reads it; None for a line without a message.
 
-        ``stored_of`` without the object around it, for the readers that walk a long path.
+        One call per message of a long path, so the usual case (an indexed stub) is looked up
+        here directly.
         """
-        at = self.position.get(entry["id"])
-        if at is not None and self.entries[at] is entry:
-            message = self.stored.messages.get(at)
-        else:
-            stored = self.stored_of(entry)  # an id named twice: look the hard way
-            message = stored.message if stored is not None else None
-        return message if message is not None and sendable(message) else None
+        message = entry.get("message")
+        if message is None:
+            at = self.position.get(entry["id"])
+            if at is not None and self.entries[at] is entry:
+                stored = self.stored.messages.get(at)
+            else:
+                found = self.stored_of(entry)  # an id named twice: look the hard way
+                stored = found.message if found is not None else None
+            if stored is not None and sendable(stored):
+                return stored
+            message = self.load(entry).get("message")  # one pi normalises, or none at all
+        return normalized(message) if isinstance(message, dict) else None
 
     def load(self, entry: EntryDict) -> EntryDict:
         """Complete a stub entry from its stored line, in place, so every reference sees it."""
