@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from rpc_agent.protocol import builders as build
 from rpc_agent.protocol import events as ev
+from rpc_agent.protocol.base import pruned
 from rpc_agent.protocol.entries import Usage, dump_message, parse_message
 from rpc_agent.protocol.methods import InitializeParams, PromptResult, State
 from rpc_agent.protocol.payload import event_payload
@@ -289,18 +290,14 @@ def _wire(model: BaseModel) -> dict[str, Any]:
     return event_payload(model)
 
 
-def _without_none(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _without_none(item) for key, item in value.items() if item is not None}
-    if isinstance(value, list):
-        return [_without_none(item) for item in value]
-    return value
+def _is_none(_key: str, value: Any) -> bool:
+    return value is None
 
 
 def _content(model: BaseModel) -> Any:
     """What the model says, with None and absent taken as one (optional fields; the stored
     dicts leave them out, validated models hold None), in the dicts as in the models."""
-    return _without_none(model.model_dump(mode="json"))
+    return pruned(model.model_dump(mode="json"), _is_none)
 
 
 @pytest.mark.parametrize("message", MESSAGES, ids=lambda m: str(m["role"]))
