@@ -107,10 +107,6 @@ class StoredLines:
         self.lines: dict[int, bytes] = {}
         self.messages: dict[int, msgspec.Raw] = {}
 
-    def add(self, position: int, line: bytes, message: msgspec.Raw) -> None:
-        self.lines[position] = line
-        self.messages[position] = message
-
     def get(self, position: int) -> StoredMessage | None:
         line = self.lines.get(position)
         return None if line is None else StoredMessage(line, self.messages[position])
