@@ -8,12 +8,17 @@ while someone still reads it, they would be emptied under the reader.
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from session_testlib import assistant, user
 
+from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.io.background import Background
+from rpc_agent.providers.faux import FauxProvider
 from rpc_agent.store import SessionManager
 from rpc_agent.store.index import EntryIndex
 
@@ -65,3 +70,27 @@ def test_a_session_someone_else_holds_is_left_alone(tmp_path: Path) -> None:
     [held] = reader
     time.sleep(0.05)
     assert len(held._index.entries) == 40
+
+
+@pytest.mark.anyio
+async def test_the_session_a_switch_leaves_is_freed_in_pieces_in_a_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the agent's own switch: the session it leaves is handed to the thread."""
+    first, second = _session(tmp_path / "a"), _session(tmp_path / "b")
+    freed: list[str] = []
+    done = threading.Event()
+    free_in_pieces = SessionManager.free_in_pieces
+
+    def recorded(self: SessionManager, pause: Callable[[], None]) -> None:
+        freed.append(str(self.session_file))
+        free_in_pieces(self, pause)
+        done.set()
+
+    monkeypatch.setattr(SessionManager, "free_in_pieces", recorded)
+    agent = AgentSession(manager=SessionManager.open(first), provider=FauxProvider([]), emit=lambda _e: None)
+    agent.background = Background()
+    await agent.switch_session(str(second))
+    assert done.wait(10)  # in the thread: the loop is not needed for it
+    assert freed == [str(first)]
+    await agent.shutdown()
