@@ -24,9 +24,8 @@ installed pinned into ``bench/.node``, in one run:
    and a pipelined batch of ``set_label`` over the wire on the session (2,000 requests written
    at once, one line each, each answered once its line is fsynced), against 30,000/s.
 
-Our client is a thread reading the server's stdout that parses each line with orjson, a line
-of a megabyte or more with the cyclic collector paused (as ``rpc_agent_client`` does: the
-collections that millions of new objects set off would otherwise double the parse).
+The client over real pipes is ``bench/tree_wire.py``; what a size measures and the table
+printed of it are ``bench/tree_table.py``.
 
 Medians of ``--runs``. A benchmark, not a test: nothing fails on a slow number.
 """
@@ -36,15 +35,11 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -54,136 +49,12 @@ import orjson
 from bench.appends import concurrent_run
 from bench.pi_reference import ensure_pi, run_pi
 from bench.synthetic import DEFAULT_DATA_DIR, ensure_session_file
-from bench.tuning import TUNING_HELP, server_env, tunings
+from bench.tree_table import SizeResult, in_ms, ratio, table
+from bench.tree_wire import Wire, ours, pi_cmd, pi_wire, rpc
+from bench.tuning import TUNING_HELP, tunings
 
-SERVER = [sys.executable, "-m", "rpc_agent", "--provider", "faux"]
-BLOCK_TARGET_MS = 50.0
 COLUMNS = {"format": "columns"}
 """Row 2 asks for the tree in its compact shape: every node, every field, one list per field."""
-APPEND_TARGET = 30_000.0
-
-
-# --- a client over real pipes ---------------------------------------------------------------
-
-
-class Wire:
-    """A spawned server and a reader thread that parses each line and stamps its arrival."""
-
-    def __init__(self, command: list[str], env: dict[str, str], key: str) -> None:
-        self.started = time.perf_counter()
-        self.proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
-        )
-        self._key = key
-        self._arrived: dict[Any, tuple[float, Any]] = {}
-        self.lines: dict[Any, tuple[float, int]] = {}
-        """When each response's line was read, before the client's parse, and its size."""
-        self._cond = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            read_at = time.perf_counter()
-            # The client's parse is part of every timing; a big line is parsed with the
-            # collector paused, as rpc_agent_client does (see its _connection._parse).
-            paused = len(line) >= 1 << 20 and gc.isenabled()
-            if paused:
-                gc.disable()
-            message = orjson.loads(line)
-            if paused:
-                gc.enable()
-            at = time.perf_counter()
-            if isinstance(message, dict) and self._key in message:
-                with self._cond:
-                    self.lines[message[self._key]] = (read_at, len(line))
-                    self._arrived[message[self._key]] = (at, message)
-                    self._cond.notify_all()
-        with self._cond:
-            self._cond.notify_all()
-
-    def send(self, *lines: bytes) -> float:
-        """Write the lines; the time before writing (the reader may parse the answer before
-        this thread gets the GIL back, so a time taken after could come after the answer)."""
-        assert self.proc.stdin is not None
-        at = time.perf_counter()
-        self.proc.stdin.write(b"".join(lines))
-        self.proc.stdin.flush()
-        return at
-
-    def wait(self, req_id: Any, timeout: float = 600) -> tuple[float, Any]:
-        deadline = time.perf_counter() + timeout
-        with self._cond:
-            while req_id not in self._arrived:
-                if self.proc.poll() is not None or time.perf_counter() > deadline:
-                    raise RuntimeError(f"no response to {req_id!r}")
-                self._cond.wait(0.5)
-            return self._arrived.pop(req_id)
-
-    def rss_mb(self) -> float:
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return float("nan")
-
-    def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self._reader.join(timeout=30)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-
-
-def ours(home: Path, *extra: str, tuned: bool = True) -> Wire:
-    return Wire([*SERVER, "--no-session", *extra], server_env(home, tuned), "id")
-
-
-def rpc(req_id: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
-    body: dict[str, Any] = {"jsonrpc": "2.0", "id": req_id, "method": method}
-    if params is not None:
-        body["params"] = params
-    return orjson.dumps(body, option=orjson.OPT_APPEND_NEWLINE)
-
-
-def pi_wire(package: Path, home: Path, cwd: Path) -> Wire:
-    env = dict(os.environ)
-    env["HOME"] = str(home)
-    node = shutil.which("node") or "node"
-    command = [node, str(package / "dist" / "cli.js"), "--mode", "rpc", "--no-session"]
-    wire = Wire(command, env, "id")
-    return wire
-
-
-def pi_cmd(req_id: str, kind: str, **fields: Any) -> bytes:
-    return orjson.dumps({"id": req_id, "type": kind, **fields}, option=orjson.OPT_APPEND_NEWLINE)
-
-
-# --- measurements ----------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class SizeResult:
-    entries: int
-    open_ms: float = float("nan")
-    pi_open_ms: float = float("nan")
-    tree_ms: float = float("nan")
-    pi_tree_ms: float = float("nan")
-    entries_ms: float = float("nan")
-    messages_ms: float = float("nan")
-    blocked_ms: float = float("nan")
-    rss_mb: float = float("nan")
-    pi_rss_mb: float = float("nan")
-    labels_per_s: float = float("nan")
-    nodes: int = 0
-    messages: int = 0
-    matches_pi: bool | None = None
-    notes: list[str] = field(default_factory=list)
 
 
 def copies(source: Path, folder: Path, count: int) -> list[Path]:
@@ -268,9 +139,9 @@ def measure_ours(
         result.entries_ms = statistics.median(entries)
         result.messages_ms = statistics.median(messages)
         result.notes.append(
-            f"get_tree again, the tree kept since the first: {_ms(statistics.median(refreshed))} "
-            f"({_ratio(statistics.median(refreshed), result.pi_tree_ms)} x pi's getTree()); "
-            f"with one object per node (format nodes): {_ms(statistics.median(object_trees))}"
+            f"get_tree again, the tree kept since the first: {in_ms(statistics.median(refreshed))} "
+            f"({ratio(statistics.median(refreshed), result.pi_tree_ms)} x pi's getTree()); "
+            f"with one object per node (format nodes): {in_ms(statistics.median(object_trees))}"
         )
         (entries_read, entries_size), (messages_read, messages_size) = (
             (statistics.median(ms for ms, _ in read[m]), read[m][-1][1])
@@ -279,12 +150,12 @@ def measure_ours(
         result.notes.append(
             f"get_entries / get_messages: {entries_size / 1e6:.1f} / {messages_size / 1e6:.1f} MB "
             f"({entries_size / messages_size:.2f}); their lines read (before the client's parse) after "
-            f"{_ms(entries_read)} / {_ms(messages_read)} ({_ratio(entries_read, messages_read)})"
+            f"{in_ms(entries_read)} / {in_ms(messages_read)} ({ratio(entries_read, messages_read)})"
         )
         result.blocked_ms, behind = max(blocked)
         result.notes.append(
             "get_state/abort behind each: "
-            + ", ".join(f"{_ms(ms)} ({name})" for ms, name in blocked)
+            + ", ".join(f"{in_ms(ms)} ({name})" for ms, name in blocked)
             + f"; the slowest behind {behind}"
         )
         result.messages = len(last_messages)
@@ -365,98 +236,6 @@ def appends_in_process(folder: Path, tasks: int, per_task: int, runs: int) -> fl
             )
         rates.append(tasks * per_task / elapsed)
     return float(statistics.median(rates))
-
-
-# --- the table -------------------------------------------------------------------------------
-
-
-def _ms(value: float) -> str:
-    return "-" if value != value else (f"{value:,.0f} ms" if value >= 10 else f"{value:.1f} ms")
-
-
-def _ratio(ours_value: float, theirs: float) -> str:
-    if ours_value != ours_value or theirs != theirs or theirs == 0:
-        return "-"
-    return f"{ours_value / theirs:.2f}"
-
-
-def table(
-    results: list[SizeResult], start_ours: float, start_pi: float, appends: float, tuned: bool = True
-) -> str:
-    def cell(ours_text: str, theirs_text: str, ratio: str) -> str:
-        return f"{ours_text} / {theirs_text} ({ratio})"
-
-    rows: list[list[str]] = []
-
-    def row(name: str, target: str, make: Callable[[SizeResult], str]) -> None:
-        rows.append([name if tuned else f"(off) {name}", *(make(r) for r in results), target])
-
-    row(
-        "1. open + context (ours wire / pi in-process)",
-        "≤ 0.5",
-        lambda r: cell(_ms(r.open_ms), _ms(r.pi_open_ms), _ratio(r.open_ms, r.pi_open_ms)),
-    )
-    row(
-        "2. get_tree, all nodes (ours wire / pi getTree())",
-        "≤ 1",
-        lambda r: cell(_ms(r.tree_ms), _ms(r.pi_tree_ms), _ratio(r.tree_ms, r.pi_tree_ms)),
-    )
-    row(
-        "3. get_entries, all (ours / our get_messages)",
-        "≤ 1",
-        lambda r: cell(_ms(r.entries_ms), _ms(r.messages_ms), _ratio(r.entries_ms, r.messages_ms)),
-    )
-    row(
-        "4. slowest get_state/abort while busy (ours / target)",
-        "≤ 1",
-        lambda r: cell(_ms(r.blocked_ms), _ms(BLOCK_TARGET_MS), _ratio(r.blocked_ms, BLOCK_TARGET_MS)),
-    )
-    row(
-        "5. RSS, session open (ours / pi RPC)",
-        "≤ 0.5",
-        lambda r: cell(f"{r.rss_mb:.0f} MB", f"{r.pi_rss_mb:.0f} MB", _ratio(r.rss_mb, r.pi_rss_mb)),
-    )
-    row(
-        "6. spawn -> first response (ours / pi RPC)",
-        "≤ 0.15",
-        lambda _r: cell(_ms(start_ours), _ms(start_pi), _ratio(start_ours, start_pi)),
-    )
-    row(
-        "7. fsynced appends/s: 64 in-process; set_label batch over the wire (/ target)",
-        "≥ 1",
-        lambda r: (
-            f"{appends:,.0f}; {r.labels_per_s:,.0f} / {APPEND_TARGET:,.0f} "
-            f"({appends / APPEND_TARGET:.2f}; {r.labels_per_s / APPEND_TARGET:.2f})"
-        ),
-    )
-    headers = [
-        f"tuning {'on' if tuned else 'off'}: ours / theirs (ratio)",
-        *(f"{r.entries:,} entries" for r in results),
-        "target",
-    ]
-    widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(headers)]
-
-    def join(cells: list[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
-
-    lines = [join(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
-    lines += [join(r) for r in rows]
-    checks = ", ".join(
-        f"{r.entries:,}: {r.messages:,} messages, {r.nodes:,} nodes, "
-        + (
-            "same as pi"
-            if r.matches_pi
-            else "NOT the same as pi"
-            if r.matches_pi is False
-            else "not compared"
-        )
-        for r in results
-    )
-    lines.append("")
-    lines.append(f"contexts: {checks}")
-    for r in results:
-        lines += [f"note ({r.entries:,}): {n}" for n in r.notes]
-    return "\n".join(lines)
 
 
 def _sizes(text: str) -> list[int]:

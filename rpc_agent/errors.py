@@ -7,11 +7,11 @@ ours and reaches the client as an internal error, never as a fault of its reques
 
     AgentError
     ├── InvalidRequestError        the request makes no sense in this state (INVALID_PARAMS)
+    │   └── SettingsError          a settings file or flag is invalid
     ├── AgentBusyError             a run is going; queue or abort first (AGENT_BUSY)
     ├── NotAvailableError          the method exists, its machinery is not set up (NOT_AVAILABLE)
     ├── OperationCancelledError    aborted before it finished (CANCELLED)
     ├── NothingToCompactError      the branch already fits (NOTHING_TO_COMPACT)
-    ├── SettingsError              a settings file or flag is invalid (INVALID_PARAMS)
     ├── SessionError
     │   ├── EntryNotFoundError     (ENTRY_NOT_FOUND; also a KeyError)
     │   ├── SessionNotFoundError   (SESSION_NOT_FOUND)
@@ -74,6 +74,10 @@ class InvalidRequestError(AgentError):
     kind = "INVALID_PARAMS"
 
 
+class SettingsError(InvalidRequestError):
+    """A settings file, flag or policy is invalid: a request naming it gets INVALID_PARAMS."""
+
+
 class AgentBusyError(AgentError):
     """The agent is streaming and the request needs it idle (or a streamingBehavior)."""
 
@@ -92,10 +96,6 @@ class NothingToCompactError(AgentError):
     """The branch is too short: everything fits in the part that is kept anyway."""
 
     kind = "NOTHING_TO_COMPACT"
-
-
-class SettingsError(AgentError):
-    kind = "INVALID_PARAMS"
 
 
 # --- the session store ----------------------------------------------------------------------

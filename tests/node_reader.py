@@ -30,7 +30,7 @@ class NodeReader:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
-            text=True,
+            encoding="utf-8",  # what node writes and reads, whatever the locale
         )
 
     def read(self, *paths: str | Path) -> list[JsonDict]:

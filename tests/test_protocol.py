@@ -8,6 +8,7 @@ import orjson
 
 from child_python import modules_loaded_by
 from rpc_agent.methods.handlers import Methods
+from rpc_agent.protocol.base import JsonDict, pruned
 from rpc_agent.protocol.generate import OUTPUT, render
 
 
@@ -59,3 +60,14 @@ def test_the_protocol_package_is_the_bottom_layer() -> None:
         "import rpc_agent.protocol.generate, rpc_agent.protocol.table, rpc_agent.protocol.errors"
     )
     assert [m for m in loaded if m.startswith("rpc_agent.") and not m.startswith("rpc_agent.protocol")] == []
+
+
+def test_pruned_drops_members_at_every_depth_and_leaves_the_value_given_alone() -> None:
+    entry: JsonDict = {"id": "a", "drop": 1, "message": {"content": [{"drop": 2, "text": "t"}], "x": None}}
+    slim = pruned(entry, lambda key, _value: key == "drop")
+    assert slim == {"id": "a", "message": {"content": [{"text": "t"}], "x": None}}
+    assert pruned(entry, lambda _key, value: value is None)["message"] == {
+        "content": [{"drop": 2, "text": "t"}]
+    }
+    assert entry["drop"] == 1
+    assert entry["message"]["content"][0]["drop"] == 2

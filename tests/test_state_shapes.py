@@ -5,13 +5,14 @@ the dict the agent really builds has those keys and validates as the ``State`` m
 from __future__ import annotations
 
 import types
-from typing import Any, Literal, NotRequired, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, NotRequired, Union, get_args, get_origin, get_type_hints
 
 import pytest
 from pydantic import BaseModel
 
 from rpc_agent.agent.agent_session import AgentSession
 from rpc_agent.protocol import methods as m
+from rpc_agent.protocol.loose import CheckedAs
 from rpc_agent.protocol.sandbox import SandboxState
 from rpc_agent.protocol.state_shapes import (
     McpServerStateDict,
@@ -52,6 +53,10 @@ def _as_shape(annotation: Any) -> Any:
     if annotation in SHAPES:
         return SHAPES[annotation]
     origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:  # a field that holds the shape and is checked as the model
+        (checked,) = (meta for meta in annotation.__metadata__ if isinstance(meta, CheckedAs))
+        assert args[0] == SHAPES[checked.model]
+        return args[0]
     if origin in (Union, types.UnionType):
         return Union[tuple(_as_shape(arg) for arg in args)]  # noqa: UP007 (rebuilt from parts)
     if origin in (list, dict):
@@ -100,5 +105,14 @@ def test_the_state_the_agent_builds_has_the_keys_of_its_shape_and_validates() ->
     validated = m.State.model_validate(state)
     assert validated.cwd == "/project"
     assert validated.model is not None
-    assert validated.model.id == state["model"]["id"]
+    assert validated.model["id"] == state["model"]["id"]
     assert validated.model_dump(mode="json", exclude_none=False) == state
+
+
+def test_a_state_without_a_sandbox_holds_the_defaults_of_the_sandbox_model() -> None:
+    events: list[BaseModel] = []
+    agent = AgentSession(
+        manager=SessionManager.in_memory("/project"), provider=FauxProvider([]), emit=events.append
+    )
+    fields = {name: value for name, value in agent.state_json().items() if name != "sandbox"}
+    assert m.State.model_validate(fields).sandbox == SandboxState().model_dump()

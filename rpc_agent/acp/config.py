@@ -8,7 +8,8 @@ list with the current values, so the editor's pickers always show what the agent
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TypeVar
+from dataclasses import asdict, dataclass
+from typing import Literal, TypeVar
 
 from acp.schema import SessionConfigOptionBoolean, SessionConfigOptionSelect, SessionConfigSelectOption
 
@@ -22,6 +23,28 @@ from rpc_agent.errors import InvalidRequestError, SettingsError
 ConfigOption = SessionConfigOptionSelect | SessionConfigOptionBoolean
 
 
+@dataclass(frozen=True, slots=True)
+class _Picker:
+    """The fields of a select that the session does not change, under the ACP model's names:
+    what the editor shows of an option beside its current value and choices."""
+
+    id: str
+    name: str
+    description: str | None = None
+    category: Literal["mode", "model", "thought_level"] | None = None
+
+
+MODEL = _Picker("model", "Model", category="model")
+THINKING_LEVEL = _Picker("thinking_level", "Thinking level", category="thought_level")
+APPROVAL = _Picker("approval_policy", "Approval", "When to ask before a tool runs", category="mode")
+SANDBOX = _Picker(
+    "sandbox", "Sandbox", "Where the agent's commands may write (bubblewrap); credentials are hidden"
+)
+SANDBOX_NETWORK = _Picker(
+    "sandbox_network", "Sandbox network", "Whether sandboxed commands reach the network"
+)
+
+
 def config_options(session: AcpSession) -> list[ConfigOption]:
     agent = session.agent
     models = agent.provider.models()
@@ -29,57 +52,18 @@ def config_options(session: AcpSession) -> list[ConfigOption]:
     if agent.model.id not in {model.id for model in models}:
         model_options.insert(0, SessionConfigSelectOption(value=agent.model.id, name=agent.model.name))
     return [
-        _select("model", "Model", agent.model.id, model_options, category="model"),
-        _select(
-            "thinking_level",
-            "Thinking level",
-            agent.thinking_level,
-            _plain(THINKING_LEVELS),
-            category="thought_level",
-        ),
-        _select(
-            "approval_policy",
-            "Approval",
-            session.policy.mode,
-            _described(APPROVAL_POLICIES),
-            "When to ask before a tool runs",
-            category="mode",
-        ),
-        _select(
-            "sandbox",
-            "Sandbox",
-            agent.sandbox.policy.mode,
-            _described(SANDBOX_MODES),
-            "Where the agent's commands may write (bubblewrap); credentials are hidden",
-        ),
-        _select(
-            "sandbox_network",
-            "Sandbox network",
-            agent.sandbox.policy.network,
-            _plain(("allow", "deny")),
-            "Whether sandboxed commands reach the network",
-        ),
+        _select(MODEL, agent.model.id, model_options),
+        _select(THINKING_LEVEL, agent.thinking_level, _plain(THINKING_LEVELS)),
+        _select(APPROVAL, session.policy.mode, _described(APPROVAL_POLICIES)),
+        _select(SANDBOX, agent.sandbox.policy.mode, _described(SANDBOX_MODES)),
+        _select(SANDBOX_NETWORK, agent.sandbox.policy.network, _plain(("allow", "deny"))),
     ]
 
 
 def _select(
-    option_id: str,
-    name: str,
-    current: str,
-    options: list[SessionConfigSelectOption],
-    description: str | None = None,
-    *,
-    category: str | None = None,
+    picker: _Picker, current: str, options: list[SessionConfigSelectOption]
 ) -> SessionConfigOptionSelect:
-    return SessionConfigOptionSelect(
-        type="select",
-        id=option_id,
-        name=name,
-        description=description,
-        category=category,
-        current_value=current,
-        options=options,
-    )
+    return SessionConfigOptionSelect(type="select", **asdict(picker), current_value=current, options=options)
 
 
 def _plain(values: Iterable[str]) -> list[SessionConfigSelectOption]:
@@ -110,15 +94,15 @@ this machine, not in the editor's terminal (which the sandbox could not fence)."
 async def set_config_option(session: AcpSession, config_id: str, value: str | bool) -> None:
     """Change one option; an unknown option or value is the client's mistake."""
     try:
-        if config_id == "model" and isinstance(value, str):
+        if config_id == MODEL.id and isinstance(value, str):
             await session.agent.set_model(value)
-        elif config_id == "thinking_level" and isinstance(value, str):
+        elif config_id == THINKING_LEVEL.id and isinstance(value, str):
             await session.agent.set_thinking_level(value)
-        elif config_id == "approval_policy" and (mode := _approval_mode(value)) is not None:
+        elif config_id == APPROVAL.id and (mode := _approval_mode(value)) is not None:
             session.policy.mode = mode
-        elif config_id == "sandbox" and isinstance(value, str):
+        elif config_id == SANDBOX.id and isinstance(value, str):
             session.agent.set_sandbox(value, None)
-        elif config_id == "sandbox_network" and isinstance(value, str):
+        elif config_id == SANDBOX_NETWORK.id and isinstance(value, str):
             session.agent.set_sandbox(None, value)
         else:
             raise RequestError.invalid_params({"details": f"unknown config option {config_id}={value!r}"})

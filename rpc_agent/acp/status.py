@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import re
 from pathlib import Path
-from typing import Any, cast
 
 import anyio.to_thread
 from acp.schema import Cost, SessionInfoUpdate, Usage, UsageUpdate
@@ -34,19 +33,20 @@ TITLE_LIMIT = 200
 """Characters of the first message kept as a title (a list shows one line of it)."""
 
 
-def _cost_of(message: Any) -> float:
-    usage = message.get("usage") if isinstance(message, dict) else None
+def _cost_of(message: MessageDict) -> float:
+    """A stored message's cost; a file written elsewhere may hold any value there."""
+    usage: object = message.get("usage")
     cost = usage.get("cost") if isinstance(usage, dict) else None
     total = cost.get("total") if isinstance(cost, dict) else None
     return float(total) if isinstance(total, int | float) and not isinstance(total, bool) else 0.0
 
 
-def prompt_usage(messages: list[Any]) -> Usage | None:
+def prompt_usage(messages: list[MessageDict]) -> Usage | None:
     """The tokens of a prompt's model calls (None when no call reported usage)."""
     totals = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     reported = False
     for message in messages:
-        usage = message.get("usage") if isinstance(message, dict) else None
+        usage: object = message.get("usage")
         if not isinstance(usage, dict) or message.get("role") != "assistant":
             continue
         reported = True
@@ -141,9 +141,7 @@ class SessionStatus:
     def translate(self, event: BaseModel) -> list[UsageUpdate | SessionInfoUpdate]:
         """The updates an event of a running prompt brings (most bring none)."""
         if isinstance(event, ev.MessageEndEvent):
-            message: Any = event.message  # stored messages travel as plain dicts
-            if not isinstance(message, dict):
-                return []
+            message = event.message
             if message.get("role") == "user" and not self.titled:
                 self.titled = True
                 title = title_of(message_text(message.get("content"), " "))
@@ -151,7 +149,7 @@ class SessionStatus:
                     return [SessionInfoUpdate(session_update="session_info_update", title=title)]
             elif message.get("role") == "assistant":
                 self.cost += _cost_of(message)
-                used = usage_tokens(cast("MessageDict", message))  # a plain dict, as stored
+                used = usage_tokens(message)
                 if used is not None:
                     return [self._update(used)]
             return []

@@ -171,12 +171,8 @@ class EventTranslator:
                 return [update_tool_call(call_id, status="completed", content=[diff])]
             return [tool_finished(call_id, event.result.content, event.isError)]
         if isinstance(event, ev.MessageEndEvent):
-            message: Any = event.message  # stored messages travel as plain dicts
-            if (
-                isinstance(message, dict)
-                and message.get("role") == "assistant"
-                and message.get("stopReason") == "error"
-            ):
+            message = event.message
+            if message.get("role") == "assistant" and message.get("stopReason") == "error":
                 return [update_agent_message_text(f"\n\nError: {message.get('errorMessage')}")]
         return []
 

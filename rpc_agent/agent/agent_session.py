@@ -18,7 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import anyio
 from pydantic import BaseModel
@@ -43,7 +43,7 @@ from rpc_agent.agent.loop import (
 )
 from rpc_agent.agent.policy import ApprovalPolicy, parse_rules
 from rpc_agent.agent.queue import MessageQueue, QueuedMessage
-from rpc_agent.agent.runs import Runs
+from rpc_agent.agent.runs import PromptOptions, Runs
 from rpc_agent.agent.sandboxing import SessionSandbox
 from rpc_agent.agent.selection import opening_level
 from rpc_agent.agent.settings import AgentSettings
@@ -56,7 +56,6 @@ from rpc_agent.protocol import checkpoints as c
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.entries import THINKING_LEVELS
-from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.shapes import BlockDict, Content, MessageDict
 from rpc_agent.protocol.state_shapes import ModelDescriptionDict, StateDict
 from rpc_agent.providers.base import ModelInfo, Provider
@@ -247,23 +246,10 @@ class AgentSession:
         text: str,
         images: list[BlockDict] | None = None,
         streaming_behavior: str | None = None,
-        *,
-        max_turns: int | None = None,
-        max_budget_usd: float | None = None,
-        output_schema: JsonSchema | None = None,
-        ticket: int | None = None,
+        **options: Unpack[PromptOptions],
     ) -> m.PromptResult:
-        """Run a prompt (or queue it while a run goes on); ``ticket`` is the ``prompt_ticket``
-        taken when the request was read, if it was."""
-        return await self.runs.prompt(
-            text,
-            images,
-            streaming_behavior,
-            max_turns=max_turns,
-            max_budget_usd=max_budget_usd,
-            output_schema=output_schema,
-            ticket=ticket,
-        )
+        """Run a prompt (or queue it while a run goes on)."""
+        return await self.runs.prompt(text, images, streaming_behavior, **options)
 
     def prompt_ticket(self) -> int:
         """Count a prompt as starting from now (an ``abort`` reaches it); ``prompt`` takes it."""
@@ -367,9 +353,7 @@ class AgentSession:
 
     async def restore_files(self, p: c.RestoreFilesParams) -> c.RestoreFilesResult:
         with self._exclusive("restoring files"):
-            return await self.checkpoints.restore(
-                entry_id=p.entryId, tree=p.checkpointId, paths=p.paths, dry_run=p.dryRun, force=p.force
-            )
+            return await self.checkpoints.restore(p)
 
     async def file_changes(self, entry_id: str, since: str | None) -> c.FileChangesResult:
         return await self.checkpoints.file_changes(entry_id, since)

@@ -262,27 +262,20 @@ class Checkpointing:
             )
         return tree
 
-    async def restore(
-        self,
-        *,
-        entry_id: str | None = None,
-        tree: str | None = None,
-        paths: list[str] | None = None,
-        dry_run: bool = False,
-        force: bool = False,
-    ) -> c.RestoreFilesResult:
+    async def restore(self, p: c.RestoreFilesParams) -> c.RestoreFilesResult:
+        """``restore_files``: the files back to an entry's state or a checkpoint's."""
         await self.barrier()
-        if paths is not None:
-            for path in paths:
-                _check_relative(path)
+        for path in p.paths or ():
+            _check_relative(path)
         engine = self.require()
+        tree = p.checkpointId
         if tree is None:
-            if entry_id is None:
+            if p.entryId is None:
                 raise InvalidRequestError("restore_files needs entryId or checkpointId")
-            tree = self.state_of(entry_id)
+            tree = self.state_of(p.entryId)
         elif not engine.is_kept(tree):
             raise NoCheckpointError(f"no checkpoint {tree} in this session")
-        return await self._restore_tree(tree, entry_id, paths, dry_run, force)
+        return await self._restore_tree(tree, p.entryId, p.paths, p.dryRun, p.force)
 
     def _roots_of(self, engine: SessionCheckpoints, tree: str, entry_id: str | None) -> dict[str, str]:
         """The additional folders' states that go with a restore's target."""

@@ -18,6 +18,7 @@ from rpc_agent.agent.queue import QueuedCustom
 from rpc_agent.protocol import host as h
 from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.shapes import BlockDict, EntryDict, MessageDict
+from rpc_agent.providers.base import ProviderRequest
 from rpc_agent.store.manager import SessionManager
 from rpc_agent.tools.base import Tool, ToolError, ToolOutput
 from rpc_agent.validation import describe
@@ -29,7 +30,7 @@ class RunStart(Protocol):
     """What ``before_agent_start`` reads and sets of a run about to start (the loop's
     ``RunContext``)."""
 
-    system_prompt: str
+    request: ProviderRequest
     cwd: Any
     extra_first: list[QueuedCustom]
 
@@ -51,16 +52,15 @@ async def run(
     return result if isinstance(result, model) else None
 
 
-async def tool_call(
-    host: Host | None, tool: Tool, call_id: str, arguments: Mapping[str, object], args: Any
-) -> Any:
+def call_event(call_id: str, tool_name: str, arguments: Mapping[str, object]) -> dict[str, object]:
+    """What pi's ``tool_call`` and ``tool_result`` events both say: which call, of which tool,
+    with which input (the model's arguments, before a ``tool_call`` hook patched them)."""
+    return {"toolCallId": call_id, "toolName": tool_name, "input": arguments}
+
+
+async def tool_call(host: Host | None, tool: Tool, call: Mapping[str, object], args: Any) -> Any:
     """pi's ``tool_call``: block with a reason, or patch the input (pi mutates ``event.input``)."""
-    result = await run(
-        host,
-        "tool_call",
-        {"toolCallId": call_id, "toolName": tool.name, "input": arguments},
-        h.ToolCallHookResult,
-    )
+    result = await run(host, "tool_call", call, h.ToolCallHookResult)
     if result is None:
         return args
     if result.block:
@@ -75,21 +75,12 @@ async def tool_call(
     return args
 
 
-async def tool_result(
-    host: Host | None, name: str, call_id: str, arguments: Mapping[str, object], output: ToolOutput
-) -> ToolOutput:
+async def tool_result(host: Host | None, call: Mapping[str, object], output: ToolOutput) -> ToolOutput:
     """pi's ``tool_result``: each field the hook returns replaces the result's."""
     result = await run(
         host,
         "tool_result",
-        {
-            "toolCallId": call_id,
-            "toolName": name,
-            "input": arguments,
-            "content": output.content,
-            "isError": output.is_error,
-            "details": output.details,
-        },
+        {**call, "content": output.content, "isError": output.is_error, "details": output.details},
         h.ToolResultHookResult,
     )
     if result is None:
@@ -140,7 +131,7 @@ async def before_agent_start(
         {
             "prompt": prompt,
             "images": images or None,
-            "systemPrompt": ctx.system_prompt,
+            "systemPrompt": ctx.request.system_prompt,
             "systemPromptOptions": {"cwd": str(ctx.cwd)},
         },
         h.BeforeAgentStartResult,
@@ -148,7 +139,7 @@ async def before_agent_start(
     if start is None:
         return
     if start.systemPrompt:
-        ctx.system_prompt = start.systemPrompt
+        ctx.request.system_prompt = start.systemPrompt
     if start.message is not None:
         ctx.extra_first.append(_queued(start.message))
 

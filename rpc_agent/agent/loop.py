@@ -11,6 +11,7 @@ tool was cancelled) under a shield, then the cancellation continues. What a run 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -35,7 +36,7 @@ from rpc_agent.errors import ProviderError
 from rpc_agent.protocol import builders as build
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol.shapes import MessageDict
-from rpc_agent.providers.base import ProviderRequest, empty_usage
+from rpc_agent.providers.base import empty_usage
 
 __all__ = [
     "Authorize",
@@ -93,7 +94,7 @@ async def run_turns(ctx: RunContext, first: list[QueuedMessage], outcome: RunOut
                 outcome.error_message = verdict.error
                 return
             if verdict.force_tool:
-                ctx.tool_choice = STRUCTURED_TOOL
+                ctx.request.tool_choice = STRUCTURED_TOOL
             if verdict.remind:
                 ctx.extra_first.append(verdict.reminder())
         if _limit_reached(ctx, outcome, turns, bool(calls or ctx.extra_first)):
@@ -287,9 +288,9 @@ def error_message(ctx: RunContext, text: str) -> MessageDict:
     return {
         "role": "assistant",
         "content": [],
-        "api": ctx.model.provider,
-        "provider": ctx.model.provider,
-        "model": ctx.model.id,
+        "api": ctx.request.model.provider,
+        "provider": ctx.request.model.provider,
+        "model": ctx.request.model.id,
         "usage": empty_usage(),
         "stopReason": "error",
         "errorMessage": text,
@@ -304,14 +305,7 @@ async def stream_assistant(ctx: RunContext) -> MessageDict:
     cancellation goes on.
     """
     context = ctx.manager.build_session_context()
-    request = ProviderRequest(
-        model=ctx.model,
-        system_prompt=ctx.system_prompt,
-        messages=context.messages,
-        tools=ctx.tool_specs,
-        thinking_level=ctx.thinking_level,
-        tool_choice=ctx.tool_choice,
-    )
+    request = dataclasses.replace(ctx.request, messages=context.messages)
     partial: MessageDict | None = None
     started = False
     ctx.stream_error = None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -27,20 +26,6 @@ _START_OF = {
     "compaction_end": "compaction_start",
 }
 _STARTS = frozenset(_START_OF.values())
-
-_NO_MESSAGE = cast("MessageDict", {})
-"""What a ``message_end`` carries when its start held a model, not a stored dict (only a test
-builds such a start): no message to mark, and none made up."""
-
-
-def _carried(event: ev.MessageStartEvent | ev.MessageEndEvent) -> MessageDict | None:
-    """The message an event carries, as the store holds it: events are built by ``protocol.builders``,
-    so the field holds the stored dict, not the model its annotation names (None if it does)."""
-    carried: Any = event.message
-    if isinstance(carried, BaseModel):
-        return None
-    message: MessageDict = carried
-    return message
 
 
 class EventPairing:
@@ -62,9 +47,8 @@ class EventPairing:
         elif kind in _START_OF:
             self._forget(_START_OF[kind], event)
         if isinstance(event, ev.MessageStartEvent | ev.MessageEndEvent):
-            message = _carried(event)
-            if message is not None and message.get("role") == "assistant":
-                self._last_assistant = message
+            if event.message.get("role") == "assistant":
+                self._last_assistant = event.message
         elif isinstance(event, ev.TurnStartEvent):
             self._last_assistant = None
         self._emit(event)
@@ -90,10 +74,7 @@ class EventPairing:
     def _end_of(self, start: BaseModel, reason: str) -> BaseModel:
         if isinstance(start, ev.MessageStartEvent):
             # Not stored (no entryId): the message as it began, marked with why it stopped.
-            began = _carried(start)
-            if began is None:
-                return build.message_end(_NO_MESSAGE)
-            message = copy.deepcopy(began)
+            message = copy.deepcopy(start.message)
             if message.get("role") == "assistant":
                 message["stopReason"] = "error"
                 message["errorMessage"] = reason

@@ -23,7 +23,7 @@ from rpc_agent.errors import ProviderError
 from rpc_agent.protocol import builders as build
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.shapes import BlockDict, MessageDict
-from rpc_agent.providers.base import ModelInfo, Provider, ToolSpec
+from rpc_agent.providers.base import Provider, ProviderRequest
 from rpc_agent.sandbox import Sandbox
 from rpc_agent.store.blobs import stage_images
 from rpc_agent.store.durability import PendingAppend
@@ -56,9 +56,9 @@ class RunContext:
 
     manager: SessionManager
     provider: Provider
-    model: ModelInfo
-    thinking_level: str
-    system_prompt: str
+    request: ProviderRequest
+    """Each model call of the run, but for its messages (the session's context at that call):
+    the model, system prompt, tool specs, thinking level and a tool the model must call."""
     tools: list[Tool]
     settings: AgentSettings
     queue: MessageQueue
@@ -71,7 +71,6 @@ class RunContext:
     stream_error: ProviderError | None = None
     """The classified failure of the last stream that ended with an ``error`` event."""
     new_messages: list[MessageDict] = field(default_factory=list)
-    tool_specs: list[ToolSpec] = field(default_factory=list)
     authorize: Authorize | None = None
     """Asked before every tool call with valid arguments; None allows everything."""
     files: FileAccess | None = None
@@ -98,8 +97,6 @@ class RunContext:
     """Snapshots after user messages and tools that may change files; None: none."""
     structured: StructuredRun | None = None
     """The answer in a schema this run must end with (``agent.structured``); None: any answer."""
-    tool_choice: str | None = None
-    """A tool the next model call must call, where the provider can force it."""
 
 
 class RunOutcome:

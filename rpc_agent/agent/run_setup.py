@@ -11,7 +11,7 @@ from rpc_agent.agent.structured import TOOL_NAME, StructuredRun
 from rpc_agent.agent.system_prompt import build_system_prompt
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.json_schema import JsonSchema
-from rpc_agent.providers.base import ToolSpec
+from rpc_agent.providers.base import ProviderRequest, ToolSpec
 from rpc_agent.store import guard
 from rpc_agent.tools.base import Tool, tool_schema
 
@@ -65,19 +65,23 @@ def run_context(
     )
     if session.append_system_prompt:
         system_prompt = f"{system_prompt}\n\n{session.append_system_prompt}"
+    request = ProviderRequest(
+        model=session.model,
+        system_prompt=system_prompt,
+        messages=[],
+        tools=specs,
+        thinking_level=session.thinking_level,
+    )
     return RunContext(
         manager=session.manager,
         provider=session.provider,
-        model=session.model,
-        thinking_level=session.thinking_level,
-        system_prompt=system_prompt,
+        request=request,
         tools=tools,
         settings=session.settings,
         queue=session.queue,
         emit=session.emit,
         cwd=cwd,
         on_queue_change=session.announce_queue,
-        tool_specs=specs,
         authorize=authorizer(session),
         files=session.files,
         # A sandboxed bash runs here, in bubblewrap, not in an editor's terminal we cannot fence.

@@ -8,6 +8,8 @@ owns the run state no other feature touches: the cancel scope, the prompts count
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import anyio
 
 from rpc_agent.agent import hooks, run_setup
@@ -27,7 +29,18 @@ from rpc_agent.protocol import methods as m
 from rpc_agent.protocol.json_schema import JsonSchema
 from rpc_agent.protocol.shapes import BlockDict
 
-__all__ = ["Runs"]
+__all__ = ["PromptOptions", "Runs"]
+
+
+class PromptOptions(TypedDict, total=False):
+    """What a prompt may say besides its text, images and streaming behaviour (``Runs.prompt``'s
+    keywords): its own limits and answer schema, and the ticket ``prompt_ticket`` took when the
+    request was read."""
+
+    max_turns: int | None
+    max_budget_usd: float | None
+    output_schema: JsonSchema | None
+    ticket: int | None
 
 
 def _failure_text(failure: BaseException | None) -> str:
@@ -67,10 +80,10 @@ class Runs:
         images: list[BlockDict] | None,
         streaming_behavior: str | None,
         *,
-        max_turns: int | None,
-        max_budget_usd: float | None,
-        output_schema: JsonSchema | None,
-        ticket: int | None,
+        max_turns: int | None = None,
+        max_budget_usd: float | None = None,
+        output_schema: JsonSchema | None = None,
+        ticket: int | None = None,
     ) -> m.PromptResult:
         if ticket is None:
             ticket = self._starts.ticket()

@@ -28,6 +28,7 @@ async def execute_tool_call(ctx: RunContext, call: BlockDict) -> MessageDict:
     given = call.get("arguments")
     arguments = given if isinstance(given, dict) else {}
     tool = next((t for t in ctx.tools if t.name == name), None)
+    hook_event = hooks.call_event(call_id, name, dict(arguments))
     if ctx.checkpoints is not None and tool is not None and not is_read_only(tool):
         await ctx.checkpoints.barrier()  # the state before this tool is stored first
     ctx.emit(build.tool_execution_start(call_id, name, arguments))
@@ -53,7 +54,7 @@ async def execute_tool_call(ctx: RunContext, call: BlockDict) -> MessageDict:
         if ctx.authorize is not None and not await ctx.authorize(call_id, name, dict(arguments or {})):
             raise ToolError(f"The user rejected the {name} tool call; it did not run.")
         if ctx.host is not None:
-            args = await hooks.tool_call(ctx.host, tool, call_id, dict(arguments or {}), args)
+            args = await hooks.tool_call(ctx.host, tool, hook_event, args)
         tool_ctx = ToolContext(
             cwd=ctx.cwd,
             tool_call_id=call_id,
@@ -89,7 +90,7 @@ async def execute_tool_call(ctx: RunContext, call: BlockDict) -> MessageDict:
     except Exception as exc:
         output = ToolOutput.text(f"Tool {name} failed: {type(exc).__name__}: {exc}", is_error=True)
     if tool is not None and hooks.declared(ctx.host, "tool_result"):
-        output = await hooks.tool_result(ctx.host, name, call_id, dict(arguments or {}), output)
+        output = await hooks.tool_result(ctx.host, hook_event, output)
     return await _store_tool_result(ctx, call_id, name, output, duration_ms)
 
 

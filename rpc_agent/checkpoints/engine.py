@@ -10,7 +10,7 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
 from rpc_agent.checkpoints.mapping import CheckpointMap
@@ -49,27 +49,19 @@ class FileDiff:
     truncated: bool
 
 
+@dataclass(eq=False)
 class SessionCheckpoints:
-    def __init__(
-        self,
-        store: WorkspaceStore,
-        mapping: CheckpointMap,
-        key: str,
-        *,
-        exclude: list[Path],
-        limits: Limits,
-        roots: list[Path] | None = None,
-    ) -> None:
-        self.store = store
-        self.mapping = mapping
-        self.key = key
-        """Names the session's refs in the shadow repository (its session id)."""
-        self.exclude = exclude
-        """The session store's files and folders: never snapshotted, never written."""
-        self.limits = limits
-        self.roots = [str(root) for root in roots or []]
-        """The session's additional folders, snapshotted with the working directory."""
-        self._stores: dict[str, WorkspaceStore] = {}
+    store: WorkspaceStore
+    mapping: CheckpointMap
+    key: str
+    """Names the session's refs in the shadow repository (its session id)."""
+    _: KW_ONLY
+    exclude: list[Path]
+    """The session store's files and folders: never snapshotted, never written."""
+    limits: Limits
+    roots: list[Path] = field(default_factory=list)
+    """The session's additional folders, snapshotted with the working directory."""
+    _stores: dict[str, WorkspaceStore] = field(default_factory=dict, init=False, repr=False)
 
     def store_for(self, root: str) -> WorkspaceStore:
         """An additional folder's shadow repository: the one it has as anyone's working
@@ -94,7 +86,7 @@ class SessionCheckpoints:
         trees: dict[str, str] = {}
         changed = 0
         skipped: list[Skipped] = []
-        for root in self.roots:
+        for root in map(str, self.roots):
             store = self.store_for(root)
             with store.git.locked():
                 snap = self._snapshot(store)

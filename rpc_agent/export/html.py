@@ -20,6 +20,7 @@ from typing import Any, TypedDict
 import orjson
 
 from rpc_agent import __version__
+from rpc_agent.protocol.base import pruned
 from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store import files
 from rpc_agent.store.manager import SessionManager
@@ -67,13 +68,8 @@ def _asset(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
-def _slim(value: Any) -> Any:
-    """A copy without ``DROPPED_FIELDS``; the manager's entries are shared and stay as they are."""
-    if isinstance(value, dict):
-        return {key: _slim(item) for key, item in value.items() if key not in DROPPED_FIELDS}
-    if isinstance(value, list):
-        return [_slim(item) for item in value]
-    return value
+def _dropped(key: str, _value: Any) -> bool:
+    return key in DROPPED_FIELDS
 
 
 def _title(manager: SessionManager) -> str:
@@ -102,7 +98,7 @@ def page_data(manager: SessionManager, file_changes: FileChanges | None = None) 
     """
     header = manager.header
     nodes: list[PageNode] = [
-        {"entry": _slim(node.entry), "parentId": node.parentId, "label": node.label}
+        {"entry": pruned(node.entry, _dropped), "parentId": node.parentId, "label": node.label}
         for node in manager.get_tree()
     ]
     return {

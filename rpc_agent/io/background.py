@@ -95,7 +95,12 @@ class Background:
         pause between them, the requests go first. A session still held (a request reading it
         in a worker thread, the ACP front's own) is left to the usual freeing.
         """
-        if not _held_only_by_caller(session):
+        # Counted here, against a fresh object held as ``session`` is (by one name of this
+        # frame), rather than against a fixed number: how many references a call adds
+        # differs between CPython versions, and a count taken one call further down would
+        # include this frame's name too and never find the caller alone.
+        probe = object()
+        if _references(session) > _references(probe) + 1:  # + 1: the caller's name
             return False
         self.start(lambda: session.free_in_pieces(self.pause), "free-session")
         return True
@@ -109,13 +114,3 @@ class Freeable(Protocol):
 
 def _references(item: object) -> int:
     return sys.getrefcount(item)
-
-
-def _held_only_by_caller(item: object) -> bool:
-    """Whether ``item`` is held by one name of the caller's and nothing else.
-
-    Compared with a fresh object held by one name here, counted the same way, rather than with
-    a fixed number: how many references the call itself adds differs between CPython versions.
-    """
-    probe = object()
-    return _references(item) <= _references(probe) + 1  # + 1: the caller's name

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.to_thread
@@ -27,9 +26,7 @@ from rpc_agent.mcp.elicitation import (
     Elicit,
     ElicitationAnswer,
     ElicitationDone,
-    decline,
     elicitation_request,
-    nobody_to_tell,
 )
 from rpc_agent.protocol import methods as m
 
@@ -64,24 +61,24 @@ class McpCallError(Exception):
     """The call could not be made or did not complete (not the tool's own error result)."""
 
 
+class ConnectionOwner(Protocol):
+    """What a connection asks of the manager that started it, each time it needs it: the front
+    that answers the servers' questions is set on the manager, maybe after the server started."""
+
+    cwd: str
+    elicit: Elicit
+    """Who answers the server's ``elicitation/create`` (the session's front)."""
+    elicitation_done: ElicitationDone
+
+    def connection_changed(self, connection: McpConnection) -> None:
+        """The connection's status or error changed."""
+
+
 class McpConnection:
-    def __init__(
-        self,
-        config: McpServerConfig,
-        *,
-        cwd: str,
-        startup_timeout: float,
-        on_status: Callable[[McpConnection], None],
-        elicit: Elicit = decline,
-        elicitation_done: ElicitationDone = nobody_to_tell,
-    ) -> None:
+    def __init__(self, config: McpServerConfig, owner: ConnectionOwner, *, startup_timeout: float) -> None:
         self.config = config
-        self.elicit = elicit
-        self.elicitation_done = elicitation_done
-        """Who answers the server's ``elicitation/create`` (the session's front)."""
-        self.cwd = cwd
+        self.owner = owner
         self.startup_timeout = startup_timeout
-        self.on_status = on_status
         self.status: m.McpStatus = "starting"
         self.error: str | None = None
         self.tools: list[types.Tool] = []
@@ -125,7 +122,7 @@ class McpConnection:
             self.settled.set()
         if error:
             logger.warning("MCP server %s: %s", self.name, error)
-        self.on_status(self)
+        self.owner.connection_changed(self)
 
     # --- the owning task ------------------------------------------------------------------
 
@@ -184,7 +181,7 @@ class McpConnection:
         stack.callback(lambda: [stream.close() for stream in streams])
         if config.transport == "stdio":
             params = StdioServerParameters(
-                command=config.command, args=list(config.args), env=dict(config.env), cwd=self.cwd
+                command=config.command, args=list(config.args), env=dict(config.env), cwd=self.owner.cwd
             )
             # The server's stderr is our stderr (the log); stdout is the protocol.
             read, write = await stack.enter_async_context(stdio_client(params, errlog=sys.stderr))
@@ -302,7 +299,7 @@ class McpConnection:
             asking = self._asking.setdefault(request.toolCallId or "", set())
             asking.add(scope)
             try:
-                answer = await self.elicit(request)
+                answer = await self.owner.elicit(request)
             except Exception:  # a front that failed to ask: the server is told "cancel", not an error
                 logger.warning("elicitation from MCP server %s failed", self.name, exc_info=True)
             finally:
@@ -319,7 +316,7 @@ class McpConnection:
             message.root, types.ElicitCompleteNotification
         ):
             try:
-                await self.elicitation_done(self.name, message.root.params.elicitationId)
+                await self.owner.elicitation_done(self.name, message.root.params.elicitationId)
             except Exception:  # telling the front is a courtesy: the server goes on regardless
                 logger.warning(
                     "elicitation/complete from MCP server %s was not passed on", self.name, exc_info=True

@@ -28,14 +28,12 @@ from rpc_agent.mcp.config import (
 )
 from rpc_agent.mcp.elicitation import (
     Elicit,
-    ElicitationAnswer,
     ElicitationDone,
     decline,
     nobody_to_tell,
 )
 from rpc_agent.protocol import events as ev
 from rpc_agent.protocol import methods as m
-from rpc_agent.protocol.host import ElicitationRequestParams
 from rpc_agent.protocol.state_shapes import McpServerStateDict
 from rpc_agent.tools.base import Tool
 
@@ -92,26 +90,13 @@ class McpManager:
     def _start(self, config: McpServerConfig) -> None:
         from rpc_agent.mcp.connection import McpConnection  # the SDK itself is imported by the connection
 
-        connection = McpConnection(
-            config,
-            cwd=self.cwd,
-            startup_timeout=self.startup_timeout,
-            on_status=self._on_status,
-            elicit=self._elicit,
-            elicitation_done=self._elicitation_done,
-        )
+        connection = McpConnection(config, self, startup_timeout=self.startup_timeout)
         self.connections[config.name] = connection
         self._tools = None
         self.emit(self._event(connection))
         self.group.start_soon(connection.run, name=f"mcp server {config.name}")
 
-    async def _elicit(self, request: ElicitationRequestParams) -> ElicitationAnswer:
-        return await self.elicit(request)
-
-    async def _elicitation_done(self, server: str, elicitation_id: str) -> None:
-        await self.elicitation_done(server, elicitation_id)
-
-    def _on_status(self, connection: McpConnection) -> None:
+    def connection_changed(self, connection: McpConnection) -> None:
         if self.connections.get(connection.name) is connection:
             self._tools = None
             self.emit(self._event(connection))

@@ -203,9 +203,7 @@ class MethodRegistry:
 
 def dump_result(method: str, value: Any) -> Any:
     if isinstance(value, BaseModel):
-        # warnings=False: results built by ``protocol.builders`` hold the store's plain
-        # dicts where the model declares submodels; they are already in wire shape.
-        return value.model_dump(mode="json", by_alias=True, exclude_none=False, warnings=False)
+        return value.model_dump(mode="json", by_alias=True, exclude_none=False)
     if value is None:
         return {}
     if isinstance(value, dict | orjson.Fragment):

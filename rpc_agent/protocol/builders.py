@@ -7,10 +7,11 @@ more than the rest of the event's path, and a ``message_update`` validated would
 it carries into models that cost more to send (``bench.events``). So the builders of the events
 and results that carry stored messages or a streamed usage take the data as it is, and so do
 the state that answers ``initialize`` and the defaults of a request without params (built on
-the start-up path, where no validator is built yet): their fields then hold the dicts, not the
-models their annotations name, and are dumped with
-``model_dump(mode="json", warnings=False)`` (as the fronts do). ``_unchecked`` is the only place
-where a protocol model is built without validation.
+the start-up path, where no validator is built yet). Those fields are annotated with the typed
+dicts they hold (``Annotated[MessageDict, CheckedAs(AgentMessage)]``: validated against the
+models, which the schema publishes, and held as the dicts), so what these builders make holds
+what the annotations say and dumps as it is. ``_unchecked`` is the only place where a protocol
+model is built without validation.
 
 The other builders validate: pydantic's validation of a few plain fields (a delta, a tool
 call's start, update and end) costs less than ``model_construct`` (``bench.events``), and a
@@ -18,8 +19,7 @@ compaction's usage is built once per compaction.
 
 Each builder takes the typed shapes the code holds (``MessageDict``, ``UsageDict``,
 ``StateDict``) and the model's own field types, so mypy rejects a misspelt field, a missing one
-or a wrong type at every call site (``model_construct`` cannot be called with those dicts
-where its fields name the models). What an unchecked builder produces equals what validation
+or a wrong type at every call site (``model_construct`` itself checks no argument). What an unchecked builder produces equals what validation
 makes of the same data (tests/test_builders.py).
 """
 

@@ -16,10 +16,11 @@ from rpc_agent.protocol.checkpoints import (
     CheckpointSkippedEvent,
     FilesRestoredEvent,
 )
-from rpc_agent.protocol.entries import AgentMessage, ThinkingLevel, Usage
+from rpc_agent.protocol.entries import ThinkingLevel
 from rpc_agent.protocol.loose import Loose
 from rpc_agent.protocol.methods import CompactResult, McpStatus
 from rpc_agent.protocol.shapes import BlockDict, EntryDict
+from rpc_agent.protocol.stored import StoredMessage, StoredUsage
 
 AssistantEventType = Literal[
     "start",
@@ -48,7 +49,7 @@ class AgentStartEvent(_Event):
 
 class AgentEndEvent(_Event):
     type: Literal["agent_end"] = "agent_end"
-    messages: list[AgentMessage]
+    messages: list[StoredMessage]
     willRetry: bool = Field(
         default=False,
         description="whether another agent_start follows on its own (pi retries after agent_end; this "
@@ -70,13 +71,13 @@ class TurnStartEvent(_Event):
 
 class TurnEndEvent(_Event):
     type: Literal["turn_end"] = "turn_end"
-    message: AgentMessage
-    toolResults: list[AgentMessage]
+    message: StoredMessage
+    toolResults: list[StoredMessage]
 
 
 class MessageStartEvent(_Event):
     type: Literal["message_start"] = "message_start"
-    message: AgentMessage
+    message: StoredMessage
 
 
 class AssistantMessageDelta(_Event):
@@ -95,7 +96,7 @@ class AssistantMessageDelta(_Event):
 class MessageUpdateEvent(_Event):
     type: Literal["message_update"] = "message_update"
     assistantMessageEvent: AssistantMessageDelta
-    usage: Usage | None = Field(
+    usage: StoredUsage | None = Field(
         default=None,
         description="the answer's usage so far, as the provider last reported it (may stay zero until the end)",
     )
@@ -103,7 +104,7 @@ class MessageUpdateEvent(_Event):
 
 class MessageEndEvent(_Event):
     type: Literal["message_end"] = "message_end"
-    message: AgentMessage
+    message: StoredMessage
     entryId: str | None = Field(default=None, description="the session entry that stores it")
 
 
@@ -112,25 +113,33 @@ class ToolResultPayload(_Event):
     details: Any = None
 
 
-class ToolExecutionStartEvent(_Event):
-    type: Literal["tool_execution_start"] = "tool_execution_start"
+class _TaggedEvent(_Event):
+    """A base of events that share fields. Its ``type`` (each event narrows it to its own
+    literal) stands here so that it stays the first field: a base's fields come first."""
+
+    type: str
+
+
+class _ToolExecutionEvent(_TaggedEvent):
+    """The start, updates and end of one tool call name the call."""
+
     toolCallId: str
     toolName: str
+
+
+class ToolExecutionStartEvent(_ToolExecutionEvent):
+    type: Literal["tool_execution_start"] = "tool_execution_start"
     args: JsonDict
 
 
-class ToolExecutionUpdateEvent(_Event):
+class ToolExecutionUpdateEvent(_ToolExecutionEvent):
     type: Literal["tool_execution_update"] = "tool_execution_update"
-    toolCallId: str
-    toolName: str
     args: JsonDict
     partialResult: ToolResultPayload
 
 
-class ToolExecutionEndEvent(_Event):
+class ToolExecutionEndEvent(_ToolExecutionEvent):
     type: Literal["tool_execution_end"] = "tool_execution_end"
-    toolCallId: str
-    toolName: str
     result: ToolResultPayload
     isError: bool
     durationMs: int | None = Field(
@@ -147,26 +156,36 @@ class QueueUpdateEvent(_Event):
 CompactionReason = Literal["manual", "threshold", "overflow"]
 
 
-class CompactionStartEvent(_Event):
+class _CompactionEvent(_TaggedEvent):
+    """A compaction's start and end say why it ran."""
+
+    reason: CompactionReason
+
+
+class CompactionStartEvent(_CompactionEvent):
     type: Literal["compaction_start"] = "compaction_start"
-    reason: CompactionReason
 
 
-class CompactionEndEvent(_Event):
+class CompactionEndEvent(_CompactionEvent):
     type: Literal["compaction_end"] = "compaction_end"
-    reason: CompactionReason
     result: CompactResult | None
     aborted: bool
     willRetry: bool
     errorMessage: str | None = None
 
 
-class AutoRetryStartEvent(_Event):
-    type: Literal["auto_retry_start"] = "auto_retry_start"
+class _RetryScheduledEvent(_TaggedEvent):
+    """A model call failed transiently and is sent again after ``delayMs``: a turn's call, or
+    a compaction's or branch summary's (with the same retry settings)."""
+
     attempt: int
     maxAttempts: int
     delayMs: int
     errorMessage: str
+
+
+class AutoRetryStartEvent(_RetryScheduledEvent):
+    type: Literal["auto_retry_start"] = "auto_retry_start"
 
 
 class AutoRetryEndEvent(_Event):
@@ -176,15 +195,11 @@ class AutoRetryEndEvent(_Event):
     finalError: str | None = None
 
 
-class SummarizationRetryScheduledEvent(_Event):
+class SummarizationRetryScheduledEvent(_RetryScheduledEvent):
     """A compaction's or branch summary's model call failed transiently: it is retried after
     ``delayMs`` (the same retry settings as a turn's)."""
 
     type: Literal["summarization_retry_scheduled"] = "summarization_retry_scheduled"
-    attempt: int
-    maxAttempts: int
-    delayMs: int
-    errorMessage: str
 
 
 class SummarizationRetryAttemptStartEvent(_Event):

@@ -1,20 +1,22 @@
 """Params and results of every method."""
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from rpc_agent.protocol.base import Params, Result
 from rpc_agent.protocol.checkpoints import RestoreFilesResult
-from rpc_agent.protocol.entries import AgentMessage, CompactionFields, ImageContent, ThinkingLevel, Usage
+from rpc_agent.protocol.entries import CompactionFields, ImageContent, ThinkingLevel, Usage
 from rpc_agent.protocol.host import AcceptedCapabilities, ClientCapabilities
 from rpc_agent.protocol.json_schema import JsonSchema
-from rpc_agent.protocol.loose import Loose
+from rpc_agent.protocol.loose import CheckedAs, Loose
 from rpc_agent.protocol.sandbox import SandboxRequest, SandboxState
 from rpc_agent.protocol.shapes import EntryDict
+from rpc_agent.protocol.state_shapes import McpServerStateDict, ModelDescriptionDict, SandboxStateDict
 from rpc_agent.protocol.stats import ContextUsage as ContextUsage
 from rpc_agent.protocol.stats import SessionStats as SessionStats
 from rpc_agent.protocol.stats import TokenTotals as TokenTotals
+from rpc_agent.protocol.stored import StoredMessage
 from rpc_agent.protocol.tree_methods import GetTreeParams as GetTreeParams
 from rpc_agent.protocol.tree_methods import NavigateTreeParams as NavigateTreeParams
 from rpc_agent.protocol.tree_methods import NavigateTreeResult as NavigateTreeResult
@@ -117,13 +119,18 @@ class ModelDescription(Result):
     cost: dict[str, float]
 
 
+def _sandbox_off() -> SandboxStateDict:
+    """A state without a sandbox: the defaults of ``SandboxState`` (tests/test_state_shapes.py)."""
+    return {"mode": "off", "network": "allow", "hideCredentials": True, "mechanism": None}
+
+
 class State(Result):
     sessionId: str
     sessionFile: str | None
     sessionName: str | None
     cwd: str
     leafId: str | None
-    model: ModelDescription | None
+    model: Annotated[ModelDescriptionDict, CheckedAs(ModelDescription)] | None
     thinkingLevel: ThinkingLevel
     isStreaming: bool
     isCompacting: bool
@@ -133,8 +140,10 @@ class State(Result):
     followUpMode: QueueMode
     messageCount: int
     pendingMessageCount: int
-    mcpServers: list[McpServerState] = Field(default_factory=list)
-    sandbox: SandboxState = Field(default_factory=SandboxState, description="the sandbox in force")
+    mcpServers: list[Annotated[McpServerStateDict, CheckedAs(McpServerState)]] = Field(default_factory=list)
+    sandbox: Annotated[SandboxStateDict, CheckedAs(SandboxState)] = Field(
+        default_factory=lambda: _sandbox_off(), description="the sandbox in force"
+    )
 
 
 class Capabilities(Result):
@@ -183,7 +192,7 @@ class PromptResult(Result):
         description="how the run ended: stop, length, error, aborted, max_turns, max_budget, handled, "
         "or invalid_output (an outputSchema run that never produced a matching answer)",
     )
-    messages: list[AgentMessage] = Field(default_factory=list, description="messages the run added")
+    messages: list[StoredMessage] = Field(default_factory=list, description="messages the run added")
     errorMessage: str | None = None
     structuredOutput: Any = Field(
         default=None, description="with outputSchema: the final answer, valid against the schema"
@@ -214,7 +223,7 @@ class ClearQueueResult(Result):
 
 
 class MessagesResult(Result):
-    messages: list[AgentMessage]
+    messages: list[StoredMessage]
 
 
 class GetEntriesParams(Params):

@@ -32,6 +32,6 @@ def event_payload(event: BaseModel) -> dict[str, Any]:
     the event would then fail its own schema. Messages inside events are plain dicts and go
     out exactly as stored.
     """
-    data = event.model_dump(mode="json", warnings=False)
+    data = event.model_dump(mode="json")
     _drop_unset_optionals(event, data)
     return data

@@ -12,49 +12,67 @@ that would not parse is found here, at open, and never sent on as JSON.
 
 from __future__ import annotations
 
-import re
+from typing import Literal
 
 import msgspec
 import orjson
 
-from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.shapes import EntryDict
 
 BLOB_MARK = b"blob:sha256:"
 """Lines holding blob references are parsed at once: their images are restored, never sent raw."""
 
 
-class _Head(msgspec.Struct):
+class MessageHead(msgspec.Struct, gc=False):
     """A message line's index fields, typed: msgspec checks the types as it reads, and a line
     whose fields are missing or of another type (not a message, or an odd one) fails to decode
-    here and is parsed the ordinary way."""
+    here and is parsed the ordinary way. Not tracked by the collector: one is made per line.
 
-    type: str
+    ``files.parse_lines`` makes a stub entry of a head whose message is an object (type, id,
+    parent, timestamp) and keeps the line and the message's slice in ``StoredLines``; any
+    other line, blob references included, is parsed the ordinary way (which reports bytes
+    that are not JSON). Whether the message's content is one pi normalises is asked when it
+    is sent (``sendable``).
+    """
+
+    type: Literal["message"]
     id: str
     parentId: str | None
     timestamp: str
     message: msgspec.Raw
 
 
-_decode_head = msgspec.json.Decoder(_Head).decode
+decode_head = msgspec.json.Decoder(MessageHead).decode
+"""Raises ``msgspec.DecodeError`` (``ValidationError`` too) for a line that is no such head."""
 
-_CONTENT_KEY = b'"content"'
-_NULL_CONTENT = re.compile(rb'"content"\s*:\s*null')
+_NULL = msgspec.Raw(b"null")
 
 
-def _content_may_be_absent(line: bytes) -> bool:
-    """Whether the message of ``line`` may have a null or missing ``content``, which pi
-    normalises (so the line is parsed, never sent on as stored).
+class _OwnContent(msgspec.Struct, gc=False):
+    """A message's own ``content``, as a JSON parser sees it (escapes decoded, the last of
+    duplicate keys wins); a missing one reads as null."""
 
-    Looks at the first ``"content"`` key of the line (a message's own comes before anything
-    nested in it as pi writes them) and the few bytes after it, so that a long line is not
-    scanned to its end: yes when the line has no such key, or when its value is ``null``. A
-    line it says yes for wrongly is only parsed the ordinary way.
+    content: msgspec.Raw = _NULL
+
+
+_decode_own_content = msgspec.json.Decoder(_OwnContent).decode
+
+
+def sendable(message: msgspec.Raw) -> bool:
+    """Whether a stored message can go out as it is: an object whose own ``content`` is
+    present and not null.
+
+    pi reads a null or missing content as "" or [] (``projection.normalized``), so any other
+    message is parsed before it is sent. Asked of the messages a reader sends, not of every
+    line at open: a long session's open reads each line once, at C speed, and most of its
+    lines are never sent; the check reads a message's own top-level key, so a ``content``
+    nested in it (a tool call's arguments, ``details``) or placed anywhere in a long line is
+    judged as it is.
     """
-    at = line.find(_CONTENT_KEY, 0, 1024)
-    if at < 0:
-        return _CONTENT_KEY not in line
-    return line.find(b"null", at, at + 24) >= 0 and _NULL_CONTENT.match(line, at) is not None
+    try:
+        return _decode_own_content(message).content != _NULL
+    except msgspec.DecodeError:  # not an object (ValidationError): parsed, then left out
+        return False
 
 
 class StoredMessage:
@@ -89,10 +107,6 @@ class StoredLines:
         self.lines: dict[int, bytes] = {}
         self.messages: dict[int, msgspec.Raw] = {}
 
-    def add(self, position: int, line: bytes, message: msgspec.Raw) -> None:
-        self.lines[position] = line
-        self.messages[position] = message
-
     def get(self, position: int) -> StoredMessage | None:
         line = self.lines.get(position)
         return None if line is None else StoredMessage(line, self.messages[position])
@@ -103,31 +117,3 @@ class StoredLines:
 
     def __len__(self) -> int:
         return len(self.lines)
-
-
-def stub_of(line: bytes) -> tuple[JsonDict, msgspec.Raw] | None:
-    """The index fields of a well-formed message line and its stored bytes, else None.
-
-    The fields are a line as ``files.parse_lines`` collects them (JSON not yet known to be of
-    the current version: ``opening`` makes the header and the entries of them).
-
-    None means "parse this line the ordinary way": not a message, a message with odd fields
-    or a content to normalise, blob references, or bytes that are not JSON (which the
-    ordinary way reports).
-    """
-    try:
-        head = _decode_head(line)
-    except msgspec.DecodeError:  # ValidationError too
-        return None
-    message = head.message
-    if head.type != "message" or memoryview(message)[0] != 0x7B:  # "{": an object
-        return None
-    if _content_may_be_absent(line):
-        return None
-    stub: JsonDict = {
-        "type": "message",
-        "id": head.id,
-        "parentId": head.parentId,
-        "timestamp": head.timestamp,
-    }
-    return stub, message

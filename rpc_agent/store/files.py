@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
+import msgspec
 import orjson
 
 from rpc_agent.errors import InvalidSessionFileError
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.entries import CURRENT_SESSION_VERSION
 from rpc_agent.protocol.shapes import HeaderDict
-from rpc_agent.store.decoding import BLOB_MARK, StoredLines, stub_of
+from rpc_agent.store.decoding import BLOB_MARK, MessageHead, StoredLines, decode_head
 
 HOME_ENV = "RPC_AGENT_HOME"
 
@@ -224,12 +225,22 @@ def parse_lines(data: bytes, *, defer_messages: bool = False) -> RawFile:
     loads = orjson.loads
     stored = StoredLines()
     append = lines.append
+    # The stub of a message line is made here, with no call and no tuple per line (it runs
+    # for every line of a long file); see ``decoding.MessageHead``.
+    stored_lines, stored_messages = stored.lines, stored.messages
     for number, raw in enumerate(_split_lines(body), start=1):
         if defer_messages and not (mentions_blobs and BLOB_MARK in raw):
-            found = stub_of(raw)
-            if found is not None:
-                stored.add(len(lines) - 1, raw, found[1])  # the header is line 0
-                append(found[0])
+            try:
+                head: MessageHead | None = decode_head(raw)
+            except msgspec.DecodeError:
+                head = None
+            if head is not None and memoryview(head.message)[0] == 0x7B:  # "{": an object
+                position = len(lines) - 1  # the header is line 0
+                stored_lines[position] = raw
+                stored_messages[position] = head.message
+                append(
+                    {"type": "message", "id": head.id, "parentId": head.parentId, "timestamp": head.timestamp}
+                )
                 continue
         if not raw or raw.isspace():
             continue

@@ -14,11 +14,12 @@ from typing import Any
 
 import msgspec
 
-from rpc_agent.protocol.shapes import EntryDict
+from rpc_agent.protocol.shapes import EntryDict, MessageDict
 from rpc_agent.store.blobs import BlobStore, restore_blobs
-from rpc_agent.store.decoding import StoredLines, StoredMessage
+from rpc_agent.store.decoding import StoredLines, StoredMessage, sendable
 from rpc_agent.store.files import LoadReport
 from rpc_agent.store.groups import ChildGroups
+from rpc_agent.store.projection import normalized
 
 LEAF_MARKER = "rpc-agent.leaf"
 """``customType`` of the entries that record a leaf move which appended nothing."""
@@ -152,11 +153,11 @@ class EntryIndex:
             by_id[entry_id] = entry
             if parent.__class__ is not str:
                 parent = None
-            siblings = several.get(parent)
-            if siblings is not None:
-                siblings.append(entry_id)
-            elif single.setdefault(parent, entry_id) is not entry_id:
-                children.add(parent, entry_id)  # its second child
+            # Operators, not method calls: this runs once per line of a long file.
+            if parent not in single and parent not in several:
+                single[parent] = entry_id
+            else:
+                children.add(parent, entry_id)  # a sibling
 
     def children_of(self, parent: str | None) -> list[str]:
         """Child ids of ``parent`` in file order (None: the roots)."""
@@ -217,16 +218,26 @@ class EntryIndex:
         position = self.position_of(entry)
         return self.stored.get(position) if position is not None else None
 
-    def stored_message(self, entry: EntryDict) -> msgspec.Raw | None:
-        """The stored JSON of an indexed stub's message (a view into its line), or None.
+    def message_to_send(self, entry: EntryDict) -> MessageDict | msgspec.Raw | None:
+        """What a message entry gives a reader that sends the context on as JSON: a stub's
+        stored message (a view into its line) when it can go out as it is (``sendable``), else
+        the message parsed and as pi's context reads it; None for a line without a message.
 
-        ``stored_of`` without the object around it, for the readers that walk a long path.
+        One call per message of a long path, so the usual case (an indexed stub) is looked up
+        here directly.
         """
-        at = self.position.get(entry["id"])
-        if at is not None and self.entries[at] is entry:
-            return self.stored.messages.get(at)
-        stored = self.stored_of(entry)  # an id named twice: look the hard way
-        return stored.message if stored is not None else None
+        message = entry.get("message")
+        if message is None:
+            at = self.position.get(entry["id"])
+            if at is not None and self.entries[at] is entry:
+                stored = self.stored.messages.get(at)
+            else:
+                found = self.stored_of(entry)  # an id named twice: look the hard way
+                stored = found.message if found is not None else None
+            if stored is not None and sendable(stored):
+                return stored
+            message = self.load(entry).get("message")  # one pi normalises, or none at all
+        return normalized(message) if isinstance(message, dict) else None
 
     def load(self, entry: EntryDict) -> EntryDict:
         """Complete a stub entry from its stored line, in place, so every reference sees it."""
@@ -242,6 +253,22 @@ class EntryIndex:
             return entry
         entry.update(full)
         return entry
+
+    def complete(self, entry: EntryDict) -> EntryDict:
+        """The entry with its message, for a caller that reads it once: a stub's line is
+        parsed into a new dict and stays stored, so the index is left as it was.
+
+        ``load`` keeps the parse instead, for the entries read again and again (the context's
+        path); one that hands out every entry (``get_tree``) would otherwise leave a long
+        session's every message built, for each full collection of the process to walk.
+        """
+        stored = self.stored_of(entry)
+        if stored is None:
+            return entry
+        full = stored.parse()
+        if full is None or full.get("id") != entry.get("id"):
+            return self.load(entry)  # reports the damage once, and lets the bad bytes go
+        return {**entry, **full}  # the keys in the order ``load`` would leave them
 
     def load_all(self, entries: Iterable[EntryDict]) -> list[EntryDict]:
         if not self.stored:

@@ -170,12 +170,13 @@ class SessionTree:
     # --- reading -------------------------------------------------------------------------
 
     def nodes(self) -> list[TreeNode]:
-        """The whole tree, flattened depth-first, children oldest first (entries complete)."""
+        """The whole tree, flattened depth-first, children oldest first (entries complete,
+        the stored ones parsed for the caller: the index keeps them as it had them)."""
         order = self.order()
         shape, index = self.shape, self._index
         return [
             TreeNode(
-                index.load(index.by_id[i]),
+                index.complete(index.by_id[i]),
                 shape.depth[i],
                 shape.parent[i],
                 shape.count(i),

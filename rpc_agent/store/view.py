@@ -12,12 +12,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
 import orjson
 
 from rpc_agent.errors import EntryNotFoundError
 from rpc_agent.io.background import Background
-from rpc_agent.protocol.shapes import EntryDict, MessageDict
+from rpc_agent.protocol.shapes import EntryDict
 from rpc_agent.store.context import (
     SessionContext,
     StoredContext,
@@ -29,7 +28,6 @@ from rpc_agent.store.files import LoadReport
 from rpc_agent.store.freeing import free_dict, free_list
 from rpc_agent.store.index import EntryIndex, is_bookkeeping
 from rpc_agent.store.place import SessionPlace
-from rpc_agent.store.projection import normalized
 from rpc_agent.store.tree import SessionTree, TreeFilter, TreeNode, TreeQuery, sort_key
 
 PIECE_BYTES = 1 << 20
@@ -212,13 +210,6 @@ class SessionView:
             self._reader = None  # its stored bytes were let go by the parse; don't keep them
         return self._context
 
-    def _stored_or_message(self, entry: EntryDict) -> MessageDict | msgspec.Raw | None:
-        """What a message entry gives a JSON reader: its stored bytes, or its parsed message."""
-        message = entry.get("message")
-        if message is None:
-            return self._index.stored_message(entry)
-        return normalized(message) if isinstance(message, dict) else None
-
     def _fresh(self) -> SessionContext | StoredContext | None:
         """A context already built for the current path (parsed, or as a JSON reader gets it)."""
         key = self._key()
@@ -236,7 +227,7 @@ class SessionView:
         if self._reader is None or self._reader[0] != key:
             index = self._index
             context = build_stored_context(
-                index.entries, self._leaf, index.by_id, load=index.load, message_of=self._stored_or_message
+                index.entries, self._leaf, index.by_id, load=index.load, message_of=index.message_to_send
             )
             self._reader = (key, context)
         return self._reader[1]

@@ -102,7 +102,7 @@ async def test_an_unexpected_exception_still_closes_every_event(fail_on: int) ->
 def test_close_all_ends_what_is_open_from_the_message_it_began_with() -> None:
     """A stored message (a dict, as events carry it) ends marked with why the run stopped, the
     started one left as it was; a turn ends with the last assistant message it saw; a message
-    held as a model (not as the store holds it) ends empty."""
+    given as a model is held as the store would hold it, so it ends with its content."""
     emitted: list[BaseModel] = []
     errors: list[str] = []
 
@@ -120,7 +120,7 @@ def test_close_all_ends_what_is_open_from_the_message_it_began_with() -> None:
     assert pairing.open_count == 0
     ends = run_events(emitted[3:])
     assert [e["type"] for e in ends] == ["message_end", "message_end", "turn_end"]
-    assert ends[0]["message"] == {}
+    assert ends[0]["message"] == {"role": "user", "content": "a model, not a stored dict", "timestamp": 2}
     assert ends[1]["message"] == {**answer, "stopReason": "error", "errorMessage": "the disk is full"}
     assert ends[2]["message"] == answer  # the turn's answer as it was seen, not the marked copy
     assert "stopReason" not in answer

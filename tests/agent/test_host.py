@@ -80,7 +80,7 @@ async def test_a_python_host_denies_blocks_and_rewrites_the_context(tmp_path: Pa
     assert result.stopReason == "stop"
     assert not (tmp_path / "w.txt").exists()
     assert not (tmp_path / "b.txt").exists()
-    results = [m for m in map(dict, result.messages) if m["role"] == "toolResult"]
+    results: list[Any] = [m for m in result.messages if m["role"] == "toolResult"]
     assert "no writes" in results[0]["content"][0]["text"]
     assert results[1]["content"][0]["text"] == "bash is off today"
     # The approval comes first (write: asked and denied; bash: allowed by the rule), then the hook.
@@ -105,8 +105,9 @@ async def test_rules_allow_and_the_hook_blocks(tmp_path: Path) -> None:
     )
     agent.policy.allow = parse_rules(["bash(echo *)"])
     result = await agent.prompt("go")
-    (tool_result,) = [m for m in map(dict, result.messages) if m["role"] == "toolResult"]
-    assert tool_result["content"][0]["text"] == "Tool execution was blocked by an extension"
+    (tool_result,) = [m for m in result.messages if m["role"] == "toolResult"]
+    content: Any = tool_result["content"]
+    assert content[0]["text"] == "Tool execution was blocked by an extension"
     assert [name for name, _ in host.asked] == ["tool_call"]
     await agent.shutdown()
 
@@ -124,7 +125,7 @@ async def test_a_hook_message_keeps_only_the_fields_the_hook_gave(tmp_path: Path
         host = ScriptedHost({"before_agent_start": {"message": given}}, None)
         agent, provider = make_agent(tmp_path, [{"text": "ok"}], host, "never")
         result = await agent.prompt("go")
-        (custom,) = [m for m in map(dict, result.messages) if m["role"] == "custom"]
+        (custom,) = [m for m in result.messages if m["role"] == "custom"]
         assert {k: v for k, v in custom.items() if k != "timestamp"} == {
             "role": "custom",
             "customType": "note",
@@ -151,7 +152,7 @@ async def test_host_blocks_replace_a_result_as_the_message_holds_them(tmp_path: 
     ]
     agent, _provider = make_agent(tmp_path, script, host, "never")
     result = await agent.prompt("go")
-    (tool_result,) = [m for m in map(dict, result.messages) if m["role"] == "toolResult"]
+    (tool_result,) = [m for m in result.messages if m["role"] == "toolResult"]
     assert tool_result["content"] == [
         {"type": "text", "text": "rewritten"},
         {"type": "image", "data": "aGk=", "mimeType": "image/png"},
@@ -164,4 +165,25 @@ async def test_host_blocks_replace_a_result_as_the_message_holds_them(tmp_path: 
         if e["type"] == "message" and e["message"]["role"] == "toolResult"
     ]
     assert stored_results == [tool_result["content"]]
+    await agent.shutdown()
+
+
+async def test_the_tool_hooks_name_the_same_call_with_the_models_arguments(tmp_path: Path) -> None:
+    """tool_call and tool_result say which call, of which tool, with which input: the model's
+    arguments in both, also after tool_call patched what the tool ran with (as pi's do)."""
+    host = ScriptedHost(
+        {"tool_call": {"input": {"path": "patched.txt", "content": "y"}}, "tool_result": {}}, None
+    )
+    arguments = {"path": "given.txt", "content": "x"}
+    script: list[FauxReply] = [{"toolCalls": [{"name": "write", "arguments": arguments}]}, {"text": "done"}]
+    agent, _provider = make_agent(tmp_path, script, host, "never")
+    result = await agent.prompt("go")
+    (tool_result,) = [m for m in result.messages if m["role"] == "toolResult"]
+    (call_event,) = [event for name, event in host.asked if name == "tool_call"]
+    (result_event,) = [event for name, event in host.asked if name == "tool_result"]
+    expected = {"toolCallId": tool_result["toolCallId"], "toolName": "write", "input": arguments}
+    assert {key: call_event[key] for key in expected} == expected
+    assert {key: result_event[key] for key in expected} == expected
+    assert (tmp_path / "patched.txt").read_text() == "y"
+    assert not (tmp_path / "given.txt").exists()
     await agent.shutdown()

@@ -10,35 +10,12 @@
 // last entry (how pi's low-level helpers read a file) and the script fails if they disagree.
 
 import { readFileSync } from "node:fs";
-import { createInterface } from "node:readline";
 import { buildSessionContext, migrateSessionEntries, parseSessionEntries, SessionManager } from "@mariozechner/pi-coding-agent";
+import { contextOf, labelsOf, serveSessions } from "./pi_scripts.mjs";
 
-function contextJson(context) {
-	return JSON.stringify({ messages: context.messages, thinkingLevel: context.thinkingLevel, model: context.model });
-}
+const contextJson = (context) => JSON.stringify(contextOf(context));
 
-const paths = process.argv.slice(2);
-if (paths.length === 0) {
-	process.stderr.write("usage: pi_context.mjs <session.jsonl>...\n");
-	process.exit(2);
-}
-
-// One line per file, in order: a test suite reads many files for the price of one node start.
-if (paths.length === 1 && paths[0] === "-") {
-	for await (const path of createInterface({ input: process.stdin })) {
-		let answer;
-		try {
-			answer = readSession(path);
-		} catch (error) {
-			answer = { error: String(error?.stack ?? error) };
-		}
-		process.stdout.write(`${JSON.stringify(answer)}\n`);
-	}
-} else {
-	for (const path of paths) {
-		process.stdout.write(`${JSON.stringify(readSession(path))}\n`);
-	}
-}
+await serveSessions("pi_context.mjs", readSession);
 
 function readSession(path) {
 	// Read the raw helpers' view first: SessionManager.open would rewrite an old-version file.
@@ -56,17 +33,10 @@ function readSession(path) {
 		);
 	}
 
-	const labels = {};
-	for (const entry of manager.getEntries()) {
-		const label = manager.getLabel(entry.id);
-		if (label !== undefined) labels[entry.id] = label;
-	}
 	return {
-		messages: context.messages,
-		thinkingLevel: context.thinkingLevel,
-		model: context.model,
+		...contextOf(context),
 		leafId: manager.getLeafId(),
 		sessionName: manager.getSessionName() ?? null,
-		labels,
+		labels: labelsOf(manager),
 	};
 }

@@ -9,12 +9,9 @@
 // where entries are pi's getEntries() (everything it wrote, header excluded).
 
 import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { contextOf, labelsOf, readResult, readsTheReadme, sessionFolder } from "./pi_scripts.mjs";
 
-const dir = process.argv[2];
-if (!dir) {
-	process.stderr.write("usage: pi_write.mjs <session folder>\n");
-	process.exit(2);
-}
+const dir = sessionFolder("pi_write.mjs");
 
 const usage = {
 	input: 10,
@@ -55,21 +52,15 @@ manager.appendMessage({
 	],
 	timestamp: tick(),
 });
-manager.appendMessage(
-	assistant([
-		{ type: "thinking", thinking: "Let me look.", thinkingSignature: "sig" },
-		{ type: "toolCall", id: "call_1", name: "read", arguments: { path: "README.md" } },
-	]),
+manager.appendMessage(assistant(readsTheReadme("call_1", "Let me look.")));
+const toolResult = manager.appendMessage(
+	readResult("call_1", {
+		content: [{ type: "text", text: "# README\nüñí 😀 \"quoted\" \\ backslash" }],
+		details: { lines: 2 },
+		isError: false,
+		timestamp: tick(),
+	}),
 );
-const toolResult = manager.appendMessage({
-	role: "toolResult",
-	toolCallId: "call_1",
-	toolName: "read",
-	content: [{ type: "text", text: "# README\nüñí 😀 \"quoted\" \\ backslash" }],
-	details: { lines: 2 },
-	isError: false,
-	timestamp: tick(),
-});
 manager.appendMessage(assistant("The README has a title."));
 
 manager.appendLabelChange(u1, "start");
@@ -88,19 +79,13 @@ manager.appendMessage(user("Question after the compaction"));
 manager.appendMessage(assistant("Answer after the compaction", "openai", "gpt-4o"));
 manager.appendSessionInfo("  Compat session  ");
 
-const context = manager.buildSessionContext();
-const labels = {};
-for (const entry of manager.getEntries()) {
-	const label = manager.getLabel(entry.id);
-	if (label !== undefined) labels[entry.id] = label;
-}
 process.stdout.write(
 	`${JSON.stringify({
 		file: manager.getSessionFile(),
-		context: { messages: context.messages, thinkingLevel: context.thinkingLevel, model: context.model },
+		context: contextOf(manager.buildSessionContext()),
 		leafId: manager.getLeafId(),
 		sessionName: manager.getSessionName() ?? null,
-		labels,
+		labels: labelsOf(manager),
 		entries: manager.getEntries(),
 	})}\n`,
 );

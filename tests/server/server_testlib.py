@@ -101,3 +101,15 @@ def ids_and_codes(batch: list[dict[str, Any]]) -> list[tuple[Any, int | None]]:
     """(id, error code or None) of each response in a batch answer, sorted for comparison."""
     pairs = [(item["id"], item["error"]["code"] if "error" in item else None) for item in batch]
     return sorted(pairs, key=repr)
+
+
+PING = {"jsonrpc": "2.0", "method": "ping"}
+
+
+def ping(request_id: Any) -> dict[str, Any]:
+    return {**PING, "id": request_id}
+
+
+async def assert_still_serving(server: RpcServer) -> None:
+    answer = await server.call("ping", request_id="still-alive")
+    assert answer == {"jsonrpc": "2.0", "result": {"pong": True}, "id": "still-alive"}

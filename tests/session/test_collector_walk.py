@@ -156,3 +156,36 @@ async def test_a_tree_read_between_appends_is_the_tree_of_the_file(tmp_path: Pat
     with SessionManager.open(path) as reopened:
         assert rows == orjson.loads(reopened.tree_json())
     assert {n["id"] for n in rows} == {*before, *added}
+
+
+def test_get_tree_leaves_the_entries_as_it_found_them(tmp_path: Path) -> None:
+    """``get_tree`` hands out every entry complete; a session read from a file keeps its
+    messages as stored lines after it, and the collector walks no more than before."""
+    path = _long_session(tmp_path / "long.jsonl")
+    with SessionManager.open(path) as manager:
+        manager.tree_json()  # the shape and the rows built, as get_tree builds them too
+        stored = len(manager._index.stored)
+        assert stored > ENTRIES
+        gc.collect()
+        before = _visited_by_a_full_collection(manager)
+        nodes = manager.get_tree()
+        assert len(nodes) > ENTRIES
+        assert all("message" in node.entry for node in nodes)
+        assert nodes[-1].entry["message"]["content"] == [{"type": "text", "text": f"a{ENTRIES}"}]
+        del nodes
+        gc.collect()
+        assert len(manager._index.stored) == stored
+        assert not any("message" in entry for entry in manager._index.entries)
+        after = _visited_by_a_full_collection(manager)
+    assert after <= before, (before, after)
+
+
+def test_get_tree_gives_the_entries_that_the_readers_of_the_file_give(tmp_path: Path) -> None:
+    path = _long_session(tmp_path / "long.jsonl")
+    with SessionManager.open(path) as manager:
+        from_tree = {node.entry["id"]: node.entry for node in manager.get_tree()}
+        from_file = {entry["id"]: entry for entry in orjson.loads(manager.entries_json())}
+        assert from_tree == from_file
+        assert [list(e) for e in from_tree.values()] == [list(from_file[i]) for i in from_tree]
+        loaded = {entry["id"]: entry for entry in manager.entries_since(None)}  # parsed in place
+        assert from_tree == loaded

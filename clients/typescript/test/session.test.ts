@@ -18,13 +18,18 @@ import { join } from "node:path";
 import { RpcAgentClient } from "../src/index.js";
 import { startServer, suiteServer } from "./helpers.js";
 
-/** Prompt with each message in turn, each run to its end. */
-async function promptEach(client: RpcAgentClient, ...messages: string[]): Promise<void> {
-  for (const message of messages) await client.prompt(message);
-}
-
 function userNodes(tree: TreeResult): TreeNode[] {
   return tree.nodes.filter((node) => node.role === "user");
+}
+
+/** Prompt with each message in turn, each run to its end; the tree they made and its user nodes. */
+async function converse(
+  client: RpcAgentClient,
+  ...messages: string[]
+): Promise<{ tree: TreeResult; users: TreeNode[] }> {
+  for (const message of messages) await client.prompt(message);
+  const tree = await client.getTree();
+  return { tree, users: userNodes(tree) };
 }
 
 function assistantText(message: AssistantMessage): string {
@@ -161,10 +166,8 @@ describe("tree: getTree, navigateTree, setLabel", () => {
 
   it("navigating back and prompting again makes a branch; labels show on the tree", async () => {
     const { client } = server;
-    await promptEach(client, "first question", "second question");
-    const tree = await client.getTree();
+    const { tree, users } = await converse(client, "first question", "second question");
     assert.ok(tree.leafId);
-    const users = userNodes(tree);
     assert.equal(users.length, 2);
     const [first, second] = users as [TreeNode, TreeNode];
     assert.match(first.preview, /first question/);
@@ -205,12 +208,11 @@ describe("fork", () => {
 
   it("fork starts a new session file before a user message and returns its text", async () => {
     const { client } = server;
-    await promptEach(client, "keep this", "fork from here");
+    const { users } = await converse(client, "keep this", "fork from here");
+    const target = users[1]!;
     const before = await client.getState();
     const forkable = await client.getForkMessages();
     assert.ok(forkable.messages.length >= 2);
-    const users = userNodes(await client.getTree());
-    const target = users[1]!;
 
     const sessionChanged = client.waitForEvent("session_changed", {
       predicate: (event) => event.reason === "fork",

@@ -16,7 +16,6 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import {
 	buildSessionContext,
 	createAgentSession,
@@ -24,31 +23,9 @@ import {
 	parseSessionEntries,
 	SessionManager,
 } from "@earendil-works/pi-coding-agent";
+import { contextOf, labelsOf, serveSessions } from "../pi_scripts.mjs";
 
-const contextOf = (context) => ({ messages: context.messages, thinkingLevel: context.thinkingLevel, model: context.model });
-
-const paths = process.argv.slice(2);
-if (paths.length === 0) {
-	process.stderr.write("usage: pi15_context.mjs <session.jsonl>...\n");
-	process.exit(2);
-}
-
-if (paths.length === 1 && paths[0] === "-") {
-	for await (const path of createInterface({ input: process.stdin })) {
-		let answer;
-		try {
-			answer = await readSession(path);
-		} catch (error) {
-			answer = { error: String(error?.stack ?? error) };
-		}
-		await new Promise((resolve) => process.stdout.write(`${JSON.stringify(answer)}\n`, resolve));
-	}
-} else {
-	for (const path of paths) {
-		const line = `${JSON.stringify(await readSession(path))}\n`;
-		await new Promise((resolve) => process.stdout.write(line, resolve));
-	}
-}
+await serveSessions("pi15_context.mjs", readSession);
 // pi's agent session leaves timers behind; the lines above are written out by now.
 process.exit(0);
 
@@ -68,11 +45,7 @@ async function readSession(path) {
 
 	const contexts = {};
 	for (const entry of body) contexts[entry.id] = contextOf(buildSessionContext(body, entry.id));
-	const labels = {};
-	for (const entry of manager.getEntries()) {
-		const label = manager.getLabel(entry.id);
-		if (label !== undefined) labels[entry.id] = label;
-	}
+	const labels = labelsOf(manager);
 
 	const agentDir = mkdtempSync(join(tmpdir(), "pi15-agent-"));
 	let appendedByAgent;

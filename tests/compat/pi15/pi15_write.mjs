@@ -13,12 +13,9 @@
 // where ``last`` is SessionManager.open(file).buildSessionContext() (the file's own leaf).
 
 import { buildSessionContext, SessionManager } from "@earendil-works/pi-coding-agent";
+import { contextOf, readResult, readsTheReadme, sessionFolder } from "../pi_scripts.mjs";
 
-const dir = process.argv[2];
-if (!dir) {
-	process.stderr.write("usage: pi15_write.mjs <session folder>\n");
-	process.exit(2);
-}
+const dir = sessionFolder("pi15_write.mjs");
 
 let clock = Date.UTC(2026, 10, 3, 14, 0, 0);
 const tick = () => (clock += 1000);
@@ -63,24 +60,18 @@ manager.appendMessage({
 	timestamp: tick(),
 });
 const u1 = manager.appendMessage(user("Read the README, please"));
-manager.appendMessage(
-	assistant([
-		{ type: "thinking", thinking: "Reading.", thinkingSignature: "sig" },
-		{ type: "toolCall", id: "toolu_01", name: "read", arguments: { path: "README.md" } },
-	]),
+manager.appendMessage(assistant(readsTheReadme("toolu_01", "Reading.")));
+const result = manager.appendMessage(
+	readResult("toolu_01", {
+		content: [{ type: "text", text: "# README\n" + "lorem ipsum ".repeat(50) }],
+		details: { lines: 2 },
+		usage: usage(40, 4, 0.001),
+		nestedCalls: { calls: [{ id: "n1", name: "grep", arguments: { pattern: "x" }, status: "ok", durationMs: 3 }], complete: true },
+		isError: false,
+		timestamp: tick(),
+		durationMs: 12,
+	}),
 );
-const result = manager.appendMessage({
-	role: "toolResult",
-	toolCallId: "toolu_01",
-	toolName: "read",
-	content: [{ type: "text", text: "# README\n" + "lorem ipsum ".repeat(50) }],
-	details: { lines: 2 },
-	usage: usage(40, 4, 0.001),
-	nestedCalls: { calls: [{ id: "n1", name: "grep", arguments: { pattern: "x" }, status: "ok", durationMs: 3 }], complete: true },
-	isError: false,
-	timestamp: tick(),
-	durationMs: 12,
-});
 const failed = manager.appendMessage(assistant("Overloaded", { stopReason: "error", errorMessage: "overloaded_error" }));
 const failedAgain = manager.appendMessage(assistant("", { stopReason: "aborted" }));
 manager.appendContextEdit(failed, null);
@@ -145,8 +136,7 @@ void a4;
 const entries = manager.getEntries();
 const contexts = {};
 for (const entry of entries) {
-	const context = buildSessionContext(entries, entry.id);
-	contexts[entry.id] = { messages: context.messages, thinkingLevel: context.thinkingLevel, model: context.model };
+	contexts[entry.id] = contextOf(buildSessionContext(entries, entry.id));
 }
 const file = manager.getSessionFile();
 const last = SessionManager.open(file).buildSessionContext();
@@ -156,6 +146,6 @@ process.stdout.write(
 		leafId: manager.getLeafId(),
 		entries,
 		contexts,
-		last: { messages: last.messages, thinkingLevel: last.thinkingLevel, model: last.model },
+		last: contextOf(last),
 	})}\n`,
 );
