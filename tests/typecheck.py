@@ -7,7 +7,12 @@ from pathlib import Path
 
 
 def mypy_errors(folder: Path, name: str, source: str) -> list[str]:
-    """The ``error:`` lines mypy gives for ``source`` saved as ``folder/name`` (it must fail)."""
+    """The ``error:`` lines mypy gives for ``source`` saved as ``folder/name`` (it must fail).
+
+    ``folder`` is a test's ``tmp_path``: the incremental cache sits beside it, in the base folder
+    this process's tests share, so a later snippet's run reuses what an earlier one found out
+    about the package and its dependencies instead of analysing them again; a new run of the
+    suite starts with an empty cache."""
     from mypy import api
 
     path = folder / name
@@ -16,10 +21,9 @@ def mypy_errors(folder: Path, name: str, source: str) -> list[str]:
         [
             str(path),
             "--strict",
-            "--no-incremental",
             "--follow-imports=silent",
             "--cache-dir",
-            str(folder / "cache"),
+            str(folder.parent / "mypy-cache"),
         ]
     )
     assert status == 1, out

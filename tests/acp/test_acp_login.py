@@ -7,6 +7,8 @@ agent with the method's ``args`` appended, the key typed on stdin.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import pty
@@ -24,6 +26,7 @@ from acp_testlib import WAIT, AcpWorld, RecordingClient, prompt
 
 from acp import RequestError, text_block
 from fake_anthropic import FakeAnthropic, Reply, Text
+from rpc_agent import cli
 
 pytestmark = pytest.mark.anyio
 
@@ -135,13 +138,24 @@ def test_login_refuses_an_empty_key_and_logout_without_a_key_is_fine(world: AcpW
     assert run_cli(world, ["logout"], "").returncode == 0
 
 
-def test_print_mode_and_the_json_rpc_front_use_the_stored_key(world: AcpWorld) -> None:
+def test_print_mode_and_the_json_rpc_front_use_the_stored_key(
+    world: AcpWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert run_cli(world, ["login"], "  sk-for-scripts  \n").returncode == 0
     with FakeAnthropic() as fake:
         fake.enqueue(Reply([Text("printed")]), Reply([Text("served")]))
-        done = run_cli(world, ["-p", "hi", *PROVIDER], "", ANTHROPIC_BASE_URL=fake.base_url)
-        assert done.returncode == 0, done.stderr
-        assert done.stdout == "printed\n"
+        # Print mode runs the real ``cli.main`` in this process (what it prints and returns is
+        # the point, as in tests/e2e/test_headless.py), with the environment ``run_cli`` gives
+        # a process: this home, this folder, no key but the stored one.
+        for name in [name for name in os.environ if name.startswith("ANTHROPIC_")]:
+            monkeypatch.delenv(name)
+        monkeypatch.setenv("RPC_AGENT_HOME", str(world.home))
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.chdir(world.cwd)
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            assert cli.main(["-p", "hi", *PROVIDER]) == 0
+        assert printed.getvalue() == "printed\n"
         requests = [
             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
             {"jsonrpc": "2.0", "id": 2, "method": "prompt", "params": {"message": "hi"}},

@@ -5,6 +5,8 @@ a session frees its states."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -18,7 +20,8 @@ import pytest
 
 from e2e.conftest import E2E, JsonDict, current_file, header_and_entries, messages_of
 from e2e.test_checkpoints import bash_prompts, disk_state, entry_ids, events_of, seed, user_entries
-from e2e.test_headless import run
+from e2e.test_headless import Done, run
+from rpc_agent import cli
 from rpc_agent.checkpoints import free_session_checkpoints
 from rpc_agent.checkpoints.store import TEMP_PREFIX
 
@@ -84,15 +87,15 @@ async def test_fork_and_clone_carry_states_and_restore_files(e2e: E2E) -> None:
         assert disk_state(e2e.cwd) == state_2
 
 
-def rewind_cli(e2e: E2E, *args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m rpc_agent rewind ARGS`` with the test's home."""
-    return subprocess.run(
-        [sys.executable, "-m", "rpc_agent", "rewind", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "RPC_AGENT_HOME": str(e2e.home)},
-        check=False,
-    )
+def rewind_cli(e2e: E2E, *args: str) -> Done:
+    """``rpc-agent rewind ARGS`` through the real ``cli.main`` in the test's process, with the
+    test's home (the ``in_process`` fixture set it): what the command prints and returns is the
+    point; the restore that is killed midway below runs in a process of its own."""
+    assert e2e.in_process, "the e2e fixture sets the environment only for in_process tests"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = cli.main(["rewind", *args])
+    return Done(code, stdout.getvalue(), stderr.getvalue())
 
 
 def test_print_mode_checkpoints_and_rewind_restores_from_the_command_line(e2e: E2E) -> None:
