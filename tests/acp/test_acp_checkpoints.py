@@ -8,7 +8,8 @@ import json
 
 import anyio
 import pytest
-from acp_testlib import EDITOR, WAIT, AcpWorld, EditorClient, JsonDict, RecordingClient, prompt
+from acp_editor import EDITOR, EditorClient
+from acp_testlib import WAIT, AcpWorld, JsonDict, RecordingClient, prompt
 
 from acp import RequestError
 from rpc_agent.protocol.errors import ENTRY_NOT_FOUND

@@ -12,11 +12,10 @@ from acp.schema import (
     SessionConfigOptionSelect,
     TerminalToolCallContent,
 )
+from acp_editor import EDITOR, EditorClient
 from acp_testlib import (
-    EDITOR,
     WAIT,
     AcpWorld,
-    EditorClient,
     JsonDict,
     RecordingClient,
     content_text,

@@ -7,7 +7,8 @@ import json
 
 import pytest
 from acp.schema import SessionConfigOptionSelect
-from acp_testlib import EDITOR, AcpWorld, EditorClient, JsonDict, prompt
+from acp_editor import EDITOR, EditorClient
+from acp_testlib import AcpWorld, JsonDict, prompt
 
 from acp import RequestError
 from rpc_agent.sandbox import bwrap
