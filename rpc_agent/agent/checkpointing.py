@@ -89,14 +89,18 @@ class Checkpointing:
     def _home(self) -> Path:
         return self.session.home or files.agent_home()
 
-    def _engine_for(self, manager: SessionManager) -> _Bound:
-        bound = self._bound
+    def _key(self, manager: SessionManager) -> tuple[int, str, str, tuple[str, ...]]:
         # The id alone could be a freed manager's, reused: the session's id and file too; and
         # the additional folders, which a client may change between prompts.
         folders = tuple(self.session.settings.additional_directories)
-        key = (id(manager), manager.session_id, str(manager.session_file), folders)
+        return (id(manager), manager.session_id, str(manager.session_file), folders)
+
+    def _engine_for(self, manager: SessionManager) -> _Bound:
+        bound = self._bound
+        key = self._key(manager)
         if bound is not None and bound.key == key:
             return bound
+        folders = key[3]
         from rpc_agent.checkpoints import (
             CheckpointMap,
             Limits,
@@ -336,7 +340,18 @@ class Checkpointing:
         )
 
     def files_changed_map(self) -> dict[str, int]:
-        """Entry id -> how many files its snapshot changed, for the entries that changed any."""
+        """Entry id -> how many files its snapshot changed, for the entries that changed any.
+
+        A session with no engine bound yet and no sidecar file has no snapshots: it is
+        answered without binding one, which a ``get_tree`` right after a switch would
+        otherwise do for nothing (the workspace store and the folder checks, per session).
+        """
+        if not self.enabled:
+            return {}
+        manager = self.session.manager
+        bound = self._bound
+        if (bound is None or bound.key != self._key(manager)) and not _has_sidecar(manager):
+            return {}
         engine = self.current_engine()
         if engine is None:
             return {}
@@ -393,6 +408,13 @@ class Checkpointing:
         if not self.enabled:
             return None
         return self._engine_for(self.session.manager).engine
+
+
+def _has_sidecar(manager: SessionManager) -> bool:
+    from rpc_agent.checkpoints import sidecar_path
+
+    session_file = manager.session_file
+    return session_file is not None and sidecar_path(Path(session_file)).exists()
 
 
 def _parent_of(manager: SessionManager, entry_id: str) -> str | None:

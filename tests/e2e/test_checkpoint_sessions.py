@@ -208,3 +208,20 @@ def test_free_session_checkpoints_keeps_what_another_session_uses(e2e: E2E) -> N
     assert not session.with_name(session.name + ".checkpoints").exists()
     assert exists(shared[0])  # the other session still keeps it
     assert not exists(mine[0])  # the state before shared.txt was only the first session's
+
+
+@pytest.mark.anyio
+async def test_get_tree_tells_the_files_changed_of_a_session_switched_back_to(e2e: E2E) -> None:
+    """The counts come from the session's sidecar when no checkpoint engine is bound to it yet
+    (a session just switched to); a session without one has none."""
+    seed(e2e.cwd)
+    async with e2e.server(script=bash_prompts("echo one > one.txt && rm a.txt")) as client:
+        await client.call("prompt", {"message": "first"})
+        changed = (await client.call("get_tree", {"format": "columns"}))["filesChanged"]
+        assert sorted(changed.values()) == [2]
+        first = await current_file(client)
+        await client.call("new_session")
+        assert (await client.call("get_tree", {"format": "columns"}))["filesChanged"] == {}
+        await client.call("switch_session", {"sessionPath": str(first)})
+        for form in ("columns", "nodes"):
+            assert (await client.call("get_tree", {"format": form}))["filesChanged"] == changed
