@@ -6,12 +6,15 @@ from __future__ import annotations
 import inspect
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import orjson
 import pytest
 
 from child_python import modules_loaded_by
+from e2e.inprocess import serve_in_task
 from pi15_lines import CONTEXT_ROLES, pi15_session
 from pi_lines import write_jsonl
 from rpc_agent_client import RpcAgentClient, RpcCallError, types
@@ -42,9 +45,22 @@ def test_the_generated_types_match_the_schema() -> None:
     assert done.returncode == 0, done.stderr
 
 
+@asynccontextmanager
+async def served(cwd: Path, monkeypatch: pytest.MonkeyPatch, *argv: str) -> AsyncIterator[RpcAgentClient]:
+    """The client connected to ``rpc-agent ARGV`` as ``RpcAgentClient.spawn(*argv, cwd=cwd)``
+    would start it, served in the test's event loop (``e2e/inprocess.py``): these tests are
+    about the typed calls, not the process (every e2e test without ``in_process`` spawns)."""
+    monkeypatch.chdir(cwd)
+    async with (
+        serve_in_task(list(argv), cwd / "server.stderr") as task,
+        RpcAgentClient.connect(task) as client,
+    ):
+        yield client
+
+
 @pytest.mark.anyio
-async def test_the_settings_calls_reach_the_server(tmp_path: Path) -> None:
-    async with RpcAgentClient.spawn("--provider", "faux", "--no-session", cwd=tmp_path) as client:
+async def test_the_settings_calls_reach_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with served(tmp_path, monkeypatch, "--provider", "faux", "--no-session") as client:
         models = await client.get_available_models()
         assert [model.id for model in models.models][:2] == ["faux-1", "faux-mini"]
         chosen = await client.set_model("faux-mini")
@@ -101,12 +117,14 @@ async def test_lines_cut_anywhere_by_the_pipe_arrive_whole_and_in_order() -> Non
 
 
 @pytest.mark.anyio
-async def test_the_typed_client_reads_a_pi_1_5_session(tmp_path: Path, agent_home: Path) -> None:
+async def test_the_typed_client_reads_a_pi_1_5_session(
+    tmp_path: Path, agent_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # pi 1.5.2's files hold system messages, usage and context_edit entries and thinking level
     # max: every typed call that returns them validates.
     path = tmp_path / "pi15.jsonl"
     write_jsonl(path, pi15_session(str(tmp_path)))
-    async with RpcAgentClient.spawn("--provider", "faux", "--session", str(path), cwd=tmp_path) as client:
+    async with served(tmp_path, monkeypatch, "--provider", "faux", "--session", str(path)) as client:
         assert (await client.initialize()).state.thinkingLevel == "max"
         assert (await client.get_state()).thinkingLevel == "max"
         messages = (await client.get_messages()).messages

@@ -18,7 +18,7 @@ import json
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ import orjson
 import pytest
 from pydantic import TypeAdapter
 
-from e2e.inprocess import serve_in_task
+from e2e.inprocess import RawTask, serve_in_task
 from fake_anthropic import FakeAnthropic
 from linepipe import LinePipe, reap
 from rpc_agent.protocol.events import Event
@@ -201,20 +201,28 @@ class E2E:
         script: list[JsonDict] | None = None,
         python_args: tuple[str, ...] = ("-m", "rpc_agent"),
     ) -> AsyncIterator[RawServer]:
-        """A server driven over raw pipes (for malformed input); ``python_args`` start it."""
+        """A server driven over raw pipes (for malformed input); ``python_args`` start it. In a
+        test marked ``in_process`` (its bytes, not the pipes, are the point) it is a task read and
+        written over a socket by the same line reader and writer."""
         log = self.new_log()
-        with log.open("wb") as stderr:
-            process = await anyio.open_process(
-                [sys.executable, *python_args, *self.argv(*args, script=script)],
-                cwd=self.cwd,
-                env={**_base_env(), **self.env()},
-                stderr=stderr.fileno(),
-            )
-        server = RawServer(process)
-        try:
-            yield server
-        finally:
-            await reap(process)
+        async with AsyncExitStack() as stack:
+            if self.in_process:
+                assert python_args == ("-m", "rpc_agent"), "only a process runs other arguments"
+                task = await stack.enter_async_context(serve_in_task(self.argv(*args, script=script), log))
+                process: anyio.abc.Process = RawTask(task)
+            else:
+                with log.open("wb") as stderr:
+                    process = await anyio.open_process(
+                        [sys.executable, *python_args, *self.argv(*args, script=script)],
+                        cwd=self.cwd,
+                        env={**_base_env(), **self.env()},
+                        stderr=stderr.fileno(),
+                    )
+            server = RawServer(process)
+            try:
+                yield server
+            finally:
+                await reap(process)
         assert_no_internal_errors(log)
         # Every line read was one JSON-RPC message (or batch); every event fits its schema.
         for line in server.lines:

@@ -10,8 +10,9 @@ other end is the ordinary :class:`RpcAgentClient`, so a test reads the same whet
 a process or not.
 
 What stays in a subprocess (``tests/e2e`` modules without the ``in_process`` mark): anything
-about the process itself (EOF, signals, bytes on stdin, exit codes of failed starts), locks
-between processes, the environment tools inherit, and the Anthropic SDK over HTTP.
+about the process itself (EOF, signals, malformed bytes on real pipes, exit codes of failed
+starts), locks between processes, the environment tools inherit, and the Anthropic SDK over HTTP.
+Raw-pipe tests whose bytes, not pipes, are the point get a :class:`RawTask`.
 """
 
 from __future__ import annotations
@@ -85,12 +86,75 @@ class ServerTask(anyio.abc.Process):
         return self._returncode
 
     @property
+    def stdio(self) -> anyio.abc.SocketStream:
+        """The test's end of the socket that stands for both pipes."""
+        return self._stdio
+
+    @property
     def stdin(self) -> ByteSendStream:
         return self._stdio
 
     @property
     def stdout(self) -> ByteReceiveStream:
         return self._stdio
+
+    @property
+    def stderr(self) -> None:
+        return None
+
+
+class _HalfClosingStdin(ByteSendStream):
+    """The test's end of the socket as a pipe's write end: closing it is EOF for the server, and
+    its answers to what came before can still be read."""
+
+    def __init__(self, stdio: anyio.abc.SocketStream) -> None:
+        self._stdio = stdio
+
+    async def send(self, item: bytes) -> None:
+        await self._stdio.send(item)
+
+    async def aclose(self) -> None:
+        await self._stdio.send_eof()
+
+
+class RawTask(anyio.abc.Process):
+    """A :class:`ServerTask` as raw-pipe tests drive a process: bytes in, lines out, stdin
+    closed on its own."""
+
+    def __init__(self, task: ServerTask) -> None:
+        self._task = task
+        self._stdin = _HalfClosingStdin(task.stdio)
+
+    async def wait(self) -> int:
+        return await self._task.wait()
+
+    def send_signal(self, sig: int) -> None:
+        self._task.send_signal(sig)
+
+    def terminate(self) -> None:
+        self._task.terminate()
+
+    def kill(self) -> None:
+        self._task.kill()
+
+    async def aclose(self) -> None:
+        await self._task.aclose()
+
+    @property
+    def pid(self) -> int:
+        return self._task.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._task.returncode
+
+    @property
+    def stdin(self) -> ByteSendStream:
+        return self._stdin
+
+    @property
+    def stdout(self) -> ByteReceiveStream:
+        return self._task.stdout
 
     @property
     def stderr(self) -> None:

@@ -120,6 +120,7 @@ async def test_malformed_input_gets_clear_errors_and_changes_nothing(e2e: E2E) -
     assert read_jsonl(session_file)[1:] == entries
 
 
+@pytest.mark.in_process  # the agent's busy error and its id, not the pipes
 async def test_busy_error_carries_the_request_id(e2e: E2E) -> None:
     slow = {"text": " ".join(f"w{i}" for i in range(60)), "delayMs": 400}
     async with e2e.raw(script=[slow]) as server:

@@ -1,4 +1,7 @@
-"""What the server sends back of the client's input: ids exactly, other input only in part."""
+"""What the server sends back of the client's input: ids exactly, other input only in part.
+
+``in_process``: the bytes of the answers are the point, not the pipes; the raw server is then a
+task whose socket is read and written by the same line reader and writer a process uses."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import pytest
 from e2e.conftest import E2E, JsonDict, RawServer
 from rpc_agent.server import errors as codes
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.in_process]
 
 
 BIG = 5_000_000

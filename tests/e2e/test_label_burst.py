@@ -38,6 +38,7 @@ def labels_in(tree: JsonDict) -> dict[str, str | None]:
     return {node["id"]: node["label"] for node in tree["nodes"]}
 
 
+@pytest.mark.in_process  # the order of answers and what is stored, not the pipes
 async def test_a_pipelined_burst_is_answered_in_order_each_label_already_stored(e2e: E2E) -> None:
     async with e2e.raw() as server:
         path, user_id = await conversation(server)

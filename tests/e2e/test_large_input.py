@@ -16,6 +16,7 @@ from e2e.conftest import E2E, WAIT
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.in_process  # the server's event loop, which is the test's here: blocked, it would answer late
 async def test_get_state_is_not_held_up_by_storing_a_big_image(e2e: E2E) -> None:
     raw = os.urandom(45_000_000)  # 60 MB of base64
     blob = e2e.home / "blobs" / hashlib.sha256(raw).hexdigest()
