@@ -8,7 +8,6 @@ Every hand-written session starts at ``BASE``; a line's time is given in seconds
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from child_python import run_child
 from rpc_agent.protocol.shapes import MessageDict, UsageDict
 
 JsonDict = dict[str, Any]
@@ -189,14 +189,6 @@ def run_node_lines(
 ) -> list[JsonDict]:
     """Every JSON line a pi script in ``folder`` printed, the script run there by ``node`` (the
     0.73.1 and the 1.5.2 compatibility tests drive pi's own code this way)."""
-    done = subprocess.run(
-        [node, str(folder / script), *args],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    done = run_child([node, folder / script, *args], cwd=folder, env=env, timeout=timeout)
     assert done.returncode == 0, f"{script} failed ({done.returncode}):\n{done.stderr}"
     return [json.loads(line) for line in done.stdout.split("\n") if line]

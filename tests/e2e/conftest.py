@@ -208,8 +208,9 @@ class E2E:
         async with AsyncExitStack() as stack:
             if self.in_process:
                 assert python_args == ("-m", "rpc_agent"), "only a process runs other arguments"
-                task = await stack.enter_async_context(serve_in_task(self.argv(*args, script=script), log))
-                process: anyio.abc.Process = RawTask(task)
+                process: anyio.abc.Process = await stack.enter_async_context(
+                    serve_in_task(self.argv(*args, script=script), log, kind=RawTask)
+                )
             else:
                 with log.open("wb") as stderr:
                     process = await anyio.open_process(

@@ -117,48 +117,19 @@ class _HalfClosingStdin(ByteSendStream):
         await self._stdio.send_eof()
 
 
-class RawTask(anyio.abc.Process):
-    """A :class:`ServerTask` as raw-pipe tests drive a process: bytes in, lines out, stdin
-    closed on its own."""
+class RawTask(ServerTask):
+    """A :class:`ServerTask` as raw-pipe tests drive a process: bytes in, lines out, and closing
+    stdin is EOF for the server while its answers can still be read."""
 
-    def __init__(self, task: ServerTask) -> None:
-        self._task = task
-        self._stdin = _HalfClosingStdin(task.stdio)
-
-    async def wait(self) -> int:
-        return await self._task.wait()
-
-    def send_signal(self, sig: int) -> None:
-        self._task.send_signal(sig)
-
-    def terminate(self) -> None:
-        self._task.terminate()
-
-    def kill(self) -> None:
-        self._task.kill()
-
-    async def aclose(self) -> None:
-        await self._task.aclose()
-
-    @property
-    def pid(self) -> int:
-        return self._task.pid
-
-    @property
-    def returncode(self) -> int | None:
-        return self._task.returncode
+    def __init__(
+        self, stdio: anyio.abc.SocketStream, signals: MemoryObjectSendStream[int], scope: anyio.CancelScope
+    ) -> None:
+        super().__init__(stdio, signals, scope)
+        self._stdin = _HalfClosingStdin(stdio)
 
     @property
     def stdin(self) -> ByteSendStream:
         return self._stdin
-
-    @property
-    def stdout(self) -> ByteReceiveStream:
-        return self._task.stdout
-
-    @property
-    def stderr(self) -> None:
-        return None
 
 
 def config_from_argv(argv: list[str]) -> ServerConfig:
@@ -230,9 +201,12 @@ def _discard_unread(end: socket.socket) -> None:
 
 
 @asynccontextmanager
-async def serve_in_task(argv: list[str], log: Path) -> AsyncIterator[ServerTask]:
-    """``rpc-agent ARGV`` served in a task; yields its process-shaped handle. Several may run at
-    once in one event loop (each reads and writes its own socket and hears its own signals).
+async def serve_in_task(
+    argv: list[str], log: Path, *, kind: type[ServerTask] = ServerTask
+) -> AsyncIterator[ServerTask]:
+    """``rpc-agent ARGV`` served in a task; yields its process-shaped handle, a ``kind`` (a
+    :class:`RawTask` for raw-pipe tests). Several may run at once in one event loop (each reads
+    and writes its own socket and hears its own signals).
 
     The caller sets ``$RPC_AGENT_HOME`` (the process's environment) before calling."""
     config = config_from_argv(argv)
@@ -244,7 +218,7 @@ async def serve_in_task(argv: list[str], log: Path) -> AsyncIterator[ServerTask]
     with _patched():
         async with anyio.create_task_group() as group:
             scope = anyio.CancelScope()
-            task = ServerTask(await anyio.abc.SocketStream.from_socket(ours), signal_send, scope)
+            task = kind(await anyio.abc.SocketStream.from_socket(ours), signal_send, scope)
 
             async def run() -> None:
                 code = -signal.SIGKILL
