@@ -126,7 +126,16 @@ class Server:
         self.next_id = 0
         self.lines_read = 0
         assert self.proc.stdout is not None
-        self.sdk_times = [float(self.proc.stdout.readline()) for _ in range(sdk_requests)][1:]
+        self.sdk_times = [self._sdk_time() for _ in range(sdk_requests)][1:]
+
+    def _sdk_time(self) -> float:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(
+                f"the SDK's run in the server's process failed (exit status {self.proc.wait()})"
+            )
+        return float(line)
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> tuple[float, dict[str, Any]]:
         assert self.proc.stdin is not None
