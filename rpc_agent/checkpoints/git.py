@@ -116,10 +116,12 @@ class ShadowGit:
 
     def _init(self) -> None:
         """One ``git init`` in our environment: with ``GIT_DIR`` and ``GIT_WORK_TREE`` set, git
-        creates the repository where ``GIT_DIR`` says, not bare, its work tree the folder."""
+        creates the repository where ``GIT_DIR`` says, not bare, its work tree the folder. No
+        template: its sample hooks never run here (``core.hooksPath``) and its ``info/exclude``
+        is ours to write."""
         try:
             done = subprocess.run(
-                self.argv(["init", "-q"]),
+                self.argv(["init", "-q", "--template="]),
                 capture_output=True,
                 env=self.env,
                 cwd=self.git_dir.parent,

@@ -1,5 +1,5 @@
-"""A new shadow repository: made by one ``git init`` in the store's own environment, it is not
-bare and its work tree is the folder; the first snapshot of an empty folder is git's empty
+"""A new shadow repository: made by one ``git init`` in the store's own environment and without
+git's template, it is not bare and its work tree is the folder; the first snapshot of an empty folder is git's empty
 tree (taken without git writing it), and what comes after is diffed against it."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ def test_a_new_repository_is_not_bare_and_starts_from_the_empty_tree(tmp_path: P
     assert store.git.head_tree() == EMPTY_TREE
     assert store.git.run(["config", "core.bare"]).strip() == b"false"
     assert store.git.run(["rev-parse", "--show-toplevel"]).decode().strip() == str(work)
+    assert not (store.git.git_dir / "hooks").exists()  # no template: no sample hooks copied
 
     (work / "a.txt").write_text("a\n")
     second = store.snapshot(exclude=[], max_file_size=1 << 20, max_files=1000)
