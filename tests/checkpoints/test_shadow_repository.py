@@ -1,6 +1,7 @@
 """A new shadow repository: made by one ``git init`` in the store's own environment and without
-git's template, it is not bare and its work tree is the folder; the first snapshot of an empty folder is git's empty
-tree (taken without git writing it), and what comes after is diffed against it."""
+git's template, it is not bare and its work tree is the folder; the first snapshot of an empty
+folder is git's empty tree (taken without git writing it), and what comes after is diffed
+against it."""
 
 from __future__ import annotations
 
