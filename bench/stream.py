@@ -5,7 +5,9 @@
 A local fake Messages API (tests/fake_anthropic/) streams a reply of N text deltas. The same
 reply is consumed twice:
 
-* baseline: the anthropic SDK alone, in a process of its own (``messages.create(stream=True)``);
+* baseline: the anthropic SDK alone (``messages.create(stream=True)``), in the process of the
+  last server before that server starts (the untuned one without checkpoints: it would import
+  the SDK at its first prompt anyway, so the SDK's import is paid once for both);
 * server: ``rpc-agent --provider anthropic`` over stdio, from writing ``prompt`` to reading its
   response (every delta becomes a ``message_update`` line on stdout; the answer is fsynced).
 
@@ -30,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,44 +58,45 @@ def tool_reply(calls: int, name: str = "ls", round_no: int = 0) -> list[Reply]:
     return tool_round(*uses, answer="done")
 
 
-SDK_SCRIPT = """
-import asyncio, sys, time, anthropic
-async def main():
-    client = anthropic.AsyncAnthropic(base_url=sys.argv[1], api_key="sk-bench", max_retries=0)
-    for _ in range(int(sys.argv[2])):
+SDK_THEN_SERVE = """
+import asyncio, runpy, sys, time, anthropic
+async def sdk_alone(base_url, requests, model):
+    client = anthropic.AsyncAnthropic(base_url=base_url, api_key="sk-bench", max_retries=0)
+    for _ in range(requests):
         started = time.perf_counter()
         stream = await client.messages.create(
-            model=sys.argv[3], max_tokens=1024, messages=[{"role": "user", "content": "hi"}], stream=True
+            model=model, max_tokens=1024, messages=[{"role": "user", "content": "hi"}], stream=True
         )
         async for _event in stream:
             pass
         print(time.perf_counter() - started, flush=True)
     await client.close()
-asyncio.run(main())
+asyncio.run(sdk_alone(sys.argv[1], int(sys.argv[2]), sys.argv[3]))
+sys.argv = ["rpc_agent", *sys.argv[4:]]
+runpy.run_module("rpc_agent", run_name="__main__", alter_sys=True)
 """
+"""Times the SDK alone (one line per request), then serves as ``python -m rpc_agent`` would.
+In a process of its own like the server (the fake server's threads live in the bench's process
+and would otherwise compete with it for the GIL), and before the server so nothing of the
+server's runs beside it."""
 
 
-def sdk_times(fake: FakeAnthropic, sizes: tuple[int, ...], runs: int) -> dict[int, list[float]]:
-    """The SDK alone, in its own process like the server (the fake server's threads live in
-    this one and would otherwise compete with it for the GIL); one process for every size,
-    as the server serves every size, so that the SDK's import (seconds) is paid once. A first
-    request, untimed like the server's warm-up prompt, opens the connection the rest reuse."""
+def sdk_replies(fake: FakeAnthropic, sizes: tuple[int, ...], runs: int) -> int:
+    """Queue the SDK's replies: a first request, untimed like the server's warm-up prompt, opens
+    the connection the rest reuse; then ``runs`` of each size. The number of requests."""
     fake.enqueue(text_reply(10))
     for deltas in sizes:
         for _ in range(runs):
             fake.enqueue(text_reply(deltas))
-    out = subprocess.run(
-        [sys.executable, "-c", SDK_SCRIPT, fake.base_url, str(1 + runs * len(sizes)), MODEL],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    times = [float(line) for line in out.split()][1:]
-    return {deltas: times[i * runs : (i + 1) * runs] for i, deltas in enumerate(sizes)}
+    return 1 + runs * len(sizes)
 
 
 class Server:
-    def __init__(self, fake: FakeAnthropic, workdir: Path, tuned: bool, checkpoints: bool) -> None:
+    def __init__(
+        self, fake: FakeAnthropic, workdir: Path, tuned: bool, checkpoints: bool, sdk_requests: int = 0
+    ) -> None:
+        """``sdk_requests``: so many SDK requests are timed in the process first (see
+        ``SDK_THEN_SERVE``); their seconds are in ``sdk_times``, the first (untimed) left out."""
         env = {
             **server_env(workdir / "home", tuned),
             "ANTHROPIC_BASE_URL": fake.base_url,
@@ -101,8 +105,11 @@ class Server:
         self.proc = subprocess.Popen(
             [
                 sys.executable,
-                "-m",
-                "rpc_agent",
+                *(
+                    ["-c", SDK_THEN_SERVE, fake.base_url, str(sdk_requests), MODEL]
+                    if sdk_requests
+                    else ["-m", "rpc_agent"]
+                ),
                 "--provider",
                 "anthropic",
                 "--model",
@@ -118,6 +125,17 @@ class Server:
         )
         self.next_id = 0
         self.lines_read = 0
+        assert self.proc.stdout is not None
+        self.sdk_times = [self._sdk_time() for _ in range(sdk_requests)][1:]
+
+    def _sdk_time(self) -> float:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(
+                f"the SDK's run in the server's process failed (exit status {self.proc.wait()})"
+            )
+        return float(line)
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> tuple[float, dict[str, Any]]:
         assert self.proc.stdin is not None
@@ -150,12 +168,21 @@ def median(values: list[float]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_counts(__doc__, argv, small=200, large=4000, tools=20, runs=5)
+    settings = [(tuned, checkpoints) for tuned in (True, False) for checkpoints in (True, False)]
+    measured: list[Measured] = []
     with FakeAnthropic(strict=False) as fake:
-        sdk = {n: median(times) for n, times in sdk_times(fake, (args.small, args.large), args.runs).items()}
-        for tuned in (True, False):  # the command's process-wide measures on, then off
-            for checkpoints in (True, False):
-                print(f"tuning {'on' if tuned else 'off'}, checkpoints {'on' if checkpoints else 'off'}:")
-                measure(args, fake, sdk, tuned, checkpoints)
+        for tuned, checkpoints in settings:  # the command's process-wide measures on, then off
+            last = (tuned, checkpoints) == settings[-1]
+            sdk_requests = sdk_replies(fake, (args.small, args.large), args.runs) if last else 0
+            measured.append(measure(args, fake, tuned, checkpoints, sdk_requests))
+    sdk_times = measured[-1].sdk_times
+    sdk = {
+        n: median(sdk_times[i * args.runs : (i + 1) * args.runs])
+        for i, n in enumerate((args.small, args.large))
+    }
+    for (tuned, checkpoints), one in zip(settings, measured, strict=True):
+        print(f"tuning {'on' if tuned else 'off'}, checkpoints {'on' if checkpoints else 'off'}:")
+        report(args, sdk, one)
     return 0
 
 
@@ -179,12 +206,22 @@ def timed_prompts(
     return took
 
 
+@dataclass
+class Measured:
+    """The seconds of one server's prompts, by size; ``sdk_times``: the SDK's, if it ran there."""
+
+    ours: dict[int, list[float]]
+    tools: dict[int, list[float]]
+    writes: dict[int, list[float]]
+    sdk_times: list[float]
+
+
 def measure(
-    args: argparse.Namespace, fake: FakeAnthropic, sdk: dict[int, float], tuned: bool, checkpoints: bool
-) -> None:
+    args: argparse.Namespace, fake: FakeAnthropic, tuned: bool, checkpoints: bool, sdk_requests: int
+) -> Measured:
     with tempfile.TemporaryDirectory() as scratch:
         workdir = Path(scratch)
-        server = Server(fake, workdir, tuned, checkpoints)
+        server = Server(fake, workdir, tuned, checkpoints, sdk_requests)
         server.call("initialize")
         fake.enqueue(text_reply(10))
         server.call("prompt", {"message": "warm up"})  # first write, SDK import, model build
@@ -203,7 +240,11 @@ def measure(
             "writes",
         )
         server.close()
+    return Measured(ours, tools, writes, server.sdk_times)
 
+
+def report(args: argparse.Namespace, sdk: dict[int, float], measured: Measured) -> None:
+    ours, tools, writes = measured.ours, measured.tools, measured.writes
     span = args.large - args.small
     sdk_slope = (sdk[args.large] - sdk[args.small]) / span
     server_slope = (median(ours[args.large]) - median(ours[args.small])) / span

@@ -115,12 +115,15 @@ class ShadowGit:
             os.close(fd)  # closing drops the flock
 
     def _init(self) -> None:
-        env = {k: v for k, v in self.env.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+        """One ``git init`` in our environment: with ``GIT_DIR`` and ``GIT_WORK_TREE`` set, git
+        creates the repository where ``GIT_DIR`` says, not bare, its work tree the folder. No
+        template: its sample hooks never run here (``core.hooksPath``) and its ``info/exclude``
+        is ours to write."""
         try:
             done = subprocess.run(
-                ["git", "init", "-q", "--bare", str(self.git_dir)],
+                self.argv(["init", "-q", "--template="]),
                 capture_output=True,
-                env=env,
+                env=self.env,
                 cwd=self.git_dir.parent,
                 check=False,
             )
@@ -129,7 +132,6 @@ class ShadowGit:
         if done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip()
             raise CheckpointError(f"cannot create the checkpoint repository {self.git_dir}: {message[:500]}")
-        self.run(["config", "core.bare", "false"])
         (self.git_dir / "HEAD").write_text("ref: refs/heads/snapshot\n")
         (self.git_dir / "info").mkdir(exist_ok=True)
 

@@ -124,7 +124,9 @@ class WorkspaceStore:
         if not (add or uncache):
             if head is not None and base == head:
                 return Snapshot(head, skipped, head)  # the disk is the last snapshot: nothing to write
-            tree = base if base is not None else self.git.run(["write-tree"]).decode().strip()
+            # No snapshot yet and an empty index (else base is set): git's empty tree, which
+            # every repository knows without storing it, as ``write-tree`` would answer.
+            tree = base if base is not None else EMPTY_TREE
             if tree != head:
                 self.git.set_head(tree)
             return Snapshot(tree, skipped, head, 0)

@@ -1,6 +1,7 @@
 """Only a session's own write chain writes its file, and only regular files are sessions,
-checked on the real server over real pipes: start-up flags, ``switch_session``, ``export_html``
-and the model's ``write`` tool."""
+checked on the real server: start-up flags, ``switch_session``, ``export_html`` and the model's
+``write`` tool; over real pipes where the process is the point (its exit code, its lock seen by
+another server), served in the test's event loop where the answers are (``in_process``)."""
 
 from __future__ import annotations
 
@@ -88,6 +89,7 @@ def test_a_cwd_that_is_not_a_folder_is_refused_at_start_up(e2e: E2E, what: str) 
 
 
 @pytest.mark.anyio
+@pytest.mark.in_process  # what switch_session answers and keeps is the point, not the process
 async def test_switch_session_to_a_file_that_is_not_regular_is_an_error(
     e2e: E2E, not_regular: dict[str, Path]
 ) -> None:
