@@ -120,18 +120,9 @@ class ShadowGit:
         template: its sample hooks never run here (``core.hooksPath``) and its ``info/exclude``
         is ours to write."""
         try:
-            done = subprocess.run(
-                self.argv(["init", "-q", "--template="]),
-                capture_output=True,
-                env=self.env,
-                cwd=self.git_dir.parent,
-                check=False,
-            )
-        except OSError as exc:
-            raise CheckpointError(f"cannot run git: {exc}") from exc
-        if done.returncode != 0:
-            message = done.stderr.decode("utf-8", "replace").strip()
-            raise CheckpointError(f"cannot create the checkpoint repository {self.git_dir}: {message[:500]}")
+            self.run(["init", "-q", "--template="])
+        except CheckpointError as exc:
+            raise CheckpointError(f"cannot create the checkpoint repository {self.git_dir}: {exc}") from exc
         (self.git_dir / "HEAD").write_text("ref: refs/heads/snapshot\n")
         (self.git_dir / "info").mkdir(exist_ok=True)
 
