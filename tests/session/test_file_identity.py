@@ -33,10 +33,11 @@ manager.close()
 """
 
 
-@pytest.fixture
-def held_by_another_process(tmp_path: Path) -> Iterator[tuple[Path, int]]:
-    """A written session and the pid of a second process that holds it open."""
-    path = written_session(tmp_path / "sessions")
+@pytest.fixture(scope="module")
+def held_by_another_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int]]:
+    """A written session and the pid of a second process that holds it open: one holder for
+    the module, whose tests only try to open the file under other names and leave it as it was."""
+    path = written_session(tmp_path_factory.mktemp("held") / "sessions")
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(path)],
         stdin=subprocess.PIPE,
