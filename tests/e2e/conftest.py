@@ -172,12 +172,19 @@ class E2E:
 
     @asynccontextmanager
     async def server(
-        self, *args: str, script: list[JsonDict] | None = None, expect_exit: int | None = 0
+        self,
+        *args: str,
+        script: list[JsonDict] | None = None,
+        expect_exit: int | None = 0,
+        as_process: bool = False,
     ) -> AsyncIterator[RpcAgentClient]:
-        """A running server; on the way out: stdin closed, exit code and output checked."""
+        """A running server; on the way out: stdin closed, exit code and output checked.
+        ``as_process``: a subprocess even in a test marked ``in_process``, where another pid is
+        the point (a session held by another server) and the rest of the test is not."""
         log = self.new_log()
         with log.open("wb") as stderr:
-            async with self._connect(self.argv(*args, script=script), log, stderr.fileno()) as client:
+            argv = self.argv(*args, script=script)
+            async with self._connect(argv, log, stderr.fileno(), as_process) as client:
                 yield client
                 with anyio.fail_after(WAIT):
                     code = await client.close()
@@ -188,9 +195,9 @@ class E2E:
         assert_no_internal_errors(log)
 
     def _connect(
-        self, argv: list[str], log: Path, stderr: int
+        self, argv: list[str], log: Path, stderr: int, as_process: bool
     ) -> AbstractAsyncContextManager[RpcAgentClient]:
-        if self.in_process:
+        if self.in_process and not as_process:
             return _in_process_client(argv, log)
         return RpcAgentClient.spawn(*argv, env=self.env(), cwd=self.cwd, stderr=stderr)
 
@@ -200,13 +207,15 @@ class E2E:
         *args: str,
         script: list[JsonDict] | None = None,
         python_args: tuple[str, ...] = ("-m", "rpc_agent"),
+        as_process: bool = False,
     ) -> AsyncIterator[RawServer]:
         """A server driven over raw pipes (for malformed input); ``python_args`` start it. In a
         test marked ``in_process`` (its bytes, not the pipes, are the point) it is a task read and
-        written over a socket by the same line reader and writer."""
+        written over a socket by the same line reader and writer, unless ``as_process`` asks for
+        a subprocess (as ``server`` does)."""
         log = self.new_log()
         async with AsyncExitStack() as stack:
-            if self.in_process:
+            if self.in_process and not as_process:
                 assert python_args == ("-m", "rpc_agent"), "only a process runs other arguments"
                 process: anyio.abc.Process = await stack.enter_async_context(
                     serve_in_task(self.argv(*args, script=script), log, kind=RawTask)

@@ -1,6 +1,6 @@
-"""search_sessions, delete_session and list_sessions' pages: search and pages with the server in
-the test's event loop (``in_process``), delete over real pipes (the server as a subprocess: a
-second server holding a session is a second process, as a lock needs)."""
+"""search_sessions, delete_session and list_sessions' pages, with the server in the test's event
+loop (``in_process``); the second server that holds a session delete_session must refuse is a
+subprocess (another pid, as a lock needs)."""
 
 from __future__ import annotations
 
@@ -127,6 +127,7 @@ async def test_list_sessions_pages_return_each_session_once(e2e: E2E) -> None:
         await expect_error(client.call("list_sessions", {"limit": -1}), codes.INVALID_PARAMS)
 
 
+@pytest.mark.in_process
 async def test_delete_session_removes_file_and_unused_blob_and_refuses_what_it_must(e2e: E2E) -> None:
     image = {"type": "image", "data": base64.b64encode(os.urandom(3000)).decode(), "mimeType": "image/png"}
     async with e2e.server() as client:
@@ -139,7 +140,7 @@ async def test_delete_session_removes_file_and_unused_blob_and_refuses_what_it_m
 
         error = await expect_error(client.delete_session(str(live)), codes.SESSION_LOCKED)
         assert "live session" in error.message
-        async with e2e.server("--session", str(held)) as other:
+        async with e2e.server("--session", str(held), as_process=True) as other:
             assert (await other.get_state()).sessionFile == str(held)
             error = await expect_error(client.delete_session(str(held)), codes.SESSION_LOCKED)
             assert error.data is not None
