@@ -172,12 +172,22 @@ class E2E:
 
     @asynccontextmanager
     async def server(
-        self, *args: str, script: list[JsonDict] | None = None, expect_exit: int | None = 0
+        self,
+        *args: str,
+        script: list[JsonDict] | None = None,
+        expect_exit: int | None = 0,
+        in_this_process: bool = False,
     ) -> AsyncIterator[RpcAgentClient]:
-        """A running server; on the way out: stdin closed, exit code and output checked."""
+        """A running server; on the way out: stdin closed, exit code and output checked.
+
+        ``in_this_process``: served in the test's event loop also in a test of processes, for
+        one side of what is between two processes (a lock's holder, when the one refused is a
+        process of its own)."""
         log = self.new_log()
         with log.open("wb") as stderr:
-            async with self._connect(self.argv(*args, script=script), log, stderr.fileno()) as client:
+            argv = self.argv(*args, script=script)
+            connect = self._here(argv, log) if in_this_process else self._connect(argv, log, stderr.fileno())
+            async with connect as client:
                 yield client
                 with anyio.fail_after(WAIT):
                     code = await client.close()
@@ -193,6 +203,18 @@ class E2E:
         if self.in_process:
             return _in_process_client(argv, log)
         return RpcAgentClient.spawn(*argv, env=self.env(), cwd=self.cwd, stderr=stderr)
+
+    @asynccontextmanager
+    async def _here(self, argv: list[str], log: Path) -> AsyncIterator[RpcAgentClient]:
+        """A server in this event loop with what a process of it would get from ``env()`` and
+        ``cwd`` (an ``in_process`` test has them already)."""
+        with pytest.MonkeyPatch.context() as patch:
+            if not self.in_process:
+                for name, value in self.env().items():
+                    patch.setenv(name, value)
+                patch.chdir(self.cwd)
+            async with _in_process_client(argv, log) as client:
+                yield client
 
     @asynccontextmanager
     async def raw(

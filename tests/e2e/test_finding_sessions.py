@@ -1,6 +1,6 @@
 """search_sessions, delete_session and list_sessions' pages: search and pages with the server in
-the test's event loop (``in_process``), delete over real pipes (the server as a subprocess: a
-second server holding a session is a second process, as a lock needs)."""
+the test's event loop (``in_process``), delete with a second server holding a session in a
+process of its own, as a lock needs."""
 
 from __future__ import annotations
 
@@ -129,7 +129,8 @@ async def test_list_sessions_pages_return_each_session_once(e2e: E2E) -> None:
 
 async def test_delete_session_removes_file_and_unused_blob_and_refuses_what_it_must(e2e: E2E) -> None:
     image = {"type": "image", "data": base64.b64encode(os.urandom(3000)).decode(), "mimeType": "image/png"}
-    async with e2e.server() as client:
+    # This server in the test's process, the one holding a session in a process of its own.
+    async with e2e.server(in_this_process=True) as client:
         await client.prompt("with a picture", images=[image])
         pictured = await current_file(client)
         [blob] = list((e2e.home / "blobs").iterdir())

@@ -180,7 +180,8 @@ async def test_switch_to_a_file_that_is_not_a_session_changes_nothing(e2e: E2E) 
 
 
 async def test_a_session_locked_by_another_server(e2e: E2E) -> None:
-    async with e2e.server() as owner:
+    # The owner in this process, the servers it keeps out in processes of their own.
+    async with e2e.server(in_this_process=True) as owner:
         await prompt_ids(owner, "mine")
         locked = await current_file(owner)
         async with e2e.server() as other:
