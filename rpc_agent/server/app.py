@@ -64,38 +64,42 @@ async def serve(config: ServerConfig) -> int:
         served.set()
         stop.set()
 
-    async with writer, anyio.create_task_group() as group:
-        from rpc_agent.mcp import McpManager
+    try:
+        async with writer, anyio.create_task_group() as group:
+            from rpc_agent.mcp import McpManager
 
-        mcp = McpManager(group, emit, cwd=str(config.cwd), home=config.home or agent_home())
-        agent.mcp = methods.mcp = mcp
-        mcp.elicit = host.request_elicitation
-        mcp.start([])
-        group.start_soon(serve_until_stopped)
-        group.start_soon(watch_signals)
-        warm_up = getattr(provider, "warm_up", None)
-        if warm_up is not None:
-            group.start_soon(warm_up)
-        await stop.wait()
-        # EOF, SIGTERM or shutdown: the path ``abort`` takes, for the run going on and for a
-        # prompt read but not started yet; each stores what it has (the prompt, the partial
-        # message, the aborted tool result) and answers, then the file is flushed and closed.
-        # The session is closed only once nothing is running: a run still appending to a
-        # closed session would lose its last entries.
-        agent.abort(stopping=True)
-        agent.abort_bash()
-        reader.close()
-        with anyio.move_on_after(DRAIN_SECONDS):
-            # Until the router is done: a line the reader had in hand as it closed (a prompt
-            # right before SIGTERM) is still dispatched, and its request must end before the
-            # session closes; waiting for idle alone would miss a request not started yet.
-            await served.wait()
-        if router.cancel_all():
+            mcp = McpManager(group, emit, cwd=str(config.cwd), home=config.home or agent_home())
+            agent.mcp = methods.mcp = mcp
+            mcp.elicit = host.request_elicitation
+            mcp.start([])
+            group.start_soon(serve_until_stopped)
+            group.start_soon(watch_signals)
+            warm_up = getattr(provider, "warm_up", None)
+            if warm_up is not None:
+                group.start_soon(warm_up)
+            await stop.wait()
+            # EOF, SIGTERM or shutdown: the path ``abort`` takes, for the run going on and for a
+            # prompt read but not started yet; each stores what it has (the prompt, the partial
+            # message, the aborted tool result) and answers, then the file is flushed and closed.
+            # The session is closed only once nothing is running: a run still appending to a
+            # closed session would lose its last entries.
+            agent.abort(stopping=True)
+            agent.abort_bash()
+            reader.close()
             with anyio.move_on_after(DRAIN_SECONDS):
-                await router.wait_idle()
-        await agent.shutdown()
+                # Until the router is done: a line the reader had in hand as it closed (a prompt
+                # right before SIGTERM) is still dispatched, and its request must end before the
+                # session closes; waiting for idle alone would miss a request not started yet.
+                await served.wait()
+            if router.cancel_all():
+                with anyio.move_on_after(DRAIN_SECONDS):
+                    await router.wait_idle()
+            await agent.shutdown()
+            group.cancel_scope.cancel()
+    finally:
+        # However serve ends, cancelled by whoever runs it too: nothing the tools started
+        # (their reaper included) outlives it.
         runtime.close()
-        group.cancel_scope.cancel()
     return 0
 
 

@@ -22,6 +22,7 @@ import contextlib
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +47,20 @@ def config_from_argv(argv: list[str]) -> ServerConfig:
     return config_from_cli(argv, rpc_agent.acp)
 
 
+@dataclass
+class Served:
+    """The test's ends of an agent served in a task: its stdout to read, its stdin to write, and
+    (once the agent has stopped) a one-item list with its exit code."""
+
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    code: list[int]
+
+
 @asynccontextmanager
-async def serve_in_task(
-    client: Client, argv: list[str], log: Path, **connection_kwargs: Any
-) -> AsyncIterator[tuple[ClientSideConnection, list[int]]]:
-    """``rpc-agent ARGV`` served in a task; yields the client connection and, once the agent
-    has stopped, a one-item list with its exit code.
+async def serve_on_pipes(argv: list[str], log: Path) -> AsyncIterator[Served]:
+    """``rpc-agent ARGV`` served in a task over two OS pipes, as a process's stdin and stdout
+    would be; on leaving, its stdin is ended and the agent waited for.
 
     The caller sets the environment and working directory the process would have had."""
     config = config_from_argv(argv)
@@ -86,13 +95,11 @@ async def serve_in_task(
                     stopped.set()
 
             group.start_soon(serve)
-            conn = ClientSideConnection(client, writer, reader, **connection_kwargs)
             try:
-                yield conn, code
+                yield Served(reader, writer, code)
             finally:
                 with anyio.CancelScope(shield=True):
-                    # What the SDK does to a process: end its stdin, then wait for it to go.
-                    await conn.close()
+                    # What a client does to a process: end its stdin, then wait for it to go.
                     writer.close()
                     with anyio.move_on_after(_STOP_WAIT):
                         await stopped.wait()
@@ -102,3 +109,20 @@ async def serve_in_task(
         for file in files:
             with contextlib.suppress(OSError):
                 file.close()
+
+
+@asynccontextmanager
+async def serve_in_task(
+    client: Client, argv: list[str], log: Path, **connection_kwargs: Any
+) -> AsyncIterator[tuple[ClientSideConnection, list[int]]]:
+    """``rpc-agent ARGV`` served in a task behind the SDK's client side; yields the client
+    connection and, once the agent has stopped, a one-item list with its exit code.
+
+    The caller sets the environment and working directory the process would have had."""
+    async with serve_on_pipes(argv, log) as served:
+        conn = ClientSideConnection(client, served.writer, served.reader, **connection_kwargs)
+        try:
+            yield conn, served.code
+        finally:
+            with anyio.CancelScope(shield=True):
+                await conn.close()  # the SDK's end of stdin (the pipes' own close follows)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 from acp.stdio import spawn_agent_process
-from acp_inprocess import serve_in_task
+from acp_inprocess import Served, serve_in_task, serve_on_pipes
 
 from acp import PROTOCOL_VERSION, RequestError, text_block
 
@@ -266,23 +266,39 @@ class AcpWorld:
                 yield conn
         assert process.returncode == 0, log.read_text()
 
-    @asynccontextmanager
-    async def _in_task(
-        self, client: RecordingClient, args: list[str], env: dict[str, str], log: Path
-    ) -> AsyncIterator[ClientSideConnection]:
+    @contextmanager
+    def _as_a_process(self, env: dict[str, str]) -> Iterator[None]:
+        """What the process would have had: the variables given (and none of the others the
+        agent reads), and the working directory."""
         with pytest.MonkeyPatch.context() as patch:
-            # What the process would have had: the variables given (and none of the others
-            # the agent reads), and the working directory.
             for name in list(os.environ):
                 if name.startswith(("ANTHROPIC_", "RPC_AGENT_")) and name not in env:
                     patch.delenv(name)
             for name, value in env.items():
                 patch.setenv(name, value)
             patch.chdir(self.cwd)
+            yield
+
+    @asynccontextmanager
+    async def _in_task(
+        self, client: RecordingClient, args: list[str], env: dict[str, str], log: Path
+    ) -> AsyncIterator[ClientSideConnection]:
+        with self._as_a_process(env):
             log.touch()
             async with serve_in_task(client, args, log, use_unstable_protocol=True) as (conn, code):
                 yield conn
         assert code == [0], log.read_text()
+
+    @asynccontextmanager
+    async def raw(self, *args: str) -> AsyncIterator[Served]:
+        """``rpc-agent --acp --provider faux ARGS`` served in the test's event loop with no
+        client in front: the test writes the lines and reads what comes back."""
+        log = self.root / f"agent-{len(self.logs)}.stderr"
+        self.logs.append(log)
+        with self._as_a_process({"RPC_AGENT_HOME": str(self.home)}):
+            log.touch()
+            async with serve_on_pipes(["--acp", "--provider", "faux", *args], log) as served:
+                yield served
 
 
 @pytest.fixture

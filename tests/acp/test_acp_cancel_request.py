@@ -4,9 +4,6 @@ page asks (``session/prompt`` with stop reason ``cancelled``, anything else with
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from typing import Any
 
 import anyio
@@ -62,35 +59,22 @@ async def test_cancel_request_stops_a_prompt_which_answers_cancelled(world: AcpW
     assert "Traceback" not in log
 
 
-def _raw(world: AcpWorld, lines: list[dict[str, Any]], answers: int) -> tuple[list[dict[str, Any]], str]:
-    """Write ``lines`` to a real ``rpc-agent --acp`` in one write, read ``answers`` answers."""
-    log = world.root / "raw.stderr"
-    env = {"PATH": os.environ.get("PATH", ""), "RPC_AGENT_HOME": str(world.home)}
-    with log.open("wb") as stderr:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "rpc_agent", "--acp", "--provider", "faux"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            cwd=world.cwd,
-            env=env,
-        )
-        assert process.stdin is not None
-        assert process.stdout is not None
-        try:
-            process.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
-            process.stdin.flush()
-            seen = [json.loads(process.stdout.readline()) for _ in range(answers)]
-            process.stdin.close()
-            assert process.wait(timeout=WAIT) == 0
-        finally:
-            process.kill()
-            process.wait()
-            process.stdout.close()
-    return seen, log.read_text()
+async def _raw(
+    world: AcpWorld, lines: list[dict[str, Any]], answers: int
+) -> tuple[list[dict[str, Any]], str]:
+    """Write ``lines`` to ``rpc-agent --acp`` in one write, read ``answers`` answers: served in
+    the test's event loop over OS pipes (``AcpWorld.raw``), where one write is one read as for
+    a process."""
+    async with world.raw() as served:
+        served.writer.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        await served.writer.drain()
+        with anyio.fail_after(WAIT):
+            seen = [json.loads(await served.reader.readline()) for _ in range(answers)]
+    assert served.code == [0]
+    return seen, world.logs[-1].read_text()
 
 
-def test_a_request_cancelled_before_it_ran_is_answered_request_cancelled(world: AcpWorld) -> None:
+async def test_a_request_cancelled_before_it_ran_is_answered_request_cancelled(world: AcpWorld) -> None:
     """The cancel arrives in the same read as its request, before the handler ever ran."""
 
     def request(request_id: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +83,7 @@ def test_a_request_cancelled_before_it_ran_is_answered_request_cancelled(world: 
     def cancel(request_id: Any) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": request_id}}
 
-    seen, log = _raw(
+    seen, log = await _raw(
         world,
         [
             request(0, "initialize", {"protocolVersion": 1}),

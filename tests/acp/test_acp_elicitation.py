@@ -1,7 +1,8 @@
 """An MCP server asks the user (``elicitation/create``): the editor is asked through ACP
 elicitation in the modes it advertised, secrets never go through a form, and an editor that
-offers no elicitation has the server's question declined. The server is a real one (FastMCP
-over stdio, ``tests/mcp_servers/eliciting_server.py``)."""
+offers no elicitation has the server's question declined. The server is a real process over
+stdio (``tests/mcp_servers/eliciting_*server.py``): the SDK's FastMCP where the editor answers
+every kind of question, answered by hand (no second of SDK imports) in the other tests."""
 
 from __future__ import annotations
 
@@ -31,14 +32,16 @@ from rpc_agent.mcp.elicitation import asks_for_secret
 
 pytestmark = pytest.mark.anyio
 
-SERVER = Path(__file__).parents[1] / "mcp_servers" / "eliciting_server.py"
+SERVERS = Path(__file__).parents[1] / "mcp_servers"
 FORM_AND_URL = ClientCapabilities(
     elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities(), url=ElicitationUrlCapabilities())
 )
 
 
-def eliciting() -> McpServerStdio:
-    return McpServerStdio(name="acct", command=sys.executable, args=[str(SERVER)], env=[])
+def eliciting(*, sdk: bool = False) -> McpServerStdio:
+    """The server, written with the SDK (``sdk``) or by hand."""
+    script = SERVERS / ("eliciting_sdk_server.py" if sdk else "eliciting_server.py")
+    return McpServerStdio(name="acct", command=sys.executable, args=[str(script)], env=[])
 
 
 def call(tool: str, call_id: str) -> JsonDict:
@@ -82,7 +85,7 @@ async def test_the_editor_answers_form_and_url_elicitations_and_never_sees_a_pas
     check = SchemaCheck()
     async with world.agent(client, script, capabilities=FORM_AND_URL) as conn:
         check.watch(conn)
-        sid = (await conn.new_session(cwd=str(world.cwd), mcp_servers=[eliciting()])).session_id
+        sid = (await conn.new_session(cwd=str(world.cwd), mcp_servers=[eliciting(sdk=True)])).session_id
         answer = await prompt(conn, sid, "set me up")
         assert answer.stop_reason == "end_turn"
         # The server said the sign-in it sent the user to was done: passed on under our id.

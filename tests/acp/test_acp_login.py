@@ -16,6 +16,7 @@ import select
 import stat
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -25,6 +26,8 @@ from acp_schema import SchemaCheck
 from acp_testlib import WAIT, AcpWorld, RecordingClient, prompt
 
 from acp import RequestError, text_block
+from e2e.conftest import RawServer
+from e2e.inprocess import RawTask, serve_in_task
 from fake_anthropic import FakeAnthropic, Reply, Text
 from rpc_agent import cli
 
@@ -156,28 +159,22 @@ def test_print_mode_and_the_json_rpc_front_use_the_stored_key(
         with contextlib.redirect_stdout(printed):
             assert cli.main(["-p", "hi", *PROVIDER]) == 0
         assert printed.getvalue() == "printed\n"
-        requests = [
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
-            {"jsonrpc": "2.0", "id": 2, "method": "prompt", "params": {"message": "hi"}},
-        ]
-        # A file on stdin is a script that runs to its end (a pipe's end would abort the run).
-        script = world.root / "requests.jsonl"
-        script.write_text("".join(json.dumps(request) + "\n" for request in requests))
-        env = {"PATH": os.environ.get("PATH", ""), "RPC_AGENT_HOME": str(world.home)}
-        with script.open() as stdin:
-            served = subprocess.run(
-                [sys.executable, "-m", "rpc_agent", *PROVIDER],
-                stdin=stdin,
-                capture_output=True,
-                text=True,
-                cwd=world.cwd,
-                env={**env, "ANTHROPIC_BASE_URL": fake.base_url},
-                timeout=WAIT,
-                check=False,
-            )
-        answers = [json.loads(line) for line in served.stdout.splitlines()]
-        assert [a.get("error") for a in answers if a.get("id") == 2] == [None], served.stdout
+        # The JSON-RPC front served in this event loop as ``rpc-agent`` with these flags would
+        # serve it, in the same environment: the key it sends is the point, not its process.
+        answer = anyio.run(_prompt_over_json_rpc, world.root / "served.stderr")
+        assert "error" not in answer, answer
         assert [r.headers.get("authorization") for r in fake.requests] == ["Bearer sk-for-scripts"] * 2
+
+
+async def _prompt_over_json_rpc(log: Path) -> dict[str, Any]:
+    """``initialize`` and one prompt sent to the JSON-RPC front; the prompt's answer."""
+    async with serve_in_task(list(PROVIDER), log, kind=RawTask) as task:
+        server = RawServer(task)
+        with anyio.fail_after(WAIT):
+            await server.call("initialize", {})
+            answer = await server.call("prompt", {"message": "hi"})
+            await task.stdin.aclose()
+    return answer
 
 
 def test_login_on_a_terminal_asks_for_the_key_without_echoing_it(world: AcpWorld) -> None:

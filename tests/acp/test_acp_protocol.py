@@ -1,4 +1,4 @@
-"""``rpc-agent --acp`` against the rules of ACP v1 and JSON-RPC 2.0 (raw pipes and the SDK)."""
+"""``rpc-agent --acp`` against the rules of ACP v1 and JSON-RPC 2.0 (raw lines and the SDK)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 from acp.schema import AuthMethodAgent, AvailableCommandsUpdate
+from acp_inprocess import Served
 from acp_testlib import WAIT, AcpWorld, JsonDict, RecordingClient
 
 from acp import RequestError, text_block
@@ -21,57 +22,35 @@ INVALID_PARAMS = -32602
 
 
 class RawAgent:
-    """``rpc-agent --acp`` over plain pipes, for what the SDK's client would never send.
+    """``rpc-agent --acp`` fed plain lines, for what the SDK's client would never send: served in
+    the test's event loop over two OS pipes (``AcpWorld.raw``), since what comes back for the
+    bytes is the point; a process's end of stdin is ``test_acp_eof.py``'s, regular files as its
+    stdin and stdout the last test's here."""
 
-    A real process: these tests write raw bytes to the process's own stdin and read its own
-    stdout, where nothing but the agent's answers may appear, and expect it to exit with 0
-    within the 2 s an ACP client waits once that stdin is closed."""
+    def __init__(self, served: Served) -> None:
+        self.served = served
 
-    def __init__(self, world: AcpWorld, *args: str) -> None:
-        env = {"PATH": os.environ.get("PATH", ""), "RPC_AGENT_HOME": str(world.home)}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "rpc_agent", "--acp", "--provider", "faux", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=world.cwd,
-            env=env,
-        )
+    async def send(self, line: str) -> None:
+        self.served.writer.write(line.encode() + b"\n")
+        await self.served.writer.drain()
 
-    def send(self, line: str) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(line.encode() + b"\n")
-        self.process.stdin.flush()
-
-    def read(self) -> JsonDict | list[JsonDict]:
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
+    async def read(self) -> JsonDict | list[JsonDict]:
+        with anyio.fail_after(WAIT):
+            line = await self.served.reader.readline()
         assert line, "the agent closed its stdout"
         decoded: JsonDict | list[JsonDict] = json.loads(line)
         return decoded
 
-    def request(self, request_id: int, method: str, params: JsonDict) -> list[JsonDict]:
+    async def request(self, request_id: int, method: str, params: JsonDict) -> list[JsonDict]:
         """Send a request; everything read up to and including its answer, in order."""
-        self.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
+        await self.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
         seen: list[JsonDict] = []
         while True:
-            message = self.read()
+            message = await self.read()
             assert isinstance(message, dict)
             seen.append(message)
             if message.get("id") == request_id and "method" not in message:
                 return seen
-
-    def close(self) -> int:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        # ACP clients give an agent a short time to go once its stdin is closed (the SDK: 2 s).
-        try:
-            return self.process.wait(timeout=2)
-        finally:
-            self.process.kill()
-            self.process.wait()
-            assert self.process.stdout is not None
-            self.process.stdout.close()
 
 
 def _error(message: JsonDict | list[JsonDict]) -> tuple[object, int]:
@@ -79,9 +58,9 @@ def _error(message: JsonDict | list[JsonDict]) -> tuple[object, int]:
     return message["id"], message["error"]["code"]
 
 
-def test_every_line_gets_its_json_rpc_answer_and_the_server_keeps_serving(world: AcpWorld) -> None:
-    agent = RawAgent(world)
-    try:
+async def test_every_line_gets_its_json_rpc_answer_and_the_server_keeps_serving(world: AcpWorld) -> None:
+    async with world.raw() as served:
+        agent = RawAgent(served)
         for line in [
             "[]",
             "42",
@@ -91,43 +70,40 @@ def test_every_line_gets_its_json_rpc_answer_and_the_server_keeps_serving(world:
             '{"foo": 1}',
             '{"jsonrpc": "2.0", "method": 3, "id": 5}',
         ]:
-            agent.send(line)
-        assert _error(agent.read()) == (None, -32600)  # empty batch: one error, not an array
+            await agent.send(line)
+        assert _error(await agent.read()) == (None, -32600)  # empty batch: one error, not an array
         for _ in range(3):
-            assert _error(agent.read()) == (None, -32600)  # 42, "x", null
-        assert _error(agent.read()) == (None, -32700)
-        assert _error(agent.read()) == (None, -32600)
-        assert _error(agent.read()) == (5, -32600)
+            assert _error(await agent.read()) == (None, -32600)  # 42, "x", null
+        assert _error(await agent.read()) == (None, -32700)
+        assert _error(await agent.read()) == (None, -32600)
+        assert _error(await agent.read()) == (5, -32600)
 
         # A batch: ACP has none, but every request in it gets an answer with its id.
         request = {"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {"protocolVersion": 1}}
         notification = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}
-        agent.send(json.dumps([1, request, notification]))
-        answers = agent.read()
+        await agent.send(json.dumps([1, request, notification]))
+        answers = await agent.read()
         assert isinstance(answers, list)
         assert [(a["id"], a["error"]["code"]) for a in answers] == [(None, -32600), (7, -32600)]
 
-        (init,) = agent.request(8, "initialize", {"protocolVersion": 1})
+        (init,) = await agent.request(8, "initialize", {"protocolVersion": 1})
         assert init["result"]["protocolVersion"] == 1
-    finally:
-        code = agent.close()
-    assert code == 0
+    assert served.code == [0]
 
 
-def test_a_new_session_is_answered_before_any_notification_about_it(world: AcpWorld) -> None:
-    agent = RawAgent(world)
-    try:
-        agent.request(1, "initialize", {"protocolVersion": 1})
-        seen = agent.request(2, "session/new", {"cwd": str(world.cwd), "mcpServers": []})
+async def test_a_new_session_is_answered_before_any_notification_about_it(world: AcpWorld) -> None:
+    async with world.raw() as served:
+        agent = RawAgent(served)
+        await agent.request(1, "initialize", {"protocolVersion": 1})
+        seen = await agent.request(2, "session/new", {"cwd": str(world.cwd), "mcpServers": []})
         assert len(seen) == 1  # nothing before the answer
         sid = seen[0]["result"]["sessionId"]
-        update = agent.read()
+        update = await agent.read()
         assert isinstance(update, dict)
         assert update["method"] == "session/update"
         assert update["params"]["sessionId"] == sid
         assert update["params"]["update"]["sessionUpdate"] == "available_commands_update"
-    finally:
-        assert agent.close() == 0
+    assert served.code == [0]
 
 
 async def test_initialize_answers_a_version_it_speaks(world: AcpWorld) -> None:

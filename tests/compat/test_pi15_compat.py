@@ -21,12 +21,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from e2e.inprocess import serve_in_task
 from node_reader import NodeReader
 from pi_lines import run_node_lines
 from rpc_agent.protocol.shapes import EntryDict
@@ -65,6 +67,20 @@ def pi15_env(home: Path) -> dict[str, str]:
         "PI_CODING_AGENT_DIR": str(home / "agent"),
         "PI_OFFLINE": "1",
     }
+
+
+@asynccontextmanager
+async def served(cwd: Path, *argv: str) -> AsyncIterator[RpcAgentClient]:
+    """The server ``RpcAgentClient.spawn(*argv, cwd=cwd)`` would start, served in the test's
+    event loop (``e2e/inprocess.py``): the files it writes and reads are the point, not its
+    process. Its log goes beside ``cwd``, outside the folders pi reads."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(cwd)
+        async with (
+            serve_in_task(list(argv), cwd.parent / f"{cwd.name}.server.stderr") as task,
+            RpcAgentClient.connect(task) as client,
+        ):
+            yield client
 
 
 def run_pi15(node: str, home: Path, script: str, *args: str) -> list[JsonDict]:
@@ -146,7 +162,7 @@ async def test_get_messages_after_navigation_is_pi_s_context_and_pi_reopens_our_
     shutil.copyfile(pi_written["file"], path)
     contexts = pi_written["contexts"]
     by_id = {e["id"]: e for e in pi_written["entries"]}
-    async with RpcAgentClient.spawn("--provider", "faux", "--session", str(path), cwd=tmp_path) as client:
+    async with served(tmp_path, "--provider", "faux", "--session", str(path)) as client:
         got = (await client.call("get_messages"))["messages"]
         assert got == pi_written["last"]["messages"]
         for entry_id, entry in by_id.items():
@@ -209,7 +225,7 @@ async def write_ours(folder: Path) -> tuple[list[Path], dict[str, JsonDict]]:
     (folder / ".rpc-agent" / "settings.json").write_text('{"compaction": {"keepRecentTokens": 10}}')
     seen: dict[str, JsonDict] = {}
     args = ("--provider", "faux", "--session-dir", str(folder), "--cwd", str(folder))
-    async with RpcAgentClient.spawn(*args, cwd=folder) as client:
+    async with served(folder, *args) as client:
         await client.prompt("first question")
         u1, a1 = await last_message_ids(client)
         await client.set_thinking_level("high")

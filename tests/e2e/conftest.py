@@ -176,15 +176,18 @@ class E2E:
         *args: str,
         script: list[JsonDict] | None = None,
         expect_exit: int | None = 0,
-        as_process: bool = False,
+        in_this_process: bool = False,
     ) -> AsyncIterator[RpcAgentClient]:
         """A running server; on the way out: stdin closed, exit code and output checked.
-        ``as_process``: a subprocess even in a test marked ``in_process``, where another pid is
-        the point (a session held by another server) and the rest of the test is not."""
+
+        ``in_this_process``: served in the test's event loop also in a test of processes, for
+        one side of what is between two processes (a lock's holder, when the one refused is a
+        process of its own)."""
         log = self.new_log()
         with log.open("wb") as stderr:
             argv = self.argv(*args, script=script)
-            async with self._connect(argv, log, stderr.fileno(), as_process) as client:
+            connect = self._here(argv, log) if in_this_process else self._connect(argv, log, stderr.fileno())
+            async with connect as client:
                 yield client
                 with anyio.fail_after(WAIT):
                     code = await client.close()
@@ -195,11 +198,23 @@ class E2E:
         assert_no_internal_errors(log)
 
     def _connect(
-        self, argv: list[str], log: Path, stderr: int, as_process: bool
+        self, argv: list[str], log: Path, stderr: int
     ) -> AbstractAsyncContextManager[RpcAgentClient]:
-        if self.in_process and not as_process:
+        if self.in_process:
             return _in_process_client(argv, log)
         return RpcAgentClient.spawn(*argv, env=self.env(), cwd=self.cwd, stderr=stderr)
+
+    @asynccontextmanager
+    async def _here(self, argv: list[str], log: Path) -> AsyncIterator[RpcAgentClient]:
+        """A server in this event loop with what a process of it would get from ``env()`` and
+        ``cwd`` (an ``in_process`` test has them already)."""
+        with pytest.MonkeyPatch.context() as patch:
+            if not self.in_process:
+                for name, value in self.env().items():
+                    patch.setenv(name, value)
+                patch.chdir(self.cwd)
+            async with _in_process_client(argv, log) as client:
+                yield client
 
     @asynccontextmanager
     async def raw(
@@ -207,15 +222,13 @@ class E2E:
         *args: str,
         script: list[JsonDict] | None = None,
         python_args: tuple[str, ...] = ("-m", "rpc_agent"),
-        as_process: bool = False,
     ) -> AsyncIterator[RawServer]:
         """A server driven over raw pipes (for malformed input); ``python_args`` start it. In a
         test marked ``in_process`` (its bytes, not the pipes, are the point) it is a task read and
-        written over a socket by the same line reader and writer, unless ``as_process`` asks for
-        a subprocess (as ``server`` does)."""
+        written over a socket by the same line reader and writer."""
         log = self.new_log()
         async with AsyncExitStack() as stack:
-            if self.in_process and not as_process:
+            if self.in_process:
                 assert python_args == ("-m", "rpc_agent"), "only a process runs other arguments"
                 process: anyio.abc.Process = await stack.enter_async_context(
                     serve_in_task(self.argv(*args, script=script), log, kind=RawTask)

@@ -90,7 +90,8 @@ async def test_fork_and_clone_carry_states_and_restore_files(e2e: E2E) -> None:
 def rewind_cli(e2e: E2E, *args: str) -> Done:
     """``rpc-agent rewind ARGS`` through the real ``cli.main`` in the test's process, with the
     test's home (the ``in_process`` fixture set it): what the command prints and returns is the
-    point; the restore that is killed midway below runs in a process of its own."""
+    point; the restore that is killed midway below runs in a process of its own (its rerun
+    here)."""
     assert e2e.in_process, "the e2e fixture sets the environment only for in_process tests"
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
@@ -161,7 +162,7 @@ def test_a_restore_killed_midway_leaves_old_or_new_files_and_runs_again(e2e: E2E
     for path, old in old_content.items():
         text = (e2e.cwd / path).read_text()
         assert text in (old, old.replace("old", "new")), path
-    rerun = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    rerun = rewind_cli(e2e, str(session), prompt_id)  # the run again: in this process
     assert rerun.returncode == 0, rerun.stderr
     for path, old in old_content.items():
         assert (e2e.cwd / path).read_text() == old

@@ -1,7 +1,9 @@
 """An MCP server asks the user for input through the JSON-RPC front: a client that declared
 ``elicitation`` gets the host request ``elicitation/request`` (through the typed Python
 client's ``on_elicitation``) and its answer reaches the server; without the declaration the
-server hears ``decline``. The MCP server is a real one (FastMCP over stdio)."""
+server hears ``decline``. The MCP server is a real process over stdio, answered by hand
+(``tests/mcp_servers/eliciting_server.py``; its FastMCP twin is held to the same questions in
+``tests/acp/test_acp_elicitation.py``)."""
 
 from __future__ import annotations
 

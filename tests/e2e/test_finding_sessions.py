@@ -1,6 +1,6 @@
-"""search_sessions, delete_session and list_sessions' pages, with the server in the test's event
-loop (``in_process``); the second server that holds a session delete_session must refuse is a
-subprocess (another pid, as a lock needs)."""
+"""search_sessions, delete_session and list_sessions' pages: search and pages with the server in
+the test's event loop (``in_process``), delete with a second server holding a session in a
+process of its own, as a lock needs."""
 
 from __future__ import annotations
 
@@ -127,10 +127,10 @@ async def test_list_sessions_pages_return_each_session_once(e2e: E2E) -> None:
         await expect_error(client.call("list_sessions", {"limit": -1}), codes.INVALID_PARAMS)
 
 
-@pytest.mark.in_process
 async def test_delete_session_removes_file_and_unused_blob_and_refuses_what_it_must(e2e: E2E) -> None:
     image = {"type": "image", "data": base64.b64encode(os.urandom(3000)).decode(), "mimeType": "image/png"}
-    async with e2e.server() as client:
+    # This server in the test's process, the one holding a session in a process of its own.
+    async with e2e.server(in_this_process=True) as client:
         await client.prompt("with a picture", images=[image])
         pictured = await current_file(client)
         [blob] = list((e2e.home / "blobs").iterdir())
@@ -140,7 +140,7 @@ async def test_delete_session_removes_file_and_unused_blob_and_refuses_what_it_m
 
         error = await expect_error(client.delete_session(str(live)), codes.SESSION_LOCKED)
         assert "live session" in error.message
-        async with e2e.server("--session", str(held), as_process=True) as other:
+        async with e2e.server("--session", str(held)) as other:
             assert (await other.get_state()).sessionFile == str(held)
             error = await expect_error(client.delete_session(str(held)), codes.SESSION_LOCKED)
             assert error.data is not None

@@ -1,4 +1,9 @@
-"""How the server ends: EOF, SIGTERM in the middle of a prompt, the ``shutdown`` method."""
+"""How the server ends: EOF, SIGTERM in the middle of a prompt, the ``shutdown`` method.
+
+Over real pipes where the process is the point (its end of stdin, its signals, its exit); the
+``shutdown`` method's answers and the tool commands an EOF kills are served in the test's event
+loop (``in_process``): a real process stops by ``shutdown`` in ``test_stop_race.py``, and one
+by EOF in the middle of a tool call here."""
 
 from __future__ import annotations
 
@@ -127,6 +132,7 @@ async def test_sigterm_during_a_slow_prompt_keeps_the_partial(e2e: E2E) -> None:
     assert not session_file.with_name(session_file.name + ".lock").exists()
 
 
+@pytest.mark.in_process  # the method's answers and serve's exit code, not the process
 async def test_shutdown_answers_then_exits_zero(e2e: E2E) -> None:
     async with e2e.raw() as server:
         answer = await server.call("prompt", {"message": "hello"})
@@ -139,6 +145,7 @@ async def test_shutdown_answers_then_exits_zero(e2e: E2E) -> None:
     assert len(messages_of(read_jsonl(session_file)[1:])) == 2
 
 
+@pytest.mark.in_process
 async def test_shutdown_during_a_prompt_answers_both(e2e: E2E) -> None:
     async with e2e.raw(script=[SLOW]) as server:
         await send_prompt_p(server, "talk")
@@ -177,7 +184,14 @@ TOOL_COMMANDS = {
 }
 
 
-@pytest.mark.parametrize("kind", sorted(TOOL_COMMANDS))
+@pytest.mark.parametrize(
+    "kind",
+    # The process's EOF on its pipe once; what the other kinds change is the tool's command.
+    [
+        kind if kind == "sleep" else pytest.param(kind, marks=pytest.mark.in_process)
+        for kind in sorted(TOOL_COMMANDS)
+    ],
+)
 async def test_eof_during_a_tool_call_kills_the_command_and_exits(e2e: E2E, kind: str) -> None:
     marker = f"32.{os.getpid()}{len(kind)}"
     command = TOOL_COMMANDS[kind].format(marker=marker)

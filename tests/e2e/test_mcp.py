@@ -1,6 +1,6 @@
 """MCP servers through the JSON-RPC front: real servers (``tests/mcp_servers/mcp_server.py``: the
-SDK's FastMCP over HTTP, a hand-written one over stdio) as processes, their tools called by the
-scripted model.
+SDK's FastMCP over stdio and HTTP, hand-written ones, quick to start, in the other tests) as
+processes, their tools called by the scripted model.
 
 The rpc-agent server runs in the test's event loop (``in_process``) but where its stderr is the
 point (a crashing MCP server's output goes to rpc-agent's log)."""
@@ -154,7 +154,7 @@ async def test_project_mcp_json_and_switching_sessions_restarts_servers(e2e: E2E
 
 @pytest.mark.in_process
 async def test_http_server(e2e: E2E) -> None:
-    async with http_server() as url:
+    async with http_server(sdk=True) as url:
         script = [call("mcp__web__echo", text="over http"), call("mcp__web__resources"), {"text": "ok"}]
         async with e2e.server(script=script) as client:
             await client.call(

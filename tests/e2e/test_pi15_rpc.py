@@ -1,6 +1,6 @@
 """What pi 1.5.2's RPC mode added, in JSON-RPC form: the server in the test's event loop
-(``in_process``: these are methods and events, not the process), and over real pipes where the
-bytes of a request id are the point.
+(``in_process``: these are methods and events, not the process), raw lines where the bytes of a
+request id are the point.
 
 Methods: ``clear_queue``, ``get_available_thinking_levels``, ``get_commands``. Events and fields:
 ``agent_settled``, ``agent_end.willRetry``, ``message_update`` usage, ``toolcall_start`` naming
@@ -192,6 +192,7 @@ async def test_session_name_and_custom_entries_are_announced(e2e: E2E) -> None:
         assert of_type(client.events_seen[mark:], "entry_appended") == []
 
 
+@pytest.mark.in_process  # the request ids' bytes, read and written by the same line reader and writer
 async def test_bash_output_streams_with_the_request_id(e2e: E2E) -> None:
     async with e2e.raw() as server:
         command = "printf 'one\\n'; sleep 0.2; printf 'two\\n'"

@@ -163,11 +163,11 @@ async def test_the_model_cannot_write_the_session_file(e2e: E2E) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.in_process  # the holder is a process of its own: the lock's pid is another's
 async def test_switch_session_follows_the_file_not_its_name(e2e: E2E) -> None:
     """A symlink or hard link to a session another server holds is locked by that server's pid;
-    one to the server's own session is that session."""
-    async with e2e.server(as_process=True) as holder:
+    one to the server's own session is that session. The holder is served in this process, the
+    server it keeps out is a process of its own."""
+    async with e2e.server(in_this_process=True) as holder:
         await holder.call("prompt", {"message": "held elsewhere"})
         held = await current_file(holder)
         pid = holder.process.pid

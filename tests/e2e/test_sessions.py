@@ -179,9 +179,9 @@ async def test_switch_to_a_file_that_is_not_a_session_changes_nothing(e2e: E2E) 
     assert sorted(p.name for p in e2e.cwd.iterdir()) == ["data.jsonl", "notes.txt"]
 
 
-@pytest.mark.in_process  # the owner is a process of its own: the lock's pid is another's
 async def test_a_session_locked_by_another_server(e2e: E2E) -> None:
-    async with e2e.server(as_process=True) as owner:
+    # The owner in this process, the servers it keeps out in processes of their own.
+    async with e2e.server(in_this_process=True) as owner:
         await prompt_ids(owner, "mine")
         locked = await current_file(owner)
         async with e2e.server() as other:
@@ -193,7 +193,7 @@ async def test_a_session_locked_by_another_server(e2e: E2E) -> None:
         # The owner never noticed.
         await prompt_ids(owner, "still mine")
         # A server started on the locked file says so and exits 1.
-        async with e2e.raw("--session", str(locked), as_process=True) as third:
+        async with e2e.raw("--session", str(locked)) as third:
             with anyio.fail_after(WAIT):
                 code = await third.process.wait()
             assert code == 1

@@ -52,11 +52,12 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def http_server() -> AsyncIterator[str]:
-    """The test server on streamable HTTP; yields its URL once it answers."""
+async def http_server(*, sdk: bool = False) -> AsyncIterator[str]:
+    """The test server on streamable HTTP, written by hand or with the SDK (``sdk``); yields its
+    URL once it answers."""
     port = free_port()
     process = await anyio.open_process(
-        [sys.executable, str(SERVER), "http", str(port)], stdout=None, stderr=None
+        [sys.executable, str(SERVER), "sdk-http" if sdk else "http", str(port)], stdout=None, stderr=None
     )
     url = f"http://127.0.0.1:{port}/mcp"
     try:

@@ -1,16 +1,17 @@
 """A small MCP server for the tests.
 
-``python mcp_server.py [stdio | sdk-stdio | http PORT] [--sleep SECONDS]``: stdio by default
-(answered by hand, no SDK import: fast to start); ``sdk-stdio`` serves stdio with the SDK; ``http`` serves
-streamable HTTP on 127.0.0.1:PORT at ``/mcp``; ``--sleep`` delays start-up (a slow server); ``$MCP_TEST_PID_FILE`` gets its process id.
+``python mcp_server.py [stdio | sdk-stdio | http PORT | sdk-http PORT] [--sleep SECONDS]``: stdio
+by default (answered by hand, no SDK import: fast to start); ``sdk-stdio`` serves stdio with the
+SDK; ``http`` and ``sdk-http`` serve streamable HTTP on 127.0.0.1:PORT at ``/mcp``, by hand and
+with the SDK; ``--sleep`` delays start-up (a slow server); ``$MCP_TEST_PID_FILE`` gets its process id.
 Tools: ``echo`` (text), ``pid`` (read-only, the server's process id), ``picture`` (text and a
 PNG), ``resources`` (an embedded text resource and a resource link), ``crash`` (the process
 exits in the middle of the call), ``exit_soon`` (exits just after answering).
 
-Over HTTP the tools are served by the SDK's FastMCP (a server written with the same SDK as our
-client). Over stdio the server answers the few requests a client makes by hand, without the SDK:
-it takes most of a second to import, and the tests start a score of stdio servers (each is a
-process with its own life: they crash, exit, hang at start, get replaced).
+With the SDK the tools are served by its FastMCP (a server written with the same SDK as our
+client). By hand the server answers the few requests a client makes without the SDK: it takes
+most of a second to import, and the tests start a score of servers (each is a process with its
+own life: they crash, exit, hang at start, get replaced).
 """
 
 from __future__ import annotations
@@ -123,18 +124,61 @@ def answer(method: str, params: JsonDict) -> JsonDict:
     raise LookupError(method)
 
 
+def respond(message: JsonDict) -> JsonDict:
+    """The answer to a request."""
+    reply: JsonDict = {"jsonrpc": "2.0", "id": message["id"]}
+    try:
+        reply["result"] = answer(message["method"], message.get("params") or {})
+    except LookupError:
+        reply["error"] = {"code": -32601, "message": f"no method {message['method']}"}
+    return reply
+
+
 def serve_stdio() -> None:
     for line in sys.stdin:
         message = json.loads(line)
         if "id" not in message:
             continue  # a notification (initialized, cancelled): nothing to answer
-        reply: JsonDict = {"jsonrpc": "2.0", "id": message["id"]}
-        try:
-            reply["result"] = answer(message["method"], message.get("params") or {})
-        except LookupError:
-            reply["error"] = {"code": -32601, "message": f"no method {message['method']}"}
-        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.write(json.dumps(respond(message)) + "\n")
         sys.stdout.flush()
+
+
+# --- streamable HTTP, by hand ---------------------------------------------------------------------
+
+
+def serve_http(port: int) -> None:
+    """Streamable HTTP at its plainest: each request POSTed gets its answer as a JSON body, a
+    notification 202; no session id and no stream of the server's own (GET and DELETE: 405)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # the tests read their own logs, not a line per request
+
+        def reply(self, status: int, body: bytes = b"") -> None:
+            self.send_response(status)
+            if body:
+                self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            message = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            if "id" not in message:
+                self.reply(202)
+            else:
+                self.reply(200, json.dumps(respond(message)).encode())
+
+        def do_GET(self) -> None:
+            self.reply(405)
+
+        def do_DELETE(self) -> None:
+            self.reply(405)
+
+    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
 
 
 # --- with the SDK: HTTP, or stdio -----------------------------------------------------------------
@@ -175,6 +219,8 @@ def main(argv: list[str]) -> None:
         time.sleep(float(argv[index + 1]))
         del argv[index : index + 2]
     if argv and argv[0] == "http":
+        serve_http(int(argv[1]))
+    elif argv and argv[0] == "sdk-http":
         serve_with_sdk("streamable-http", int(argv[1]))
     elif argv and argv[0] == "sdk-stdio":
         serve_with_sdk("stdio")
