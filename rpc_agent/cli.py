@@ -314,6 +314,21 @@ def _output_schema(args: argparse.Namespace) -> JsonSchema | Literal[False] | No
     return False
 
 
+def _session_path_usable(path: Path) -> bool:
+    """False (said on stderr, as a start-up failure is) when ``--session`` names something that
+    is not a regular file: told before the agent's modules load; the store checks again when
+    it opens the file. The ACP front opens the sessions its editor asks for, not this one."""
+    from rpc_agent.errors import InvalidSessionFileError
+    from rpc_agent.regular_files import check_session_path
+
+    try:
+        check_session_path(path.absolute())
+    except InvalidSessionFileError as exc:
+        print(f"rpc-agent: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -351,11 +366,6 @@ def main(
         if args.command == "login":
             return login.login(home_of_agent())
         return login.logout(home_of_agent())
-    from rpc_agent.errors import SettingsError
-    from rpc_agent.runtime import ServerConfig
-    from rpc_agent.server.app import run
-    from rpc_agent.store.files import agent_home
-
     cwd = (args.cwd or Path.cwd()).absolute()
     if not cwd.is_dir():
         reason = "does not exist" if not cwd.exists() else "is not a directory"
@@ -363,6 +373,13 @@ def main(
             f"rpc-agent: --cwd {cwd} {reason}; give the agent an existing folder to work in", file=sys.stderr
         )
         return 2
+    if args.session is not None and not args.acp and not _session_path_usable(args.session):
+        return 1
+    from rpc_agent.errors import SettingsError
+    from rpc_agent.runtime import ServerConfig
+    from rpc_agent.server.app import run
+    from rpc_agent.store.files import agent_home
+
     try:
         settings = settings_from(args, agent_home(), cwd)
     except SettingsError as exc:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rpc_agent.errors import InvalidSessionFileError, LiveSessionError, SessionNotFoundError
+from rpc_agent.regular_files import check_session_path
 from rpc_agent.store import files
 from rpc_agent.store.listing import header_of
 from rpc_agent.store.locking import SessionLock
@@ -68,7 +69,7 @@ def check_deletable(path: Path, stores: Iterable[Path], live: Iterable[Path] = (
         )
     if any(_same_file(absolute, other) for other in live):
         raise LiveSessionError(absolute)
-    if not files.check_session_path(absolute):
+    if not check_session_path(absolute):
         raise SessionNotFoundError(absolute)
     header = files.read_header(absolute)
     if header is None:

@@ -26,6 +26,7 @@ from rpc_agent.errors import InvalidSessionFileError
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.entries import CURRENT_SESSION_VERSION
 from rpc_agent.protocol.shapes import HeaderDict
+from rpc_agent.regular_files import check_session_path, not_a_session
 from rpc_agent.store.decoding import BLOB_MARK, MessageHead, StoredLines, decode_head
 
 HOME_ENV = "RPC_AGENT_HOME"
@@ -83,37 +84,6 @@ def session_file_name(timestamp: str, session_id: str) -> str:
 # --- only regular files are sessions ------------------------------------------------------
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    return "not a regular file"
-
-
-def check_session_path(path: Path) -> bool:
-    """True when ``path`` is a regular file, False when nothing is there (a new session).
-
-    Anything else (a FIFO, a device, a socket, a directory) is refused before it is opened:
-    opening a FIFO for reading waits for a writer forever, and ``/dev/zero`` never ends.
-    """
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return False
-    except NotADirectoryError:
-        raise InvalidSessionFileError(path, "a parent of the path is not a directory") from None
-    if not stat.S_ISREG(mode):
-        raise InvalidSessionFileError(path, f"it is {_kind(mode)}, and only a regular file can be a session")
-    return True
-
-
 def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
     """``os.open`` that never blocks on a FIFO and only hands out regular files.
 
@@ -125,9 +95,7 @@ def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise InvalidSessionFileError(
-                path, f"it is {_kind(info.st_mode)}, and only a regular file can be a session"
-            )
+            raise not_a_session(path, info.st_mode)
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
     except BaseException:
         os.close(fd)

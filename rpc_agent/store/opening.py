@@ -17,6 +17,7 @@ from typing import cast
 from rpc_agent.errors import SessionNotFoundError
 from rpc_agent.protocol.entries import CURRENT_SESSION_VERSION
 from rpc_agent.protocol.shapes import EntryDict, HeaderDict
+from rpc_agent.regular_files import check_session_path
 from rpc_agent.store import files, listing
 from rpc_agent.store.blobs import BlobStore, restore_blobs
 from rpc_agent.store.decoding import StoredLines
@@ -104,7 +105,7 @@ def open_file(
     path = Path(path).absolute()
     folder = Path(session_dir) if session_dir is not None else path.parent
     # Before the lock, which would create folders (and a sidecar beside a device).
-    if not files.check_session_path(path) and must_exist:
+    if not check_session_path(path) and must_exist:
         raise SessionNotFoundError(path)
     lock = SessionLock(path)
     lock.acquire()

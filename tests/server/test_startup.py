@@ -14,6 +14,8 @@ from pathlib import Path
 
 import orjson
 
+from child_python import run_python
+
 LAZY = (
     "anthropic",  # the SDK: the first call to an Anthropic model, or its warm-up
     "jsonschema",  # client tools: the first client that declares one
@@ -91,3 +93,35 @@ def test_a_client_declaring_approvals_and_hooks_does_not_import_the_lazy_librari
     params = {"clientInfo": {"name": "t"}, "capabilities": {"approvals": True, "hooks": ["tool_call"]}}
     request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
     assert _loaded(_imported_before_the_first_answer(tmp_path, request), LAZY) == []
+
+
+REFUSED_START = """
+import contextlib, io, json, os, sys
+from rpc_agent import cli
+folder = sys.argv[1]
+os.mkfifo(os.path.join(folder, "fifo.jsonl"))
+told = io.StringIO()
+with contextlib.redirect_stderr(told):
+    codes = [
+        cli.main(["--provider", "faux", "--cwd", os.path.join(folder, "missing")]),
+        cli.main(["--provider", "faux", "--cwd", folder, "--session", os.path.join(folder, "fifo.jsonl")]),
+        cli.main(["--provider", "faux", "--cwd", folder, "--session", folder]),
+    ]
+with open(os.path.join(folder, "seen.json"), "w") as seen:
+    json.dump([codes, told.getvalue(), sorted(sys.modules)], seen)
+"""
+
+
+def test_a_refused_start_up_loads_none_of_the_agent(tmp_path: Path) -> None:
+    """A missing ``--cwd`` and a ``--session`` that is not a regular file are told before the
+    agent's modules load (the store still checks the file again when it opens it)."""
+    done = run_python(REFUSED_START, tmp_path)
+    assert done.returncode == 0, done.stderr
+    codes, told, loaded = orjson.loads((tmp_path / "seen.json").read_bytes())
+    assert codes == [2, 1, 1]
+    assert f"--cwd {tmp_path / 'missing'} does not exist" in told
+    assert "it is a FIFO (named pipe), and only a regular file can be a session" in told
+    assert "it is a directory, and only a regular file can be a session" in told
+    assert not (tmp_path / "fifo.jsonl.lock").exists()
+    heavy = ("rpc_agent.runtime", "rpc_agent.agent", "rpc_agent.store", "rpc_agent.server", "pydantic")
+    assert [m for m in loaded if m.startswith(heavy)] == []

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from session_testlib import assistant, read_lines, user, written_session
@@ -33,10 +34,11 @@ manager.close()
 """
 
 
-@pytest.fixture
-def held_by_another_process(tmp_path: Path) -> Iterator[tuple[Path, int]]:
-    """A written session and the pid of a second process that holds it open."""
-    path = written_session(tmp_path / "sessions")
+@pytest.fixture(scope="module")
+def held_by_another_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int]]:
+    """A written session and the pid of a second process that holds it open: one holder for
+    the module, whose tests only try to open the file under other names and leave it as it was."""
+    path = written_session(tmp_path_factory.mktemp("held") / "sessions")
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(path)],
         stdin=subprocess.PIPE,
@@ -217,35 +219,52 @@ OPEN = """
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 from rpc_agent.store import SessionManager
-try:
-    SessionManager.open(sys.argv[1])
-except Exception as error:
-    print(type(error).__name__, error)
-    sys.exit(3)
-print('opened')
+for path in sys.argv[1:]:
+    try:
+        SessionManager.open(path)
+    except Exception as error:
+        print(path, type(error).__name__, error, flush=True)
+    else:
+        print(path, 'opened', flush=True)
 """
-"""SessionManager.open in a child process, so that a hang or a memory run-away cannot take the
-test run with it (the child gets 20 s and an address-space limit)."""
+"""SessionManager.open of each path in a child process, so that a hang or a memory run-away
+cannot take the test run with it (the child gets 20 s and an address-space limit); a line
+for each path, in order: the path, then ``opened`` or the error."""
 
 
-def open_in_subprocess(path: Path) -> subprocess.CompletedProcess[str]:
-    return run_python(OPEN, path, timeout=20)
+class Refusals(NamedTuple):
+    folder: Path
+    told: dict[str, str]
+    """What the child said for each path, by name."""
 
 
-def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
-    fifo = tmp_path / "pipe.jsonl"
-    os.mkfifo(fifo)
-    done = open_in_subprocess(fifo)
-    assert done.returncode == 3, done
-    assert "InvalidSessionFileError" in done.stdout
-    assert "FIFO" in done.stdout
-    assert not (tmp_path / "pipe.jsonl.lock").exists()
+@pytest.fixture(scope="module")
+def opened_in_a_child(tmp_path_factory: pytest.TempPathFactory) -> Refusals:
+    """What opening a FIFO, ``/dev/zero`` and a symlink to a FIFO gave: one child for the three
+    (each one a path that must be refused at once)."""
+    folder = tmp_path_factory.mktemp("not-regular")
+    os.mkfifo(folder / "pipe.jsonl")
+    os.mkfifo(folder / "pipe")
+    (folder / "link.jsonl").symlink_to(folder / "pipe")
+    paths = {"a FIFO": folder / "pipe.jsonl", "/dev/zero": Path("/dev/zero"), "a link": folder / "link.jsonl"}
+    done = run_python(OPEN, *paths.values(), timeout=20)
+    assert done.returncode == 0, done
+    lines = done.stdout.splitlines()
+    assert [line.split(" ", 1)[0] for line in lines] == [str(path) for path in paths.values()], done
+    return Refusals(folder, {name: line.split(" ", 1)[1] for name, line in zip(paths, lines, strict=True)})
 
 
-def test_dev_zero_is_refused(tmp_path: Path) -> None:
-    done = open_in_subprocess(Path("/dev/zero"))
-    assert done.returncode == 3, done
-    assert "character device" in done.stdout
+def test_a_fifo_is_refused_without_blocking(opened_in_a_child: Refusals) -> None:
+    told = opened_in_a_child.told["a FIFO"]
+    assert told.startswith("InvalidSessionFileError "), told
+    assert "FIFO" in told
+    assert not (opened_in_a_child.folder / "pipe.jsonl.lock").exists()
+
+
+def test_dev_zero_is_refused(opened_in_a_child: Refusals) -> None:
+    told = opened_in_a_child.told["/dev/zero"]
+    assert told.startswith("InvalidSessionFileError "), told
+    assert "character device" in told
     assert not Path("/dev/zero.lock").exists()
 
 
@@ -266,14 +285,10 @@ def test_a_socket_is_refused(tmp_path: Path) -> None:
     assert "socket" in str(caught.value)
 
 
-def test_a_symlink_to_a_fifo_is_refused(tmp_path: Path) -> None:
-    fifo = tmp_path / "pipe"
-    os.mkfifo(fifo)
-    link = tmp_path / "link.jsonl"
-    link.symlink_to(fifo)
-    done = open_in_subprocess(link)
-    assert done.returncode == 3, done
-    assert "FIFO" in done.stdout
+def test_a_symlink_to_a_fifo_is_refused(opened_in_a_child: Refusals) -> None:
+    told = opened_in_a_child.told["a link"]
+    assert told.startswith("InvalidSessionFileError "), told
+    assert "FIFO" in told
 
 
 def test_listing_skips_a_fifo_without_blocking(tmp_path: Path) -> None:
