@@ -13,7 +13,7 @@ from acp.schema import AcpMcpServer, EnvVariable, HttpMcpServer, McpServerStdio,
 from acp_testlib import WAIT, AcpWorld, JsonDict, RecordingClient, content_text
 
 from acp import text_block
-from mcp_servers import SERVER, http_server, pid_alive, wait_gone
+from mcp_servers.processes import SERVER, http_server, pid_alive, wait_gone
 
 pytestmark = pytest.mark.anyio
 

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from pathlib import Path
 
-JsonDict = dict[str, Any]
+if __name__ == "__main__":  # a script: the tests' folder is where its sibling is found
+    sys.path.insert(0, str(Path(__file__).parents[1]))
+
+from mcp_servers.by_hand import JsonDict, handshake, no_method
 
 PROFILE: JsonDict = {
     "properties": {
@@ -115,14 +118,9 @@ def call_tool(call_id: object, name: str) -> JsonDict:
 
 def answer(message: JsonDict) -> JsonDict:
     method, params = message["method"], message.get("params") or {}
-    if method == "initialize":
-        return {
-            "protocolVersion": params["protocolVersion"],
-            "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": "eliciting-server", "version": "1"},
-        }
-    if method == "ping":
-        return {}
+    shaken = handshake(method, params, "eliciting-server")
+    if shaken is not None:
+        return shaken
     if method == "tools/list":
         schema = {"type": "object", "properties": {}}
         return {
@@ -144,7 +142,7 @@ def handle(message: JsonDict) -> None:
     except Withdrawn:
         pass  # a cancelled request is not answered
     except LookupError:
-        write({"id": message["id"], "error": {"code": -32601, "message": f"no method {message['method']}"}})
+        write({"id": message["id"], "error": no_method(message["method"])})
 
 
 def serve_stdio() -> None:

@@ -24,13 +24,18 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
+
+if __name__ == "__main__":  # a script: the tests' folder is where its sibling is found
+    sys.path.insert(0, str(Path(__file__).parents[1]))
+
+from mcp_servers.by_hand import JsonDict, handshake, no_method
 
 if os.environ.get("MCP_TEST_PID_FILE"):  # first thing: before the SDK's second of imports
     with open(os.environ["MCP_TEST_PID_FILE"], "w") as out:
         out.write(str(os.getpid()))
 
-JsonDict = dict[str, Any]
 
 PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
@@ -102,14 +107,9 @@ TOOLS = [
 
 
 def answer(method: str, params: JsonDict) -> JsonDict:
-    if method == "initialize":
-        return {
-            "protocolVersion": params["protocolVersion"],
-            "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": "test-server", "version": "1"},
-        }
-    if method == "ping":
-        return {}
+    shaken = handshake(method, params, "test-server")
+    if shaken is not None:
+        return shaken
     if method == "tools/list":
         return {
             "tools": [
@@ -130,7 +130,7 @@ def respond(message: JsonDict) -> JsonDict:
     try:
         reply["result"] = answer(message["method"], message.get("params") or {})
     except LookupError:
-        reply["error"] = {"code": -32601, "message": f"no method {message['method']}"}
+        reply["error"] = no_method(message["method"])
     return reply
 
 
