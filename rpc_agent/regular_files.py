@@ -1,9 +1,10 @@
 """Only a regular file can be a session: the check, in a module light enough for the command
-to run before it loads the agent (a mistyped ``--session`` is refused at once), and that the
-store runs again before every open."""
+to run before it loads the agent (a mistyped ``--session`` is refused at once), and the opens
+the store makes, which check again what they opened."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
 from pathlib import Path
@@ -45,3 +46,34 @@ def check_session_path(path: Path) -> bool:
     if not stat.S_ISREG(mode):
         raise not_a_session(path, mode)
     return True
+
+
+def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
+    """``os.open`` that never blocks on a FIFO and only hands out regular files.
+
+    ``O_NONBLOCK`` makes the open of a FIFO return at once (the check before it can race
+    with somebody swapping the file); ``fstat`` of what was opened decides. The flag is
+    cleared again, so the descriptor behaves as a plain one.
+    """
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise not_a_session(path, info.st_mode)
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: Path) -> bytes | None:
+    """The bytes of a regular file, None when it does not exist (anything else is refused)."""
+    if not check_session_path(path):
+        return None
+    try:
+        fd = open_regular(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()

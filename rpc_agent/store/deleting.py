@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rpc_agent.errors import InvalidSessionFileError, LiveSessionError, SessionNotFoundError
-from rpc_agent.regular_files import check_session_path
+from rpc_agent.regular_files import check_session_path, read_regular
 from rpc_agent.store import files
 from rpc_agent.store.listing import header_of
 from rpc_agent.store.locking import SessionLock
@@ -96,7 +96,7 @@ def delete_session(
     lock = SessionLock(absolute)
     lock.acquire()  # SessionLockedError when another process has it open
     try:
-        data = files.read_regular(absolute)
+        data = read_regular(absolute)
         if data is None or header_of(data) is None:
             raise SessionNotFoundError(absolute)
         referenced = set(_BLOB_REF.findall(data))

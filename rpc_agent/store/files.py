@@ -8,10 +8,8 @@ listing.py, and the rule of what only a session's write chain may write guard.py
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
-import stat
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -26,7 +24,7 @@ from rpc_agent.errors import InvalidSessionFileError
 from rpc_agent.protocol.base import JsonDict
 from rpc_agent.protocol.entries import CURRENT_SESSION_VERSION
 from rpc_agent.protocol.shapes import HeaderDict
-from rpc_agent.regular_files import check_session_path, not_a_session
+from rpc_agent.regular_files import open_regular, read_regular
 from rpc_agent.store.decoding import BLOB_MARK, MessageHead, StoredLines, decode_head
 
 HOME_ENV = "RPC_AGENT_HOME"
@@ -79,40 +77,6 @@ def new_session_id() -> str:
 
 def session_file_name(timestamp: str, session_id: str) -> str:
     return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
-
-
-# --- only regular files are sessions ------------------------------------------------------
-
-
-def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
-    """``os.open`` that never blocks on a FIFO and only hands out regular files.
-
-    ``O_NONBLOCK`` makes the open of a FIFO return at once (the check before it can race
-    with somebody swapping the file); ``fstat`` of what was opened decides. The flag is
-    cleared again, so the descriptor behaves as a plain one.
-    """
-    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, mode)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise not_a_session(path, info.st_mode)
-        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def read_regular(path: Path) -> bytes | None:
-    """The bytes of a regular file, None when it does not exist (anything else is refused)."""
-    if not check_session_path(path):
-        return None
-    try:
-        fd = open_regular(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read()
 
 
 # --- reading ------------------------------------------------------------------------------

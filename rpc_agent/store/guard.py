@@ -11,7 +11,8 @@ from pathlib import Path
 import orjson
 
 from rpc_agent.errors import InvalidSessionFileError, ProtectedPathError
-from rpc_agent.store.files import agent_home, is_header, open_regular, sessions_root
+from rpc_agent.regular_files import open_regular
+from rpc_agent.store.files import agent_home, is_header, sessions_root
 
 
 def same_file(a: Path, b: Path) -> bool:

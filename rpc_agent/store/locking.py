@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from rpc_agent.errors import SessionLockedError
-from rpc_agent.store.files import open_regular
+from rpc_agent.regular_files import open_regular
 
 
 class SessionLock:

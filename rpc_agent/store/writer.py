@@ -24,7 +24,8 @@ from typing import Any
 
 from rpc_agent.errors import PersistenceError, SessionFileChangedError
 from rpc_agent.io import Coalescer
-from rpc_agent.store.files import fsync_dir, open_regular
+from rpc_agent.regular_files import open_regular
+from rpc_agent.store.files import fsync_dir
 
 
 class WriteChain:
