@@ -5,16 +5,25 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def processes_running(marker: str) -> list[int]:
-    """Pids whose command line holds ``marker`` (read from /proc; nothing is signalled)."""
+def processes_running(marker: str, parent: int | None = None) -> list[int]:
+    """Pids whose command line holds ``marker`` (read from /proc; nothing is signalled), only
+    the children of ``parent`` when it is given. A zombie has an empty command line, so it is
+    never among them."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if parent is not None and _parent(entry) != parent:
+                continue
         except OSError:
             continue
         if marker in cmdline:
             found.append(int(entry.name))
     return found
+
+
+def _parent(entry: Path) -> int:
+    """The parent pid from ``/proc/<pid>/stat`` (after the command's name, which may hold spaces)."""
+    return int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])

@@ -12,6 +12,7 @@ import pytest
 
 from e2e.conftest import WAIT, RawServer
 from e2e.inprocess import RawTask, serve_in_task
+from proc_table import processes_running
 from rpc_agent.tools import reaper
 
 pytestmark = pytest.mark.anyio
@@ -19,19 +20,7 @@ pytestmark = pytest.mark.anyio
 
 def reapers_of_this_process() -> list[int]:
     """The children of this process that run the reaper's script."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        state, parent = stat.rsplit(")", 1)[1].split()[:2]
-        if int(parent) == os.getpid() and state != "Z" and reaper._SCRIPT in cmdline:
-            found.append(int(entry.name))
-    return found
+    return processes_running(reaper._SCRIPT, parent=os.getpid())
 
 
 async def test_a_cancelled_serve_leaves_no_reaper_running(
