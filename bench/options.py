@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import argparse
 
+from bench.tuning import TUNING_HELP
 
-def parse_counts(doc: str | None, argv: list[str] | None, **defaults: int) -> argparse.Namespace:
-    """``--name N`` for each of ``defaults`` (``tree_entries`` is spelled ``--tree-entries``)."""
+
+def parse_counts(
+    doc: str | None, argv: list[str] | None, *, tuning: bool = False, **defaults: int
+) -> argparse.Namespace:
+    """``--name N`` for each of ``defaults`` (``tree_entries`` is spelled ``--tree-entries``);
+    with ``tuning``, also ``--tuning both|on|off`` (see ``bench.tuning.tunings``)."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     for name, default in defaults.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=default)
+    if tuning:
+        parser.add_argument("--tuning", choices=["both", "on", "off"], default="both", help=TUNING_HELP)
     return parser.parse_args(argv)

@@ -1,13 +1,14 @@
 """What the server adds on top of the model's stream: per streamed delta and per tool call.
 
-    .venv/bin/python -m bench.stream [--small 200] [--large 4000] [--tools 20] [--runs 5]
+    .venv/bin/python -m bench.stream [--small 200] [--large 4000] [--tools 20] [--runs 5] [--tuning both]
 
 A local fake Messages API (tests/fake_anthropic/) streams a reply of N text deltas. The same
 reply is consumed twice:
 
 * baseline: the anthropic SDK alone (``messages.create(stream=True)``), in the process of the
-  last server before that server starts (the untuned one without checkpoints: it would import
-  the SDK at its first prompt anyway, so the SDK's import is paid once for both);
+  last server before that server starts (the one without checkpoints, untuned unless
+  ``--tuning on``: it would import the SDK at its first prompt anyway, so the SDK's import is
+  paid once for both);
 * server: ``rpc-agent --provider anthropic`` over stdio, from writing ``prompt`` to reading its
   response (every delta becomes a ``message_update`` line on stdout; the answer is fsynced).
 
@@ -19,7 +20,8 @@ events, argument validation, execution and fsynced toolResult; and with 1 and K 
 taken after it (and waited for by the next one).
 
 Every row is measured with checkpoints on (the default) and off (``--no-checkpoints``) in the
-same run, so what checkpoints cost a tool call is said: ``ls`` is read-only and takes none.
+same run, so what checkpoints cost a tool call is said: ``ls`` is read-only and takes none; and,
+unless ``--tuning`` names one, with the command's process-wide measures on and off.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from bench.options import parse_counts
-from bench.tuning import server_env
+from bench.tuning import server_env, tunings
 from fake_anthropic import Block, FakeAnthropic, Reply, Text, ToolUse, tool_round
 
 MODEL = "claude-haiku-4-5"
@@ -166,9 +168,15 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
+def measured_settings(tuning: str) -> list[tuple[bool, bool]]:
+    """(tuned, checkpoints) of each server, in the order they run: the SDK's baseline is timed
+    in the last one's process."""
+    return [(tuned, checkpoints) for tuned in tunings(tuning) for checkpoints in (True, False)]
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parse_counts(__doc__, argv, small=200, large=4000, tools=20, runs=5)
-    settings = [(tuned, checkpoints) for tuned in (True, False) for checkpoints in (True, False)]
+    args = parse_counts(__doc__, argv, tuning=True, small=200, large=4000, tools=20, runs=5)
+    settings = measured_settings(args.tuning)
     measured: list[Measured] = []
     with FakeAnthropic(strict=False) as fake:
         for tuned, checkpoints in settings:  # the command's process-wide measures on, then off
