@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench.tuning import TUNING_HELP
+from bench.tuning import add_tuning_option
 
 
 def parse_counts(
@@ -17,5 +17,5 @@ def parse_counts(
     for name, default in defaults.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=default)
     if tuning:
-        parser.add_argument("--tuning", choices=["both", "on", "off"], default="both", help=TUNING_HELP)
+        add_tuning_option(parser)
     return parser.parse_args(argv)

@@ -51,7 +51,7 @@ from bench.pi_reference import ensure_pi, run_pi
 from bench.synthetic import DEFAULT_DATA_DIR, ensure_session_file
 from bench.tree_table import SizeResult, in_ms, ratio, table
 from bench.tree_wire import Wire, ours, pi_cmd, pi_wire, rpc
-from bench.tuning import TUNING_HELP, tunings
+from bench.tuning import add_tuning_option, tunings
 
 COLUMNS = {"format": "columns"}
 """Row 2 asks for the tree in its compact shape: every node, every field, one list per field."""
@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None, *, log: Callable[[str], None] = print) -
     parser.add_argument("--quick", action="store_true", help="small sizes, one run, no pi: a smoke test")
     parser.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
-    parser.add_argument("--tuning", choices=["both", "on", "off"], default="both", help=TUNING_HELP)
+    add_tuning_option(parser)
     args = parser.parse_args(argv)
     settings = tunings(args.tuning)
     if args.quick:

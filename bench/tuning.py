@@ -3,10 +3,19 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
-TUNING_HELP = "measure the server with its process-wide measures (on), without (off), or both"
+
+def add_tuning_option(parser: argparse.ArgumentParser) -> None:
+    """``--tuning both|on|off``, for ``tunings``: a run with one setting takes half as long."""
+    parser.add_argument(
+        "--tuning",
+        choices=["both", "on", "off"],
+        default="both",
+        help="measure the server with its process-wide measures (on), without (off), or both",
+    )
 
 
 def tunings(choice: str) -> tuple[bool, ...]:
