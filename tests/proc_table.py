@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting to be reaped counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat[stat.rfind(")") + 2 :].split()[0] not in ("Z", "X")
 
 
 def processes_running(marker: str, parent: int | None = None) -> list[int]:

@@ -13,7 +13,8 @@ from acp.schema import AcpMcpServer, EnvVariable, HttpMcpServer, McpServerStdio,
 from acp_testlib import WAIT, AcpWorld, JsonDict, RecordingClient, content_text
 
 from acp import text_block
-from mcp_servers.processes import SERVER, http_server, pid_alive, wait_gone
+from mcp_servers.processes import SERVER, http_server, wait_gone
+from proc_table import pid_alive
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,8 @@ import anyio
 import pytest
 
 from e2e.conftest import E2E, WAIT, JsonDict, expect_error, text_of
-from mcp_servers.processes import http_server, pid_alive, stdio_server, wait_gone
+from mcp_servers.processes import http_server, stdio_server, wait_gone
+from proc_table import pid_alive
 from rpc_agent.server import errors as codes
 
 pytestmark = pytest.mark.anyio

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import sys
 from collections.abc import AsyncIterator
@@ -14,6 +13,8 @@ from typing import Any
 import anyio
 import httpx
 
+from proc_table import pid_alive
+
 SERVER = Path(__file__).with_name("mcp_server.py")
 
 JsonDict = dict[str, Any]
@@ -22,19 +23,6 @@ JsonDict = dict[str, Any]
 def stdio_server(name: str = "srv", *extra: str) -> JsonDict:
     """The server in ACP's (and JSON-RPC's) shape."""
     return {"name": name, "command": sys.executable, "args": [str(SERVER), *extra], "env": []}
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process exists (and is not a zombie waiting for its parent)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 async def wait_gone(pid: int, seconds: float = 10) -> bool:

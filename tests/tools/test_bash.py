@@ -10,12 +10,13 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
+from proc_table import pid_alive
 from rpc_agent.tools import bash as bash_module
 from rpc_agent.tools.base import ToolContext, ToolError, ToolOutput
 from rpc_agent.tools.bash import BashArgs, BashTool
 from rpc_agent.tools.temp_files import TempFiles
 from tools.conftest import Updates
-from tools.helpers import pid_running, text_of
+from tools.helpers import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -37,9 +38,9 @@ def tree_pids(text: str) -> list[int]:
 async def wait_gone(pids: list[int]) -> list[int]:
     """The pids still running after a bounded wait for them to go."""
     with anyio.move_on_after(10):
-        while any(pid_running(pid) for pid in pids):  # noqa: ASYNC110 (nothing to wait on but /proc)
+        while any(pid_alive(pid) for pid in pids):  # noqa: ASYNC110 (nothing to wait on but /proc)
             await anyio.sleep(0.02)
-    return [pid for pid in pids if pid_running(pid)]
+    return [pid for pid in pids if pid_alive(pid)]
 
 
 async def test_output_and_exit_code(ctx: ToolContext) -> None:
