@@ -9,7 +9,7 @@ from pathlib import Path
 def pid_alive(pid: int) -> bool:
     """Whether ``pid`` is a live process (a zombie waiting to be reaped counts as gone)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        state = _stat_fields(Path(f"/proc/{pid}"))[0]
     except FileNotFoundError:
         return False
     except OSError:
@@ -18,7 +18,7 @@ def pid_alive(pid: int) -> bool:
         except ProcessLookupError:
             return False
         return True
-    return stat[stat.rfind(")") + 2 :].split()[0] not in ("Z", "X")
+    return state not in ("Z", "X")
 
 
 def processes_running(marker: str, parent: int | None = None) -> list[int]:
@@ -31,7 +31,7 @@ def processes_running(marker: str, parent: int | None = None) -> list[int]:
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            if parent is not None and _parent(entry) != parent:
+            if parent is not None and int(_stat_fields(entry)[1]) != parent:
                 continue
         except OSError:
             continue
@@ -40,6 +40,7 @@ def processes_running(marker: str, parent: int | None = None) -> list[int]:
     return found
 
 
-def _parent(entry: Path) -> int:
-    """The parent pid from ``/proc/<pid>/stat`` (after the command's name, which may hold spaces)."""
-    return int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+def _stat_fields(entry: Path) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command's name (which may hold spaces and
+    parentheses): the state first, then the parent pid."""
+    return (entry / "stat").read_text().rsplit(")", 1)[1].split()
